@@ -1,0 +1,31 @@
+"""lineage-quality: data-quality rules from data contracts, evaluated on the datasets of Spark
+jobs and attached to their OpenLineage events."""
+
+from lineage_quality.contracts import BoundRules, DatasetPattern, load_contracts
+from lineage_quality.errors import (
+    ConfigError,
+    ContractError,
+    DatasetError,
+    LineageQualityError,
+)
+from lineage_quality.results import RuleResult, Status
+from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit
+from lineage_quality.version import __version__
+
+__all__ = [
+    "BoundRules",
+    "ConfigError",
+    "ContractError",
+    "DatasetError",
+    "DatasetPattern",
+    "LineageQualityError",
+    "Operator",
+    "Rule",
+    "RuleKind",
+    "RuleResult",
+    "Status",
+    "Threshold",
+    "Unit",
+    "__version__",
+    "load_contracts",
+]

@@ -1,0 +1,98 @@
+"""`lineage-quality serve | demo`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from lineage_quality.errors import LineageQualityError
+from lineage_quality.version import __version__
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from lineage_quality.contracts import load_contracts
+    from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+
+    if args.openlineage_config:
+        os.environ["OPENLINEAGE_CONFIG"] = args.openlineage_config
+    bindings = load_contracts(args.contracts)
+    api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
+    producer = Producer(
+        Evaluator(bindings, master=args.spark_master),
+        Forwarder(),
+        Spool(args.spool),
+        host=args.host,
+        port=args.port,
+        api_key=api_key,
+        max_body=args.max_body_bytes,
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    producer.start()
+    print(
+        f"lineage-quality {__version__} listening on {producer.url}/api/v1/lineage "
+        f"({sum(len(b.rules) for b in bindings)} rules on {len(bindings)} binding(s))",
+        flush=True,
+    )
+    stop.wait()
+    producer.stop(drain_timeout=args.drain_seconds)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from lineage_quality.demo import run_demo
+
+    return run_demo(Path(args.output_dir) if args.output_dir else None)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lineage-quality", description=__doc__)
+    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="receive OpenLineage events, add quality facets, forward")
+    serve.add_argument("--contracts", action="append", required=True, metavar="PATH",
+                       help="contract file or folder (repeatable)")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=5055)
+    serve.add_argument("--spool", default=".lineage-quality/spool.db",
+                       help="durable event spool (SQLite)")
+    serve.add_argument("--openlineage-config", metavar="FILE",
+                       help="openlineage.yml saying where to forward (else the usual lookup)")
+    serve.add_argument("--spark-master", help="Spark master for evaluation (default local[*])")
+    serve.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
+    serve.add_argument("--drain-seconds", type=float, default=30.0,
+                       help="on shutdown, wait this long for queued events to be forwarded")
+    serve.set_defaults(func=_serve)
+
+    demo = sub.add_parser("demo", help="run the bundled pipeline end to end (file sink)")
+    demo.add_argument("--output-dir", help="default: demo-output/ in the checkout")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    try:
+        return int(args.func(args))
+    except LineageQualityError as exc:
+        print(f"lineage-quality: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

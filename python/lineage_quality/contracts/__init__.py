@@ -1,0 +1,39 @@
+"""Contract readers: each format compiles to rules bound to OpenLineage datasets."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from lineage_quality.contracts.binding import BoundRules, DatasetPattern, rules_for
+from lineage_quality.contracts.odcs import load_odcs, parse_odcs
+from lineage_quality.errors import ContractError
+
+_SUFFIXES = (".yaml", ".yml")
+
+
+def load_contracts(paths: Iterable[str | os.PathLike[str]]) -> list[BoundRules]:
+    """Load contract files, or every `*.yaml`/`*.yml` in the given folders."""
+    out: list[BoundRules] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            files = sorted(f for f in path.rglob("*") if f.suffix in _SUFFIXES)
+        elif path.exists():
+            files = [path]
+        else:
+            raise ContractError(str(path), "no such contract file or folder")
+        for f in files:
+            out.extend(load_odcs(f))
+    return out
+
+
+__all__ = [
+    "BoundRules",
+    "DatasetPattern",
+    "load_contracts",
+    "load_odcs",
+    "parse_odcs",
+    "rules_for",
+]

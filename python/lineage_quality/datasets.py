@@ -1,0 +1,119 @@
+"""An OpenLineage dataset (namespace, name, facets) -> a Spark DataFrame to evaluate.
+
+Naming follows the OpenLineage spec: `file` + `/abs/path`, `hdfs://host:port` + `/path`,
+`s3://bucket` + `key` (read through `s3a://`), `gs://`, `abfss://...`. The storage format comes from
+the contract's server (`format`), else the dataset's `storage` facet, else the files themselves.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from lineage_quality.errors import DatasetError
+
+FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "text")
+_EXTENSIONS = {
+    ".parquet": "parquet",
+    ".orc": "orc",
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "json",
+    ".avro": "avro",
+}
+
+
+def location_of(namespace: str, name: str) -> str:
+    """The URI Spark reads for an OpenLineage dataset identity."""
+    if namespace == "file":
+        return name
+    if namespace.startswith("file:"):
+        return name
+    if namespace.startswith("s3://"):
+        return "s3a://" + namespace[len("s3://") :].rstrip("/") + "/" + name.lstrip("/")
+    if "://" in namespace:
+        return namespace.rstrip("/") + "/" + name.lstrip("/")
+    raise DatasetError(f"don't know where dataset {namespace}:{name} is stored")
+
+
+def _detect_local_format(path: str) -> str | None:
+    p = Path(path)
+    if (p / "_delta_log").is_dir():
+        return "delta"
+    if p.is_file():
+        return _EXTENSIONS.get(p.suffix.lower())
+    if not p.is_dir():
+        return None
+    for root, _dirs, files in os.walk(p):
+        if os.path.basename(root).startswith(("_", ".")) and root != str(p):
+            continue
+        for f in files:
+            if f.startswith(("_", ".")):
+                continue
+            fmt = _EXTENSIONS.get(Path(f).suffix.lower())
+            if fmt is None and f.endswith(".snappy.parquet"):
+                fmt = "parquet"
+            if fmt:
+                return fmt
+            for ext, name in _EXTENSIONS.items():  # part-0000.csv.gz, x.json.snappy, ...
+                if ext + "." in f:
+                    return name
+    return None
+
+
+def _facet_format(facets: Mapping[str, Any] | None) -> str | None:
+    storage = (facets or {}).get("storage")
+    if isinstance(storage, Mapping):
+        fmt = storage.get("fileFormat")
+        if isinstance(fmt, str) and fmt.lower() in FORMATS:
+            return fmt.lower()
+    return None
+
+
+def _table_name(facets: Mapping[str, Any] | None) -> str | None:
+    symlinks = (facets or {}).get("symlinks")
+    if isinstance(symlinks, Mapping):
+        for ident in symlinks.get("identifiers") or []:
+            if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
+                name = ident.get("name")
+                if isinstance(name, str):
+                    return name
+    return None
+
+
+def read_dataset(
+    spark: SparkSession,
+    namespace: str,
+    name: str,
+    facets: Mapping[str, Any] | None = None,
+    format_hint: str | None = None,
+) -> DataFrame:
+    """A lazy DataFrame over the dataset; raises DatasetError if it cannot be located or opened."""
+    location = location_of(namespace, name)
+    local = "://" not in location
+    if local and not Path(location).exists():
+        table = _table_name(facets)
+        if table:
+            try:
+                return spark.table(table)
+            except Exception as exc:  # noqa: BLE001
+                raise DatasetError(f"table {table} cannot be read: {exc}") from exc
+        raise DatasetError(f"dataset path does not exist: {location}")
+    fmt = (format_hint or "").lower() or _facet_format(facets)
+    if not fmt and local:
+        fmt = _detect_local_format(location)
+    fmt = fmt or "parquet"
+    if fmt not in FORMATS:
+        raise DatasetError(f"unsupported format {fmt!r} for {location}; supported: {FORMATS}")
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    try:
+        return reader.load(location)
+    except Exception as exc:  # noqa: BLE001 - Spark raises many kinds; the caller wants one
+        text = str(exc).strip().splitlines()
+        raise DatasetError(f"cannot read {location} as {fmt}: {text[0] if text else exc}") from exc

@@ -1,0 +1,35 @@
+"""The exceptions lineage-quality raises.
+
+    LineageQualityError              base of everything raised on purpose
+    +-- ContractError                a contract file cannot be read or makes no sense;
+    |                                 names the file and the key or line at fault
+    +-- ConfigError                  producer / sink configuration is wrong or incomplete
+    +-- DatasetError                 an OpenLineage dataset cannot be turned into a DataFrame
+
+Rule evaluation never raises for a broken rule or dataset: that becomes an ERROR result.
+"""
+
+from __future__ import annotations
+
+
+class LineageQualityError(Exception):
+    """Base class of the errors this package raises on purpose."""
+
+
+class ContractError(LineageQualityError):
+    """A contract is unreadable or invalid. `where` names the key path or line."""
+
+    def __init__(self, path: str, message: str, where: str | None = None) -> None:
+        self.path = path
+        self.where = where
+        self.detail = message
+        location = f"{path}: {where}" if where else path
+        super().__init__(f"{location}: {message}")
+
+
+class ConfigError(LineageQualityError):
+    """The producer's configuration is wrong; the message says which key."""
+
+
+class DatasetError(LineageQualityError):
+    """An OpenLineage dataset cannot be located or read."""

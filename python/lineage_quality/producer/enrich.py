@@ -1,0 +1,86 @@
+"""Attach quality facets to a raw OpenLineage event. Pure: dict in, new dict out.
+
+Outputs get the facet under `outputs[i].facets`, inputs under `inputs[i].inputFacets` (where
+Marquez reads both); every result is also listed in the run's `test` facet (TestRunFacet), so
+nothing is lost if a consumer ignores one of the places. Nothing else in the event changes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from lineage_quality.facets import assertions_facet, test_run_facet, to_json_dict
+from lineage_quality.results import RuleResult
+
+ASSERTIONS_KEY = "dataQualityAssertions"
+TEST_RUN_KEY = "test"
+
+
+@attrs.frozen
+class DatasetRef:
+    """A dataset of an event: `role` is `inputs` or `outputs`, `index` its position there."""
+
+    role: str
+    index: int
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}:{self.name}"
+
+
+def datasets_of(event: Mapping[str, Any]) -> list[DatasetRef]:
+    refs: list[DatasetRef] = []
+    for role in ("inputs", "outputs"):
+        for i, ds in enumerate(event.get(role) or []):
+            if isinstance(ds, Mapping) and isinstance(ds.get("namespace"), str) and isinstance(
+                ds.get("name"), str
+            ):
+                refs.append(DatasetRef(role, i, ds["namespace"], ds["name"]))
+    return refs
+
+
+def _merge(existing: Any, facet: dict[str, Any]) -> dict[str, Any]:
+    # Another producer's assertions on the same dataset are kept, ours appended.
+    if isinstance(existing, Mapping) and isinstance(existing.get("assertions"), list):
+        merged = dict(existing)
+        merged["assertions"] = [*existing["assertions"], *facet["assertions"]]
+        return merged
+    return facet
+
+
+def enrich(
+    event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
+) -> dict[str, Any]:
+    """A copy of `event` with the results attached; `event` itself is not modified."""
+    out: dict[str, Any] = copy.deepcopy(dict(event))
+    run_tests: list[tuple[str, RuleResult]] = []
+    for ref, rule_results in results.items():
+        if not rule_results:
+            continue
+        dataset = out[ref.role][ref.index]
+        where = "inputFacets" if ref.role == "inputs" else "facets"
+        facets = dataset.get(where)
+        if not isinstance(facets, dict):
+            facets = {}
+            dataset[where] = facets
+        facet = to_json_dict(assertions_facet(rule_results))
+        facets[ASSERTIONS_KEY] = _merge(facets.get(ASSERTIONS_KEY), facet)
+        run_tests.extend((ref.key, r) for r in rule_results)
+    if run_tests:
+        run = out.setdefault("run", {})
+        run_facets = run.get("facets")
+        if not isinstance(run_facets, dict):
+            run_facets = {}
+            run["facets"] = run_facets
+        facet = to_json_dict(test_run_facet(run_tests))
+        existing = run_facets.get(TEST_RUN_KEY)
+        if isinstance(existing, Mapping) and isinstance(existing.get("tests"), list):
+            facet = {**existing, "tests": [*existing["tests"], *facet["tests"]]}
+        run_facets[TEST_RUN_KEY] = facet
+    return out

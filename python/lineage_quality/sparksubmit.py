@@ -1,0 +1,51 @@
+"""Running `spark-submit` from this Python environment (pyspark ships it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from lineage_quality.errors import ConfigError
+
+
+def spark_submit_path() -> str:
+    beside = Path(sys.executable).parent / "spark-submit"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("spark-submit")
+    if not found:
+        raise ConfigError("spark-submit not found: install pyspark in this environment")
+    return found
+
+
+def submit_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    # pyspark's spark-submit finds SPARK_HOME through the python on PATH: make it this one.
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    env.update(extra or {})
+    return env
+
+
+def spark_submit(
+    args: Sequence[str],
+    cwd: str | Path | None = None,
+    log_file: Path | None = None,
+    timeout: float = 900,
+) -> subprocess.CompletedProcess[str]:
+    cmd = [spark_submit_path(), *args]
+    if log_file is None:
+        return subprocess.run(
+            cmd, cwd=cwd, env=submit_env(), text=True, capture_output=True, timeout=timeout,
+            check=False,
+        )
+    with log_file.open("w") as out:
+        return subprocess.run(
+            cmd, cwd=cwd, env=submit_env(), text=True, stdout=out, stderr=subprocess.STDOUT,
+            timeout=timeout, check=False,
+        )
