@@ -310,16 +310,28 @@ def _check_runnable(jar: Path) -> str | None:
 
 
 def _maven_failure(output: str) -> str:
-    """The one line of Maven output that says what went wrong."""
+    """The part of Maven's output that says what went wrong.
+
+    Maven nests causes as ``outer: inner: innermost`` on its first ``[ERROR]`` line; the
+    innermost one names the missing artifact and the repository asked. Debian's Maven colours
+    its output even in batch mode, so escape codes are stripped first.
+    """
+    text = re.sub(r"\x1b\[[0-9;]*m", "", output)
     errors = [
-        line.removeprefix("[ERROR] ").strip()
-        for line in output.splitlines()
-        if line.startswith("[ERROR]") and line.strip() != "[ERROR]"
+        message
+        for line in text.splitlines()
+        if line.startswith("[ERROR]") and (message := line.removeprefix("[ERROR]").strip())
     ]
-    for line in errors:
-        if "Could not" in line or "Failure to find" in line:
-            return re.sub(r"^Failed to execute goal .*?: ", "", line).removesuffix(" -> [Help 1]")
-    return errors[0] if errors else output.strip()[-500:] or "no output"
+    if not errors:
+        return text.strip()[-500:] or "Maven failed without output"
+    first = errors[0].removesuffix(" -> [Help 1]")
+    cause = re.search(
+        r"(Could not find artifact|Failure to find|Could not transfer artifact|"
+        r"Non-resolvable|Could not resolve).*",
+        first,
+    )
+    found = cause.group(0) if cause else first
+    return re.sub(r"^Could not resolve dependencies for project [^:]+(:[^:]+)*?: ", "", found)
 
 
 @cache
@@ -335,7 +347,16 @@ def resolve_marquez_jar(repo_root: Path) -> JarResolution:
         mvn = shutil.which("mvn")
         if mvn is None:
             return JarResolution(None, "`mvn` is not on PATH")
-        cmd = [mvn, "-B", "-q", "-U", "-f", str(pom), "dependency:copy-dependencies"]
+        cmd = [
+            mvn,
+            "-B",
+            "-q",
+            "-U",
+            "-Dstyle.color=never",
+            "-f",
+            str(pom),
+            "dependency:copy-dependencies",
+        ]
         try:
             result = subprocess.run(
                 cmd, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S, check=False
@@ -394,15 +415,19 @@ def _healthy(admin_url: str) -> bool:
         return False
 
 
-def start_marquez(jar: Path, pg: PostgresHandle, workdir: Path) -> MarquezHandle:
+def start_marquez(
+    jar: Path, pg: PostgresHandle, workdir: Path, config: Path | None = None
+) -> MarquezHandle:
     """Run the Marquez jar against ``pg`` and wait until its admin healthcheck passes.
 
+    ``config`` defaults to ``jvm-config/marquez/marquez.yml`` (beside the ``jars/`` dir).
     The first start runs all of Marquez's Flyway migrations, hence the generous timeout.
     """
     java = shutil.which("java")
     if java is None:
         raise FileNotFoundError("`java` is not on PATH (Marquez needs a JDK/JRE 17)")
-    config = jar.parent.parent / "marquez.yml"
+    jar = jar.resolve()  # the JVM runs in workdir
+    config = (config or jar.parent.parent / "marquez.yml").resolve()
     port, admin_port = free_port(), free_port()
     env = {
         **os.environ,

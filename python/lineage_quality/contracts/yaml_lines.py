@@ -36,9 +36,14 @@ def load_yaml(text: str, path: str) -> Any:
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        problem_mark = getattr(exc, "problem_mark", None)
+        context_mark = getattr(exc, "context_mark", None)
+        mark = context_mark or problem_mark  # where the broken construct starts
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        if context and problem_mark is not None:
+            problem = f"{context}: {problem} at line {problem_mark.line + 1}"
         raise ContractError(path, f"invalid YAML: {problem}", where) from exc
 
 

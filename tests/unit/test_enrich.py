@@ -1,0 +1,75 @@
+import copy
+import json
+
+from lineage_quality.engine import verdict
+from lineage_quality.producer.enrich import DatasetRef, datasets_of, enrich
+from lineage_quality.results import RuleResult, Status, error_result
+from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+
+EVENT = {
+    "eventType": "COMPLETE",
+    "eventTime": "2026-11-22T06:00:00.000Z",
+    "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.53.0/integration/spark",
+    "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+    "run": {"runId": "0190e6f0-0000-7000-8000-000000000001", "facets": {"spark_version": {"x": 1}}},
+    "job": {"namespace": "ns", "name": "job.write"},
+    "inputs": [{"namespace": "file", "name": "/in", "facets": {"schema": {"fields": []}}}],
+    "outputs": [{"namespace": "file", "name": "/out", "facets": {"schema": {"fields": []}}}],
+}
+
+
+def results() -> tuple[RuleResult, RuleResult, RuleResult]:
+    nulls = Rule(id="n", kind=RuleKind.NULL_VALUES, columns=["a"], severity="ERROR",
+                 threshold=Threshold(Operator.MUST_BE, 0), name="a_not_null")
+    rows = Rule(id="r", kind=RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_THAN, 0))
+    return verdict(nulls, 0, 5), verdict(nulls, 2, 5), error_result(rows, "boom")
+
+
+def test_outputs_get_facets_inputs_get_input_facets_and_run_gets_test_facet() -> None:
+    ok, bad, err = results()
+    refs = datasets_of(EVENT)
+    assert refs == [DatasetRef("inputs", 0, "file", "/in"), DatasetRef("outputs", 0, "file", "/out")]
+    original = copy.deepcopy(EVENT)
+    out = enrich(EVENT, {refs[0]: [ok], refs[1]: [bad, err]})
+    assert EVENT == original  # the input event is never modified
+
+    inp = out["inputs"][0]["inputFacets"]["dataQualityAssertions"]
+    assert inp["_schemaURL"].startswith("https://openlineage.io/spec/facets/1-1-0/")
+    assert inp["assertions"] == [{
+        "assertion": "not_null", "success": True, "column": "a", "severity": "error",
+        "name": "a_not_null", "expected": "== 0", "actual": "0",
+        "params": {"metric": "nullValues", "unit": "rows", "ruleId": "n", "status": "PASSED",
+                   "failures": 0, "rowCount": 5},
+    }]
+    outp = out["outputs"][0]["facets"]["dataQualityAssertions"]["assertions"]
+    assert [a["success"] for a in outp] == [False, False]
+    assert outp[1]["params"]["status"] == "ERROR" and outp[1]["params"]["error"] == "boom"
+    assert "actual" not in outp[1]  # an error has no measurement, and is never a pass
+    tests = out["run"]["facets"]["test"]["tests"]
+    assert [(t["status"], t["params"]["dataset"]) for t in tests] == [
+        ("pass", "file:/in"), ("fail", "file:/out"), ("fail", "file:/out")
+    ]
+    # everything else is as it came
+    for key in ("eventType", "eventTime", "producer", "schemaURL", "job"):
+        assert out[key] == EVENT[key]
+    assert out["run"]["facets"]["spark_version"] == {"x": 1}
+    assert out["outputs"][0]["facets"]["schema"] == {"fields": []}
+
+
+def test_no_results_leaves_the_event_json_equal() -> None:
+    out = enrich(EVENT, {})
+    assert json.dumps(out, sort_keys=True) == json.dumps(EVENT, sort_keys=True)
+
+
+def test_existing_assertions_of_another_producer_are_kept() -> None:
+    ok, _, _ = results()
+    event = copy.deepcopy(EVENT)
+    event["outputs"][0]["facets"]["dataQualityAssertions"] = {
+        "_producer": "dbt", "_schemaURL": "x",
+        "assertions": [{"assertion": "unique", "success": True}],
+    }
+    out = enrich(event, {DatasetRef("outputs", 0, "file", "/out"): [ok]})
+    facet = out["outputs"][0]["facets"]["dataQualityAssertions"]
+    assert facet["_producer"] == "dbt"
+    assert [a["assertion"] for a in facet["assertions"]] == ["unique", "not_null"]
+    assert ok.status is Status.PASSED

@@ -1,0 +1,181 @@
+from pathlib import Path
+
+import pytest
+
+from lineage_quality.contracts import load_contracts, parse_odcs
+from lineage_quality.errors import ContractError
+from lineage_quality.rules import Operator, RuleKind, Unit
+
+HEAD = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: orders
+version: 1.0.0
+status: active
+"""
+
+BOUND = HEAD + """\
+schema:
+  - name: orders
+    customProperties:
+      - property: openlineage.namespace
+        value: file
+      - property: openlineage.name
+        value: "*/orders"
+"""
+
+
+def test_reads_library_metrics_operators_units_and_metadata() -> None:
+    text = BOUND + """\
+    quality:
+      - metric: rowCount
+        mustBeGreaterThan: 100
+      - metric: duplicateValues
+        arguments:
+          properties: [tenant_id, order_id]
+        mustBe: 0
+    properties:
+      - name: order_id
+        quality:
+          - metric: nullValues
+            mustBeLessThan: 1
+            unit: percent
+            severity: error
+            name: ids_present
+            description: ids must be there
+          - rule: duplicateCount
+            mustBe: 0
+      - name: status
+        quality:
+          - metric: invalidValues
+            arguments:
+              validValues: [OPEN, DONE]
+            mustBeBetween: [0, 3]
+      - name: email
+        physicalName: email_address
+        quality:
+          - metric: invalidValues
+            pattern: '^.+@.+$'
+"""
+    (binding,) = parse_odcs(text, "orders.yaml")
+    rules = {r.id: r for r in binding.rules}
+    assert len(rules) == 6
+    row_count = rules["orders.orders.rowCount.0"]
+    assert row_count.kind is RuleKind.ROW_COUNT
+    assert row_count.threshold.operator is Operator.GREATER_THAN
+    assert row_count.threshold.value == 100
+    compound = rules["orders.orders.duplicateValues.1"]
+    assert compound.columns == ("tenant_id", "order_id")
+    nulls = rules["orders.orders.order_id.nullValues.0"]
+    assert (nulls.unit, nulls.severity, nulls.name) == (Unit.PERCENT, "error", "ids_present")
+    assert nulls.description == "ids must be there"
+    assert nulls.source.startswith("orders.yaml: schema[0].properties[0].quality[0] (line ")
+    assert rules["orders.orders.order_id.duplicateCount.1"].kind is RuleKind.DUPLICATE_VALUES
+    accepted = rules["orders.orders.status.invalidValues.0"]
+    assert accepted.valid_values == ("OPEN", "DONE")
+    assert (accepted.threshold.value, accepted.threshold.high) == (0, 3)
+    # ODCS 3.0 placed `pattern` at the entry's top level; the physical name is the column.
+    regex = rules["orders.orders.email.invalidValues.0"]
+    assert regex.pattern == "^.+@.+$"
+    assert regex.columns == ("email_address",)
+    assert regex.threshold.operator is Operator.MUST_BE  # implied: no invalid rows
+
+
+def test_binding_by_globs_and_by_server() -> None:
+    (by_props,) = parse_odcs(BOUND, "a.yaml")
+    assert by_props.matches("file", "/data/x/orders")
+    assert by_props.matches("file", "/data/x/orders/")
+    assert not by_props.matches("s3://bucket", "/data/x/orders")
+    assert not by_props.matches("file", "/data/x/orders_old")
+
+    text = HEAD + """\
+servers:
+  - server: prod
+    type: s3
+    location: s3://lake/warehouse/orders/*.parquet
+    format: parquet
+schema:
+  - name: orders
+"""
+    (by_server,) = parse_odcs(text, "b.yaml")
+    assert by_server.matches("s3://lake", "warehouse/orders")
+    assert by_server.format == "parquet"
+
+
+def test_relative_local_server_path_is_relative_to_the_contract(tmp_path: Path) -> None:
+    contract = tmp_path / "contracts" / "c.yaml"
+    contract.parent.mkdir()
+    contract.write_text(HEAD + """\
+servers:
+  - server: local
+    type: local
+    path: ../data/orders
+schema:
+  - name: orders
+""")
+    (binding,) = load_contracts([contract.parent])
+    assert binding.matches("file", str(tmp_path / "data" / "orders"))
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "where"),
+    [
+        ("schema:\n  - name: [unclosed\n", "invalid YAML", "line 7"),
+        (
+            BOUND.split("schema:")[1].join(["schema:", ""])
+            + "    quality:\n      - metric: nullCount\n",
+            "unknown metric 'nullCount'",
+            "schema[0].quality[0] (line 14)",
+        ),
+        (
+            BOUND + "    quality:\n      - metric: rowCount\n        mustBe: 1\n        mustBeLessThan: 3\n",
+            "one operator per quality entry, found: mustBe, mustBeLessThan",
+            "schema[0].quality[0]",
+        ),
+        (
+            BOUND + "    quality:\n      - metric: rowCount\n        mustBeBetween: [1, 2, 3]\n",
+            "at most 2 items",
+            "schema[0].quality[0].mustBeBetween",
+        ),
+        (
+            BOUND + "    quality:\n      - metric: rowCount\n        mustBeBetween: [9, 2]\n",
+            "lower bound 9 is greater than upper bound 2",
+            "schema[0].quality[0]",
+        ),
+        (
+            BOUND + "    quality:\n      - metric: rowCount\n        unit: percent\n",
+            "rowCount cannot use unit: percent",
+            "schema[0].quality[0]",
+        ),
+        (
+            BOUND + "    quality:\n      - metric: duplicateValues\n",
+            "needs arguments.properties",
+            "schema[0].quality[0]",
+        ),
+        (
+            BOUND + "    properties:\n      - name: a\n        quality:\n"
+            "          - metric: nullValues\n            unit: lines\n",
+            "unit must be rows or percent, not 'lines'",
+            "schema[0].properties[0].quality[0].unit",
+        ),
+        (
+            HEAD + "schema:\n  - name: orders\n",
+            "bound to no dataset",
+            "schema[0] (line 7)",
+        ),
+    ],
+)
+def test_broken_contracts_name_file_and_place(body: str, message: str, where: str) -> None:
+    text = body if body.startswith("apiVersion") else HEAD + body
+    with pytest.raises(ContractError) as info:
+        parse_odcs(text, "broken.yaml")
+    err = info.value
+    assert err.path == "broken.yaml"
+    assert message in err.detail
+    assert err.where is not None and where in err.where
+    assert str(err).startswith("broken.yaml: ")
+
+
+def test_missing_file_is_a_contract_error(tmp_path: Path) -> None:
+    with pytest.raises(ContractError, match="no such contract file"):
+        load_contracts([tmp_path / "nope.yaml"])

@@ -1,0 +1,73 @@
+from lineage_quality.engine import build_plan, verdict
+from lineage_quality.engine.plan import ROWS, MetricKind
+from lineage_quality.results import Status
+from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit
+
+ZERO = Threshold(Operator.MUST_BE, 0)
+
+
+def rule(kind: RuleKind, *columns: str, **kw: object) -> Rule:
+    return Rule(id=f"{kind.value}:{','.join(columns)}", kind=kind, threshold=kw.pop("threshold", ZERO),  # type: ignore[arg-type]
+                columns=columns, **kw)  # type: ignore[arg-type]
+
+
+def test_identical_metrics_are_computed_once_and_row_count_is_always_first() -> None:
+    rules = [
+        rule(RuleKind.NULL_VALUES, "a"),
+        rule(RuleKind.NULL_VALUES, "a", threshold=Threshold(Operator.LESS_THAN, 5)),
+        rule(RuleKind.NULL_VALUES, "b"),
+        rule(RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_THAN, 0)),
+        rule(RuleKind.INVALID_VALUES, "b", valid_values=["x"]),
+    ]
+    plan = build_plan(rules, ["a", "b"])
+    assert plan.metrics[0] == ROWS
+    assert [m.kind for m in plan.metrics] == [
+        MetricKind.ROWS, MetricKind.NULLS, MetricKind.NULLS, MetricKind.INVALID
+    ]
+    assert plan.steps[0].metric == plan.steps[1].metric == 1
+    assert plan.steps[3].metric == 0
+
+
+def test_uniqueness_gets_one_pass_per_key_set() -> None:
+    rules = [
+        rule(RuleKind.DUPLICATE_VALUES, "a"),
+        rule(RuleKind.DUPLICATE_VALUES, "a", unit=Unit.PERCENT),
+        rule(RuleKind.DUPLICATE_VALUES, "a", "b"),
+    ]
+    plan = build_plan(rules, ["a", "b"])
+    assert plan.key_sets == (("a",), ("a", "b"))
+    assert [s.key_set for s in plan.steps] == [0, 0, 1]
+
+
+def test_preconditions_become_errors_before_any_scan() -> None:
+    rules = [
+        rule(RuleKind.NULL_VALUES, "gone"),
+        rule(RuleKind.INVALID_VALUES, "a", pattern="(unclosed"),
+        rule(RuleKind.DUPLICATE_VALUES, "a", "gone2"),
+        rule(RuleKind.NULL_VALUES, "A"),  # case-insensitive match, as Spark resolves columns
+    ]
+    plan = build_plan(rules, ["a"])
+    assert plan.steps[0].error == "column not found in dataset: gone"
+    assert plan.steps[1].error is not None and "invalid pattern" in plan.steps[1].error
+    assert plan.steps[2].error == "column not found in dataset: gone2"
+    assert plan.steps[3].error is None
+    assert plan.metrics[plan.steps[3].metric or 0].column == "a"
+    assert plan.key_sets == ()
+
+
+def test_verdicts_in_rows_and_percent() -> None:
+    r = rule(RuleKind.NULL_VALUES, "a", threshold=Threshold(Operator.LESS_THAN, 10), unit=Unit.PERCENT)
+    failed = verdict(r, 2, 10)
+    assert (failed.status, failed.actual, failed.failing_rows) == (Status.FAILED, 20.0, 2)
+    assert failed.expected == "< 10%" and failed.actual_text() == "20%"
+    passed = verdict(r, 0, 10)
+    assert passed.success and passed.actual == 0.0
+    empty = verdict(r, 0, 0)  # nothing can offend in an empty dataset
+    assert empty.success and empty.actual == 0.0
+
+
+def test_row_count_verdict_uses_rows() -> None:
+    r = rule(RuleKind.ROW_COUNT, threshold=Threshold(Operator.BETWEEN, 1, 3))
+    assert verdict(r, 0, 3).success
+    result = verdict(r, 0, 0)
+    assert result.status is Status.FAILED and result.actual == 0 and result.failing_rows is None
