@@ -59,18 +59,31 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="receive OpenLineage events, add quality facets, forward")
-    serve.add_argument("--contracts", action="append", required=True, metavar="PATH",
-                       help="contract file or folder (repeatable)")
+    serve.add_argument(
+        "--contracts",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="contract file or folder (repeatable)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=5055)
-    serve.add_argument("--spool", default=".lineage-quality/spool.db",
-                       help="durable event spool (SQLite)")
-    serve.add_argument("--openlineage-config", metavar="FILE",
-                       help="openlineage.yml saying where to forward (else the usual lookup)")
+    serve.add_argument(
+        "--spool", default=".lineage-quality/spool.db", help="durable event spool (SQLite)"
+    )
+    serve.add_argument(
+        "--openlineage-config",
+        metavar="FILE",
+        help="openlineage.yml saying where to forward (else the usual lookup)",
+    )
     serve.add_argument("--spark-master", help="Spark master for evaluation (default local[*])")
     serve.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
-    serve.add_argument("--drain-seconds", type=float, default=30.0,
-                       help="on shutdown, wait this long for queued events to be forwarded")
+    serve.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=30.0,
+        help="on shutdown, wait this long for queued events to be forwarded",
+    )
     serve.set_defaults(func=_serve)
 
     demo = sub.add_parser("demo", help="run the bundled pipeline end to end (file sink)")

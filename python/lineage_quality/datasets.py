@@ -100,7 +100,7 @@ def read_dataset(
         if table:
             try:
                 return spark.table(table)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise DatasetError(f"table {table} cannot be read: {exc}") from exc
         raise DatasetError(f"dataset path does not exist: {location}")
     fmt = (format_hint or "").lower() or _facet_format(facets)
@@ -114,6 +114,6 @@ def read_dataset(
         reader = reader.option("header", "true").option("inferSchema", "true")
     try:
         return reader.load(location)
-    except Exception as exc:  # noqa: BLE001 - Spark raises many kinds; the caller wants one
+    except Exception as exc:
         text = str(exc).strip().splitlines()
         raise DatasetError(f"cannot read {location} as {fmt}: {text[0] if text else exc}") from exc

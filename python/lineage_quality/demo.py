@@ -93,11 +93,16 @@ def run_demo(output_dir: Path | None = None) -> int:
     try:
         result = spark_submit(
             [
-                "--master", "local[2]",
-                "--properties-file", str(root / "jvm-config" / "spark-defaults.conf"),
-                "--conf", f"spark.jars={listener_jar}",
-                "--conf", f"spark.openlineage.transport.url={producer.url}",
-                "--conf", "spark.openlineage.namespace=lineage-quality-demo",
+                "--master",
+                "local[2]",
+                "--properties-file",
+                str(root / "jvm-config" / "spark-defaults.conf"),
+                "--conf",
+                f"spark.jars={listener_jar}",
+                "--conf",
+                f"spark.openlineage.transport.url={producer.url}",
+                "--conf",
+                "spark.openlineage.namespace=lineage-quality-demo",
                 str(root / "examples" / "demo" / "pipeline.py"),
                 str(root / "examples" / "demo" / "data" / "orders_raw"),
                 str(out / "data" / "orders_clean"),

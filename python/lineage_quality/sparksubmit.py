@@ -41,11 +41,22 @@ def spark_submit(
     cmd = [spark_submit_path(), *args]
     if log_file is None:
         return subprocess.run(
-            cmd, cwd=cwd, env=submit_env(), text=True, capture_output=True, timeout=timeout,
+            cmd,
+            cwd=cwd,
+            env=submit_env(),
+            text=True,
+            capture_output=True,
+            timeout=timeout,
             check=False,
         )
     with log_file.open("w") as out:
         return subprocess.run(
-            cmd, cwd=cwd, env=submit_env(), text=True, stdout=out, stderr=subprocess.STDOUT,
-            timeout=timeout, check=False,
+            cmd,
+            cwd=cwd,
+            env=submit_env(),
+            text=True,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+            check=False,
         )

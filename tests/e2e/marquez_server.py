@@ -75,7 +75,7 @@ def find_postgres_bin() -> Path:
     if not candidates:
         raise FileNotFoundError(
             "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin; "
-            "run `make deps` (it apt-get installs `postgresql`)."
+            "run `make system` (it apt-get installs `postgresql`)."
         )
     return max(candidates, key=lambda p: int(re.sub(r"\D", "", p.parent.name) or 0))
 
@@ -192,7 +192,12 @@ def _run_pg(pg: PostgresHandle, argv: list[str]) -> None:
     if pg.run_as is not None:
         cmd = ["runuser", "-u", pg.run_as, "--", *cmd]
     result = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=PG_START_TIMEOUT_S + 30, check=False
+        cmd,
+        cwd=pg.base_dir,  # the postgres user may not be allowed into our cwd
+        capture_output=True,
+        text=True,
+        timeout=PG_START_TIMEOUT_S + 30,
+        check=False,
     )
     if result.returncode != 0:
         raise ServerStartError(
@@ -268,6 +273,9 @@ def start_postgres(workdir: Path) -> PostgresHandle:
             ],
         )
     except BaseException:
+        if (pg.data_dir / "postmaster.pid").exists():  # started, but never reported ready
+            with contextlib.suppress(Exception):
+                _run_pg(pg, ["pg_ctl", "-D", str(pg.data_dir), "-m", "immediate", "stop"])
         shutil.rmtree(base_dir, ignore_errors=True)
         raise
     try:

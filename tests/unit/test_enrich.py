@@ -19,8 +19,14 @@ EVENT = {
 
 
 def results() -> tuple[RuleResult, RuleResult, RuleResult]:
-    nulls = Rule(id="n", kind=RuleKind.NULL_VALUES, columns=["a"], severity="ERROR",
-                 threshold=Threshold(Operator.MUST_BE, 0), name="a_not_null")
+    nulls = Rule(
+        id="n",
+        kind=RuleKind.NULL_VALUES,
+        columns=["a"],
+        severity="ERROR",
+        threshold=Threshold(Operator.MUST_BE, 0),
+        name="a_not_null",
+    )
     rows = Rule(id="r", kind=RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_THAN, 0))
     return verdict(nulls, 0, 5), verdict(nulls, 2, 5), error_result(rows, "boom")
 
@@ -28,26 +34,44 @@ def results() -> tuple[RuleResult, RuleResult, RuleResult]:
 def test_outputs_get_facets_inputs_get_input_facets_and_run_gets_test_facet() -> None:
     ok, bad, err = results()
     refs = datasets_of(EVENT)
-    assert refs == [DatasetRef("inputs", 0, "file", "/in"), DatasetRef("outputs", 0, "file", "/out")]
+    assert refs == [
+        DatasetRef("inputs", 0, "file", "/in"),
+        DatasetRef("outputs", 0, "file", "/out"),
+    ]
     original = copy.deepcopy(EVENT)
     out = enrich(EVENT, {refs[0]: [ok], refs[1]: [bad, err]})
-    assert EVENT == original  # the input event is never modified
+    assert original == EVENT  # the input event is never modified
 
     inp = out["inputs"][0]["inputFacets"]["dataQualityAssertions"]
     assert inp["_schemaURL"].startswith("https://openlineage.io/spec/facets/1-1-0/")
-    assert inp["assertions"] == [{
-        "assertion": "not_null", "success": True, "column": "a", "severity": "error",
-        "name": "a_not_null", "expected": "== 0", "actual": "0",
-        "params": {"metric": "nullValues", "unit": "rows", "ruleId": "n", "status": "PASSED",
-                   "failures": 0, "rowCount": 5},
-    }]
+    assert inp["assertions"] == [
+        {
+            "assertion": "not_null",
+            "success": True,
+            "column": "a",
+            "severity": "error",
+            "name": "a_not_null",
+            "expected": "== 0",
+            "actual": "0",
+            "params": {
+                "metric": "nullValues",
+                "unit": "rows",
+                "ruleId": "n",
+                "status": "PASSED",
+                "failures": 0,
+                "rowCount": 5,
+            },
+        }
+    ]
     outp = out["outputs"][0]["facets"]["dataQualityAssertions"]["assertions"]
     assert [a["success"] for a in outp] == [False, False]
     assert outp[1]["params"]["status"] == "ERROR" and outp[1]["params"]["error"] == "boom"
     assert "actual" not in outp[1]  # an error has no measurement, and is never a pass
     tests = out["run"]["facets"]["test"]["tests"]
     assert [(t["status"], t["params"]["dataset"]) for t in tests] == [
-        ("pass", "file:/in"), ("fail", "file:/out"), ("fail", "file:/out")
+        ("pass", "file:/in"),
+        ("fail", "file:/out"),
+        ("fail", "file:/out"),
     ]
     # everything else is as it came
     for key in ("eventType", "eventTime", "producer", "schemaURL", "job"):
@@ -65,7 +89,8 @@ def test_existing_assertions_of_another_producer_are_kept() -> None:
     ok, _, _ = results()
     event = copy.deepcopy(EVENT)
     event["outputs"][0]["facets"]["dataQualityAssertions"] = {
-        "_producer": "dbt", "_schemaURL": "x",
+        "_producer": "dbt",
+        "_schemaURL": "x",
         "assertions": [{"assertion": "unique", "success": True}],
     }
     out = enrich(event, {DatasetRef("outputs", 0, "file", "/out"): [ok]})

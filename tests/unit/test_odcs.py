@@ -14,7 +14,9 @@ version: 1.0.0
 status: active
 """
 
-BOUND = HEAD + """\
+BOUND = (
+    HEAD
+    + """\
 schema:
   - name: orders
     customProperties:
@@ -23,10 +25,13 @@ schema:
       - property: openlineage.name
         value: "*/orders"
 """
+)
 
 
 def test_reads_library_metrics_operators_units_and_metadata() -> None:
-    text = BOUND + """\
+    text = (
+        BOUND
+        + """\
     quality:
       - metric: rowCount
         mustBeGreaterThan: 100
@@ -57,6 +62,7 @@ def test_reads_library_metrics_operators_units_and_metadata() -> None:
           - metric: invalidValues
             pattern: '^.+@.+$'
 """
+    )
     (binding,) = parse_odcs(text, "orders.yaml")
     rules = {r.id: r for r in binding.rules}
     assert len(rules) == 6
@@ -88,7 +94,9 @@ def test_binding_by_globs_and_by_server() -> None:
     assert not by_props.matches("s3://bucket", "/data/x/orders")
     assert not by_props.matches("file", "/data/x/orders_old")
 
-    text = HEAD + """\
+    text = (
+        HEAD
+        + """\
 servers:
   - server: prod
     type: s3
@@ -97,6 +105,7 @@ servers:
 schema:
   - name: orders
 """
+    )
     (by_server,) = parse_odcs(text, "b.yaml")
     assert by_server.matches("s3://lake", "warehouse/orders")
     assert by_server.format == "parquet"
@@ -105,14 +114,17 @@ schema:
 def test_relative_local_server_path_is_relative_to_the_contract(tmp_path: Path) -> None:
     contract = tmp_path / "contracts" / "c.yaml"
     contract.parent.mkdir()
-    contract.write_text(HEAD + """\
+    contract.write_text(
+        HEAD
+        + """\
 servers:
   - server: local
     type: local
     path: ../data/orders
 schema:
   - name: orders
-""")
+"""
+    )
     (binding,) = load_contracts([contract.parent])
     assert binding.matches("file", str(tmp_path / "data" / "orders"))
 
@@ -128,7 +140,9 @@ schema:
             "schema[0].quality[0] (line 14)",
         ),
         (
-            BOUND + "    quality:\n      - metric: rowCount\n        mustBe: 1\n        mustBeLessThan: 3\n",
+            BOUND
+            + "    quality:\n      - metric: rowCount\n"
+            + "        mustBe: 1\n        mustBeLessThan: 3\n",
             "one operator per quality entry, found: mustBe, mustBeLessThan",
             "schema[0].quality[0]",
         ),

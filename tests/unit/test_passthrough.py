@@ -17,10 +17,14 @@ EVENTS = [
         "eventTime": "2026-11-22T06:00:00.000Z",
         "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.53.0/integration/spark",
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-        "run": {"runId": "0190e6f0-0000-7000-8000-00000000000" + str(i),
-                "facets": {"custom": {"_producer": "p", "nested": {"list": [1, "two", 3.5, True]}}}},
+        "run": {
+            "runId": "0190e6f0-0000-7000-8000-00000000000" + str(i),
+            "facets": {"custom": {"_producer": "p", "nested": {"list": [1, "two", 3.5, True]}}},
+        },
         "job": {"namespace": "ns", "name": "job", "facets": {}},
-        "inputs": [{"namespace": "file", "name": "/unbound", "facets": {"unicode": {"v": "ünï ✓"}}}],
+        "inputs": [
+            {"namespace": "file", "name": "/unbound", "facets": {"unicode": {"v": "ünï ✓"}}}
+        ],
         "outputs": [],
     }
     for i, et in enumerate(["START", "RUNNING", "COMPLETE", "FAIL", "OTHER"])
@@ -40,8 +44,12 @@ def test_unbound_events_are_forwarded_unchanged_in_order(tmp_path: Path) -> None
         host, port = producer.receiver.address
         for event in EVENTS:
             conn = http.client.HTTPConnection(host, port, timeout=10)
-            conn.request("POST", "/api/v1/lineage", body=gzip.compress(json.dumps(event).encode()),
-                         headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+            conn.request(
+                "POST",
+                "/api/v1/lineage",
+                body=gzip.compress(json.dumps(event).encode()),
+                headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+            )
             assert conn.getresponse().status == 201
             conn.close()
         assert producer.spool.wait_empty(timeout=30)

@@ -7,8 +7,13 @@ ZERO = Threshold(Operator.MUST_BE, 0)
 
 
 def rule(kind: RuleKind, *columns: str, **kw: object) -> Rule:
-    return Rule(id=f"{kind.value}:{','.join(columns)}", kind=kind, threshold=kw.pop("threshold", ZERO),  # type: ignore[arg-type]
-                columns=columns, **kw)  # type: ignore[arg-type]
+    return Rule(
+        id=f"{kind.value}:{','.join(columns)}",
+        kind=kind,
+        threshold=kw.pop("threshold", ZERO),  # type: ignore[arg-type]
+        columns=columns,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def test_identical_metrics_are_computed_once_and_row_count_is_always_first() -> None:
@@ -22,7 +27,10 @@ def test_identical_metrics_are_computed_once_and_row_count_is_always_first() -> 
     plan = build_plan(rules, ["a", "b"])
     assert plan.metrics[0] == ROWS
     assert [m.kind for m in plan.metrics] == [
-        MetricKind.ROWS, MetricKind.NULLS, MetricKind.NULLS, MetricKind.INVALID
+        MetricKind.ROWS,
+        MetricKind.NULLS,
+        MetricKind.NULLS,
+        MetricKind.INVALID,
     ]
     assert plan.steps[0].metric == plan.steps[1].metric == 1
     assert plan.steps[3].metric == 0
@@ -56,7 +64,9 @@ def test_preconditions_become_errors_before_any_scan() -> None:
 
 
 def test_verdicts_in_rows_and_percent() -> None:
-    r = rule(RuleKind.NULL_VALUES, "a", threshold=Threshold(Operator.LESS_THAN, 10), unit=Unit.PERCENT)
+    r = rule(
+        RuleKind.NULL_VALUES, "a", threshold=Threshold(Operator.LESS_THAN, 10), unit=Unit.PERCENT
+    )
     failed = verdict(r, 2, 10)
     assert (failed.status, failed.actual, failed.failing_rows) == (Status.FAILED, 20.0, 2)
     assert failed.expected == "< 10%" and failed.actual_text() == "20%"

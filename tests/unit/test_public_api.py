@@ -3,9 +3,21 @@ import lineage_quality
 
 def test_public_api_is_pinned() -> None:
     assert sorted(lineage_quality.__all__) == [
-        "BoundRules", "ConfigError", "ContractError", "DatasetError", "DatasetPattern",
-        "LineageQualityError", "Operator", "Rule", "RuleKind", "RuleResult", "Status",
-        "Threshold", "Unit", "__version__", "load_contracts",
+        "BoundRules",
+        "ConfigError",
+        "ContractError",
+        "DatasetError",
+        "DatasetPattern",
+        "LineageQualityError",
+        "Operator",
+        "Rule",
+        "RuleKind",
+        "RuleResult",
+        "Status",
+        "Threshold",
+        "Unit",
+        "__version__",
+        "load_contracts",
     ]
 
 

@@ -13,7 +13,9 @@ import pytest
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.spool import Spool
 
-EVENT = json.dumps({"eventType": "START", "run": {"runId": "r1"}, "job": {"namespace": "n", "name": "j"}})
+EVENT = json.dumps(
+    {"eventType": "START", "run": {"runId": "r1"}, "job": {"namespace": "n", "name": "j"}}
+)
 
 
 @pytest.fixture
@@ -41,13 +43,21 @@ JSON = {"Content-Type": "application/json"}
 def test_plain_gzip_and_chunked_bodies_are_accepted(server: tuple[Receiver, list[str]]) -> None:
     receiver, got = server
     assert post(receiver, EVENT.encode(), JSON)[0] == 201
-    assert post(receiver, gzip.compress(EVENT.encode()), {**JSON, "Content-Encoding": "gzip"})[0] == 201
+    assert (
+        post(receiver, gzip.compress(EVENT.encode()), {**JSON, "Content-Encoding": "gzip"})[0]
+        == 201
+    )
     # what the Java transport sends: chunked transfer encoding, no Content-Length
     host, port = receiver.address
     conn = http.client.HTTPConnection(host, port, timeout=10)
     data = gzip.compress(EVENT.encode())
-    conn.request("POST", "/api/v1/lineage", body=iter([data[:10], data[10:]]),
-                 headers={**JSON, "Content-Encoding": "gzip"}, encode_chunked=True)
+    conn.request(
+        "POST",
+        "/api/v1/lineage",
+        body=iter([data[:10], data[10:]]),
+        headers={**JSON, "Content-Encoding": "gzip"},
+        encode_chunked=True,
+    )
     assert conn.getresponse().status == 201
     conn.close()
     assert got == [EVENT, EVENT, EVENT]
@@ -61,12 +71,21 @@ def test_plain_gzip_and_chunked_bodies_are_accepted(server: tuple[Receiver, list
         (b'{"hello": 1}', JSON, 400, "not an OpenLineage event"),
         (EVENT.encode(), {"Content-Type": "text/plain"}, 415, "Content-Type must be JSON"),
         (b"x" * (64 * 1024 + 1), JSON, 413, "body over"),
-        (gzip.compress(b" " * (1024 * 1024)), {**JSON, "Content-Encoding": "gzip"}, 413, "inflates"),
+        (
+            gzip.compress(b" " * (1024 * 1024)),
+            {**JSON, "Content-Encoding": "gzip"},
+            413,
+            "inflates",
+        ),
         (b"\x1f\x8b garbage", {**JSON, "Content-Encoding": "gzip"}, 400, "invalid gzip"),
     ],
 )
 def test_bad_requests_get_a_clear_4xx_and_the_server_keeps_serving(
-    server: tuple[Receiver, list[str]], body: bytes, headers: dict[str, str], status: int, message: str
+    server: tuple[Receiver, list[str]],
+    body: bytes,
+    headers: dict[str, str],
+    status: int,
+    message: str,
 ) -> None:
     receiver, got = server
     code, payload = post(receiver, body, headers)

@@ -52,8 +52,10 @@ class _Where:
             raw = self.raw[key]
         elif isinstance(key, str) and isinstance(self.raw, Mapping):
             raw = self.raw.get(key)
-        path = f"{self.path}[{key}]" if isinstance(key, int) else (
-            f"{self.path}.{key}" if self.path else key
+        path = (
+            f"{self.path}[{key}]"
+            if isinstance(key, int)
+            else (f"{self.path}.{key}" if self.path else key)
         )
         return _Where(raw, path)
 
@@ -84,7 +86,9 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
         where = root
         for part in err["loc"]:
             where = where.child(part if isinstance(part, int) else str(part))
-        raise ContractError(source, f"{err['msg']} (value: {err.get('input')!r})", str(where)) from exc
+        raise ContractError(
+            source, f"{err['msg']} (value: {err.get('input')!r})", str(where)
+        ) from exc
     contract_id = doc.id or Path(source).stem
     base_dir = Path(source).resolve().parent
     objects = doc.schema_ or []
@@ -130,7 +134,9 @@ def _patterns(
     out: list[DatasetPattern] = []
     table = obj.physicalName or obj.name or ""
     for server in servers:
-        location = next((getattr(server, k) for k in _LOCATION_SERVER_KEYS if getattr(server, k)), None)
+        location = next(
+            (getattr(server, k) for k in _LOCATION_SERVER_KEYS if getattr(server, k)), None
+        )
         if not location:
             continue
         if "{model}" in location:
@@ -143,9 +149,7 @@ def _patterns(
     return out
 
 
-def _object_rules(
-    obj: SchemaObject, contract_id: str, source: str, where: _Where
-) -> list[Rule]:
+def _object_rules(obj: SchemaObject, contract_id: str, source: str, where: _Where) -> list[Rule]:
     rules: list[Rule] = []
     obj_name = obj.name or "schema"
     for j, q in enumerate(obj.quality or []):

@@ -34,7 +34,7 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 
 def load_yaml(text: str, path: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         problem_mark = getattr(exc, "problem_mark", None)
         context_mark = getattr(exc, "context_mark", None)

@@ -56,7 +56,7 @@ class Plan:
 
 
 def resolve_column(name: str, columns: Sequence[str]) -> str | None:
-    """The dataset's spelling of `name`: exact match first, then case-insensitive (Spark's default)."""
+    """The dataset's spelling of `name`: exact, else case-insensitive (Spark's default)."""
     if name in columns:
         return name
     folded = [c for c in columns if c.lower() == name.lower()]

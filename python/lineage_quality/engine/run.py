@@ -69,22 +69,22 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric]) -> list[Any]:
 def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
     try:
         return list(_aggregate(df, metrics))
-    except Exception as exc:  # noqa: BLE001 - isolate which metric broke the scan
+    except Exception as exc:
         log.warning("fused aggregation failed (%s); isolating metrics", _short(exc))
         out: list[Any | Exception] = []
         for m in metrics:
             try:
                 out.append(_aggregate(df, [m])[0])
-            except Exception as inner:  # noqa: BLE001
+            except Exception as inner:
                 out.append(inner)
         return out
 
 
 def duplicate_count(df: DataFrame, columns: Sequence[str]) -> int:
-    """Rows whose key (all parts non-null) repeats an earlier row's: non-null rows - distinct keys."""
+    """Rows repeating an earlier row's key (all parts non-null): non-null rows - distinct keys."""
     not_null = reduce(lambda a, b: a & b, [col(c).isNotNull() for c in columns])
-    grouped = df.where(not_null).groupBy(*[col(c) for c in columns]).agg(
-        F.count(F.lit(1)).alias("lq_n")
+    grouped = (
+        df.where(not_null).groupBy(*[col(c) for c in columns]).agg(F.count(F.lit(1)).alias("lq_n"))
     )
     row = grouped.agg(
         F.coalesce(F.sum("lq_n"), F.lit(0)).alias("rows"), F.count(F.lit(1)).alias("keys")
@@ -102,13 +102,15 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
     values = _fused(df, plan.metrics)
     rows = values[0]
     if isinstance(rows, Exception):
-        return [error_result(s.rule, f"dataset could not be read: {_short(rows)}") for s in plan.steps]
+        return [
+            error_result(s.rule, f"dataset could not be read: {_short(rows)}") for s in plan.steps
+        ]
     duplicates: dict[int, int | Exception] = {}
     for i, keys in enumerate(plan.key_sets):
         if any(s.key_set == i for s in plan.steps):
             try:
                 duplicates[i] = duplicate_count(df, keys)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 duplicates[i] = exc
     results: list[RuleResult] = []
     for step in plan.steps:

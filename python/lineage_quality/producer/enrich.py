@@ -38,8 +38,10 @@ def datasets_of(event: Mapping[str, Any]) -> list[DatasetRef]:
     refs: list[DatasetRef] = []
     for role in ("inputs", "outputs"):
         for i, ds in enumerate(event.get(role) or []):
-            if isinstance(ds, Mapping) and isinstance(ds.get("namespace"), str) and isinstance(
-                ds.get("name"), str
+            if (
+                isinstance(ds, Mapping)
+                and isinstance(ds.get("namespace"), str)
+                and isinstance(ds.get("name"), str)
             ):
                 refs.append(DatasetRef(role, i, ds["namespace"], ds["name"]))
     return refs

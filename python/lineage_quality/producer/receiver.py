@@ -7,6 +7,7 @@ transport's `api_key` auth). An event is durable in the spool before the 201 goe
 from __future__ import annotations
 
 import hmac
+import io
 import json
 import logging
 import threading
@@ -14,7 +15,6 @@ import zlib
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import BinaryIO
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,9 @@ def _gunzip(body: bytes, limit: int) -> bytes:
     except zlib.error as exc:
         raise RejectedError(HTTPStatus.BAD_REQUEST, f"invalid gzip body: {exc}") from exc
     if len(out) > limit or inflater.unconsumed_tail:
-        raise RejectedError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body inflates past {limit} bytes")
+        raise RejectedError(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body inflates past {limit} bytes"
+        )
     return out
 
 
@@ -60,7 +62,7 @@ def decode_event(body: bytes, encoding: str | None, limit: int) -> str:
     return text
 
 
-def _read_chunked(stream: BinaryIO, limit: int) -> bytes:
+def _read_chunked(stream: io.BufferedIOBase, limit: int) -> bytes:
     parts: list[bytes] = []
     total = 0
     while True:
@@ -96,7 +98,7 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             server_version = "lineage-quality"
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 log.debug("%s " + format, self.address_string(), *args)
 
             def _reply(self, status: HTTPStatus, payload: dict[str, str] | None = None) -> None:
@@ -107,13 +109,13 @@ class Receiver:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path in ("/healthz", "/health"):
                     self._reply(HTTPStatus.OK, {"status": "ok"})
                 else:
                     self._reply(HTTPStatus.NOT_FOUND, {"error": "not found"})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 try:
                     self._receive()
                 except RejectedError as exc:
@@ -133,7 +135,9 @@ class Receiver:
                 except ValueError as exc:
                     raise RejectedError(HTTPStatus.BAD_REQUEST, "bad Content-Length") from exc
                 if length < 0 or length > limit:
-                    raise RejectedError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {limit} bytes")
+                    raise RejectedError(
+                        HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {limit} bytes"
+                    )
                 return self.rfile.read(length)
 
             def _receive(self) -> None:
@@ -153,7 +157,7 @@ class Receiver:
                 text = decode_event(body, self.headers.get("Content-Encoding"), receiver.max_body)
                 try:
                     accept(text)
-                except Exception as exc:  # noqa: BLE001 - the spool could not keep it: tell the sender
+                except Exception as exc:
                     log.error("could not store event: %s", exc)
                     raise RejectedError(
                         HTTPStatus.SERVICE_UNAVAILABLE, "event could not be stored"
@@ -185,4 +189,3 @@ class Receiver:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
-

@@ -37,10 +37,13 @@ class Producer:
         kwargs: dict[str, Any] = {"host": host, "port": port, "api_key": api_key}
         if max_body is not None:
             kwargs["max_body"] = max_body
-        self.receiver = Receiver(self.spool.put, **kwargs)
+        self.receiver = Receiver(self._accept, **kwargs)
         self._stop = threading.Event()
         self._worker = threading.Thread(target=self._run, name="lq-worker", daemon=True)
         self.forwarded = 0
+
+    def _accept(self, body: str) -> None:
+        self.spool.put(body)  # durable before the receiver answers 201
 
     @property
     def url(self) -> str:
@@ -83,7 +86,7 @@ class Producer:
         if not item.enriched:
             try:
                 body = self.process(body)
-            except Exception:  # noqa: BLE001 - the event still goes on, as it came
+            except Exception:
                 log.exception("could not evaluate event %d; forwarding it unchanged", item.id)
             self.spool.replace(item.id, body)
         self.forwarder.send(json.loads(body))
@@ -96,11 +99,14 @@ class Producer:
                 continue
             try:
                 self._handle(item)
-            except Exception as exc:  # noqa: BLE001 - sink down: keep the event, retry later
+            except Exception as exc:
                 self.spool.attempted(item.id)
                 log.warning(
                     "forwarding event %d failed (attempt %d): %s; retrying in %.1fs",
-                    item.id, item.attempts + 1, exc, backoff,
+                    item.id,
+                    item.attempts + 1,
+                    exc,
+                    backoff,
                 )
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)

@@ -62,9 +62,7 @@ class Rule:
     dimension: str | None = None
     valid_values: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_tuple)
     pattern: str | None = None
-    missing_values: tuple[Any, ...] | None = attrs.field(
-        default=None, converter=_optional_tuple
-    )
+    missing_values: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_tuple)
     source: str = ""
 
     def __attrs_post_init__(self) -> None:

@@ -1,0 +1,124 @@
+"""In the manner of Deequ's "join jobs into one for combinable analyzers": count Spark jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit
+
+pytestmark = pytest.mark.spark
+
+
+def ten_rules() -> list[Rule]:
+    z = Threshold(Operator.MUST_BE, 0)
+    return [
+        Rule(id="1", kind=RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_THAN, 0)),
+        Rule(id="2", kind=RuleKind.NULL_VALUES, columns=["id"], threshold=z),
+        Rule(id="3", kind=RuleKind.NULL_VALUES, columns=["name"], threshold=z),
+        Rule(
+            id="4",
+            kind=RuleKind.NULL_VALUES,
+            columns=["name"],
+            threshold=Threshold(Operator.LESS_THAN, 5),
+            unit=Unit.PERCENT,
+        ),
+        Rule(id="5", kind=RuleKind.NULL_VALUES, columns=["score"], threshold=z),
+        Rule(
+            id="6",
+            kind=RuleKind.INVALID_VALUES,
+            columns=["kind"],
+            valid_values=["a", "b"],
+            threshold=z,
+        ),
+        Rule(
+            id="7", kind=RuleKind.INVALID_VALUES, columns=["name"], pattern="^n[0-9]+$", threshold=z
+        ),
+        Rule(
+            id="8",
+            kind=RuleKind.MISSING_VALUES,
+            columns=["name"],
+            missing_values=["", "N/A"],
+            threshold=z,
+        ),
+        Rule(
+            id="9",
+            kind=RuleKind.INVALID_VALUES,
+            columns=["kind"],
+            valid_values=["a"],
+            threshold=Threshold(Operator.LESS_THAN, 60),
+            unit=Unit.PERCENT,
+        ),
+        Rule(id="10", kind=RuleKind.ROW_COUNT, threshold=Threshold(Operator.BETWEEN, 1, 10_000)),
+    ]
+
+
+@pytest.fixture(scope="module")
+def dataset(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = Path(tmp_path_factory.mktemp("jobs")) / "data"
+    rows = [(i, f"n{i}", "a" if i % 2 else "b", float(i)) for i in range(1000)]
+    spark.createDataFrame(rows, "id INT, name STRING, kind STRING, score DOUBLE").repartition(
+        4
+    ).write.parquet(str(path))
+    return spark.read.parquet(str(path))
+
+
+def _jobs(spark: Any, group: str, fn: Any) -> int:
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        fn()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def _input_records(spark: Any) -> int:
+    sc = spark.sparkContext
+    jvm = sc._jvm
+    empty = jvm.java.util.ArrayList()
+    no_quantiles = sc._gateway.new_array(jvm.double, 0)
+    # AppStatusStore.stageList(statuses, details, withSummaries, unsortedQuantiles, taskStatus)
+    stages = sc._jsc.sc().statusStore().stageList(empty, False, False, no_quantiles, empty)
+    return sum(stages.apply(i).inputRecords() for i in range(stages.size()))
+
+
+def test_ten_fusable_rules_run_as_one_job(spark: Any, dataset: Any) -> None:
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        results: list[Any] = []
+        jobs = _jobs(
+            spark, "lq-ten-rules", lambda: results.extend(evaluate_dataframe(dataset, ten_rules()))
+        )
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+    assert jobs == 1
+    assert len(results) == 10 and all(r.success for r in results), [
+        (r.rule.id, r.status, r.actual) for r in results
+    ]
+
+
+def test_with_adaptive_execution_the_data_is_still_read_once(spark: Any, dataset: Any) -> None:
+    # AQE materializes each shuffle stage as its own job; what matters is one pass over the data.
+    before = _input_records(spark)
+    evaluate_dataframe(dataset, ten_rules())
+    assert _input_records(spark) - before == 1000
+
+
+def test_uniqueness_adds_one_pass_per_key_set(spark: Any, dataset: Any) -> None:
+    z = Threshold(Operator.MUST_BE, 0)
+    rules = [
+        *ten_rules(),
+        Rule(id="u1", kind=RuleKind.DUPLICATE_VALUES, columns=["id"], threshold=z),
+        Rule(
+            id="u2", kind=RuleKind.DUPLICATE_VALUES, columns=["id"], unit=Unit.PERCENT, threshold=z
+        ),
+        Rule(id="u3", kind=RuleKind.DUPLICATE_VALUES, columns=["kind", "id"], threshold=z),
+    ]
+    before = _input_records(spark)
+    results = evaluate_dataframe(dataset, rules)
+    assert _input_records(spark) - before == 3 * 1000  # fused pass + 2 key sets
+    assert all(r.success for r in results)
