@@ -1,0 +1,73 @@
+"""Run the e2e job with the real OpenLineage listener against an in-process producer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from openlineage.client.transport import Transport
+
+from lineage_quality.contracts import load_contracts
+from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.sparksubmit import spark_submit
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
+EVALUATOR_APP = "lineage-quality-evaluator"
+
+
+class RecordingSpool(Spool):
+    """A real spool that also remembers every body it was given, to compare in and out."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.received: list[str] = []
+
+    def put(self, body: str) -> int:
+        self.received.append(body)
+        return super().put(body)
+
+
+@contextmanager
+def producer_for(spark: Any, transport: Transport, workdir: Path) -> Iterator[Producer]:
+    producer = Producer(
+        Evaluator(load_contracts([HERE / "contracts"]), spark=spark),
+        Forwarder(transport),
+        RecordingSpool(workdir / "spool.db"),
+        port=0,
+    )
+    producer.start()
+    try:
+        yield producer
+    finally:
+        producer.stop()
+
+
+def submit_job(producer: Producer, workdir: Path, namespace: str) -> tuple[Path, Path]:
+    data = workdir / "e2e-data"
+    raw, clean = data / "raw", data / "clean"
+    jar = next((REPO_ROOT / "jvm-config" / "jars").glob("openlineage-spark_*.jar"))
+    log = workdir / "spark-submit.log"
+    result = spark_submit(
+        [
+            "--master", "local[1]",
+            "--properties-file", str(REPO_ROOT / "jvm-config" / "spark-defaults.conf"),
+            "--conf", f"spark.jars={jar}",
+            "--conf", f"spark.openlineage.transport.url={producer.url}",
+            "--conf", f"spark.openlineage.namespace={namespace}",
+            "--conf", "spark.ui.enabled=false",
+            str(HERE / "jobs" / "clean_job.py"), str(raw), str(clean),
+        ],
+        cwd=REPO_ROOT,
+        log_file=log,
+    )  # fmt: skip
+    assert result.returncode == 0, log.read_text()[-4000:]
+    assert producer.spool.wait_empty(timeout=300), "producer did not forward every event"
+    return raw, clean
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
