@@ -13,6 +13,7 @@ class Status(enum.Enum):
     PASSED = "PASSED"
     FAILED = "FAILED"
     ERROR = "ERROR"  # the rule could not run (missing column, bad regex, unreadable data, timeout)
+    SKIPPED = "SKIPPED"  # not run because a rule it depends on failed (see `skip_reason`)
 
 
 @attrs.frozen
@@ -25,6 +26,7 @@ class RuleResult:
     failing_rows: int | None = None
     row_count: int | None = None
     message: str | None = None
+    skip_reason: str | None = None
 
     @property
     def success(self) -> bool:
@@ -46,3 +48,7 @@ class RuleResult:
 
 def error_result(rule: Rule, message: str) -> RuleResult:
     return RuleResult(rule=rule, status=Status.ERROR, message=message)
+
+
+def skipped_result(rule: Rule, reason: str, message: str | None = None) -> RuleResult:
+    return RuleResult(rule=rule, status=Status.SKIPPED, skip_reason=reason, message=message)

@@ -24,7 +24,9 @@ def _params(result: RuleResult) -> dict[str, Any]:
     if result.row_count is not None:
         params["rowCount"] = result.row_count
     if result.message:
-        params["error"] = result.message
+        params["error" if result.status is Status.ERROR else "message"] = result.message
+    if result.skip_reason:
+        params["skipReason"] = result.skip_reason
     return params
 
 
@@ -55,6 +57,8 @@ def assertions_facet(results: Sequence[RuleResult]) -> DataQualityAssertionsData
 
 def _test_status(result: RuleResult) -> str:
     # The spec knows pass|fail|skip; an error must alert like a failure (params.status says ERROR).
+    if result.status is Status.SKIPPED:
+        return "skip"
     return "pass" if result.status is Status.PASSED else "fail"
 
 

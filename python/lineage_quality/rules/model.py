@@ -11,13 +11,21 @@ from lineage_quality.rules.threshold import Threshold
 
 
 class RuleKind(enum.Enum):
-    """What a rule measures. The value is the ODCS library metric name."""
+    """What a rule measures. The value is the ODCS library metric name where there is one."""
 
-    ROW_COUNT = "rowCount"
-    NULL_VALUES = "nullValues"
-    MISSING_VALUES = "missingValues"
-    INVALID_VALUES = "invalidValues"
-    DUPLICATE_VALUES = "duplicateValues"
+    ROW_COUNT = "rowCount"  # rows in the dataset
+    NULL_VALUES = "nullValues"  # rows where the column is null
+    MISSING_VALUES = "missingValues"  # rows where the column is null or one of `missing_values`
+    INVALID_VALUES = "invalidValues"  # non-null rows not in `valid_values` / not matching `pattern`
+    DUPLICATE_VALUES = "duplicateValues"  # extra occurrences of a non-null key (`columns`)
+    VALUE_RANGE = "valueRange"  # non-null rows outside [min_value, max_value]
+    LENGTH_RANGE = "lengthRange"  # non-null rows whose string length is outside [min, max]
+    DATE_FORMAT = "dateFormat"  # non-null rows that do not parse with `date_format`
+    STATISTIC = "statistic"  # avg | sum | stddev | median | min | max of the column
+    FRESHNESS = "freshness"  # rows younger than `min_age_seconds` / older than `max_age_seconds`
+    SQL = "sql"  # the single number a read-only `query` returns
+    COLUMN_TYPE = "columnType"  # the column exists (and has `expected_type`): 0 or 1 mismatch
+    EXTRA_COLUMNS = "extraColumns"  # columns present but not declared (`valid_values`)
 
     @property
     def is_grouped(self) -> bool:
@@ -27,7 +35,12 @@ class RuleKind(enum.Enum):
     @property
     def counts_rows(self) -> bool:
         """Kinds whose metric is a count of offending rows (so `unit: percent` applies)."""
-        return self is not RuleKind.ROW_COUNT
+        return self in _ROW_COUNTING
+
+    @property
+    def is_schema(self) -> bool:
+        """Kinds decided from the schema alone, without a scan."""
+        return self in (RuleKind.COLUMN_TYPE, RuleKind.EXTRA_COLUMNS)
 
 
 class Unit(enum.Enum):
@@ -63,17 +76,62 @@ class Rule:
     valid_values: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_tuple)
     pattern: str | None = None
     missing_values: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    min_value: float | None = None
+    max_value: float | None = None
+    statistic: str | None = None
+    date_format: str | None = None
+    min_age_seconds: float | None = None
+    max_age_seconds: float | None = None
+    query: str | None = None
+    expected_type: str | None = None
+    max_length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+    case_insensitive: bool = False
+    # Where the rule came from, for messages and stable ids: format ("odcs", "schema-json",
+    # "shacl"), the constraint's own name in that format, and rules this one depends on (a rule
+    # is SKIPPED when one of them fails, as in the schema-rules JSON format).
+    origin: str = "odcs"
+    constraint: str | None = None
+    category: str | None = None
+    action: str | None = None
+    depends_on: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     source: str = ""
 
     def __attrs_post_init__(self) -> None:
-        if self.unit is Unit.PERCENT and not self.kind.counts_rows:
-            raise ValueError(f"{self.kind.value} cannot use unit: percent")
-        if self.kind is RuleKind.INVALID_VALUES and not (self.valid_values or self.pattern):
+        kind = self.kind
+        if self.unit is Unit.PERCENT and not kind.counts_rows:
+            raise ValueError(f"{kind.value} cannot use unit: percent")
+        if kind is RuleKind.INVALID_VALUES and not (self.valid_values or self.pattern):
             raise ValueError("invalidValues needs validValues and/or pattern")
-        if self.kind is RuleKind.ROW_COUNT and self.columns:
-            raise ValueError("rowCount is a schema-level rule and takes no column")
-        if self.kind is not RuleKind.ROW_COUNT and not self.columns:
-            raise ValueError(f"{self.kind.value} needs a column")
+        if kind in _DATASET_LEVEL and self.columns:
+            raise ValueError(f"{kind.value} is a schema-level rule and takes no column")
+        if kind not in _DATASET_LEVEL and not self.columns:
+            raise ValueError(f"{kind.value} needs a column")
+        if kind in (RuleKind.VALUE_RANGE, RuleKind.LENGTH_RANGE):
+            if self.min_value is None and self.max_value is None:
+                raise ValueError(f"{kind.value} needs a minimum and/or a maximum")
+            if (
+                self.min_value is not None
+                and self.max_value is not None
+                and self.min_value > self.max_value
+            ):
+                raise ValueError(
+                    f"{kind.value}: minimum {self.min_value:g} is greater than "
+                    f"maximum {self.max_value:g}"
+                )
+        if kind is RuleKind.STATISTIC and self.statistic not in STATISTICS:
+            raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}")
+        if kind is RuleKind.DATE_FORMAT and not self.date_format:
+            raise ValueError("dateFormat needs a format")
+        if (
+            kind is RuleKind.FRESHNESS
+            and self.min_age_seconds is None
+            and (self.max_age_seconds is None)
+        ):
+            raise ValueError("freshness needs a minimum or maximum age")
+        if kind is RuleKind.SQL and not (self.query or "").strip():
+            raise ValueError("a sql rule needs a query")
 
     @property
     def column(self) -> str | None:
@@ -85,6 +143,12 @@ class Rule:
         """dbt-style assertion name used in the OpenLineage facet."""
         if self.kind is RuleKind.INVALID_VALUES:
             return "accepted_values" if self.valid_values else "matches_regex"
+        if self.kind is RuleKind.STATISTIC:
+            return f"column_{self.statistic}"
+        if self.kind is RuleKind.COLUMN_TYPE and self.expected_type is None:
+            return "column_exists"
+        if self.kind is RuleKind.DUPLICATE_VALUES and len(self.columns) > 1:
+            return "unique_combination"
         return _ASSERTION[self.kind]
 
     def params(self) -> dict[str, Any]:
@@ -98,15 +162,57 @@ class Rule:
             out["pattern"] = self.pattern
         if self.missing_values is not None:
             out["missingValues"] = list(self.missing_values)
-        if self.dimension is not None:
-            out["dimension"] = self.dimension
+        for key, value in (
+            ("minValue", self.min_value),
+            ("maxValue", self.max_value),
+            ("statistic", self.statistic),
+            ("dateFormat", self.date_format),
+            ("minAgeSeconds", self.min_age_seconds),
+            ("maxAgeSeconds", self.max_age_seconds),
+            ("query", self.query),
+            ("expectedType", self.expected_type),
+            ("maxLength", self.max_length),
+            ("precision", self.precision),
+            ("scale", self.scale),
+            ("dimension", self.dimension),
+            ("constraint", self.constraint),
+            ("category", self.category),
+            ("action", self.action),
+        ):
+            if value is not None:
+                out[key] = value
+        out["origin"] = self.origin
         out["ruleId"] = self.id
         return out
 
+
+STATISTICS = ("avg", "sum", "stddev", "median", "min", "max")
+
+_DATASET_LEVEL = frozenset({RuleKind.ROW_COUNT, RuleKind.SQL, RuleKind.EXTRA_COLUMNS})
+
+_ROW_COUNTING = frozenset(
+    {
+        RuleKind.NULL_VALUES,
+        RuleKind.MISSING_VALUES,
+        RuleKind.INVALID_VALUES,
+        RuleKind.DUPLICATE_VALUES,
+        RuleKind.VALUE_RANGE,
+        RuleKind.LENGTH_RANGE,
+        RuleKind.DATE_FORMAT,
+        RuleKind.FRESHNESS,
+    }
+)
 
 _ASSERTION = {
     RuleKind.ROW_COUNT: "row_count",
     RuleKind.NULL_VALUES: "not_null",
     RuleKind.MISSING_VALUES: "not_missing",
     RuleKind.DUPLICATE_VALUES: "unique",
+    RuleKind.VALUE_RANGE: "accepted_range",
+    RuleKind.LENGTH_RANGE: "value_length_between",
+    RuleKind.DATE_FORMAT: "date_format",
+    RuleKind.FRESHNESS: "freshness",
+    RuleKind.SQL: "custom_sql",
+    RuleKind.COLUMN_TYPE: "column_type",
+    RuleKind.EXTRA_COLUMNS: "no_extra_columns",
 }
