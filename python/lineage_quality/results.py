@@ -6,7 +6,7 @@ import enum
 
 import attrs
 
-from lineage_quality.rules import Rule, Unit
+from lineage_quality.rules import Rule, RuleKind, Unit
 
 
 class Status(enum.Enum):
@@ -27,6 +27,8 @@ class RuleResult:
     row_count: int | None = None
     message: str | None = None
     skip_reason: str | None = None
+    code: str | None = None  # machine-readable failure cause: FIELD_MISSING, TYPE_MISMATCH, ...
+    observed: str | None = None  # a non-numeric observation (a column's type), shown as actual
 
     @property
     def success(self) -> bool:
@@ -35,10 +37,15 @@ class RuleResult:
 
     @property
     def expected(self) -> str:
-        suffix = "%" if self.rule.unit is Unit.PERCENT else ""
-        return self.rule.threshold.describe() + suffix
+        rule = self.rule
+        if rule.kind is RuleKind.COLUMN_TYPE:
+            return rule.expected_type or "present"
+        suffix = "%" if rule.unit is Unit.PERCENT else ""
+        return rule.threshold.describe() + suffix
 
     def actual_text(self) -> str | None:
+        if self.observed is not None:
+            return self.observed
         if self.actual is None:
             return None
         value = self.actual

@@ -24,7 +24,7 @@ def test_identical_metrics_are_computed_once_and_row_count_is_always_first() -> 
         rule(RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_THAN, 0)),
         rule(RuleKind.INVALID_VALUES, "b", valid_values=["x"]),
     ]
-    plan = build_plan(rules, ["a", "b"])
+    plan = build_plan(rules, [("a", "string"), ("b", "string")])
     assert plan.metrics[0] == ROWS
     assert [m.kind for m in plan.metrics] == [
         MetricKind.ROWS,
@@ -42,7 +42,7 @@ def test_uniqueness_gets_one_pass_per_key_set() -> None:
         rule(RuleKind.DUPLICATE_VALUES, "a", unit=Unit.PERCENT),
         rule(RuleKind.DUPLICATE_VALUES, "a", "b"),
     ]
-    plan = build_plan(rules, ["a", "b"])
+    plan = build_plan(rules, [("a", "string"), ("b", "string")])
     assert plan.key_sets == (("a",), ("a", "b"))
     assert [s.key_set for s in plan.steps] == [0, 0, 1]
 
@@ -54,7 +54,7 @@ def test_preconditions_become_errors_before_any_scan() -> None:
         rule(RuleKind.DUPLICATE_VALUES, "a", "gone2"),
         rule(RuleKind.NULL_VALUES, "A"),  # case-insensitive match, as Spark resolves columns
     ]
-    plan = build_plan(rules, ["a"])
+    plan = build_plan(rules, [("a", "string")])
     assert plan.steps[0].error == "column not found in dataset: gone"
     assert plan.steps[1].error is not None and "invalid pattern" in plan.steps[1].error
     assert plan.steps[2].error == "column not found in dataset: gone2"

@@ -1,9 +1,11 @@
 """Turn the rules of one dataset into one fused aggregation plus grouped passes.
 
-Pure: works on column names and types, never touches Spark. In the manner of Deequ's analyzers,
-each rule declares the aggregate it needs; identical aggregates are computed once; schema
-preconditions (the column exists, the regex compiles) are checked here, before any scan, and a
-rule that fails them becomes an error result instead of breaking the scan for the others.
+Pure: works on column names and Spark type strings, never touches Spark. In the manner of Deequ's
+analyzers, each rule declares the aggregate it needs; identical aggregates are computed once;
+schema preconditions (the column exists, has a usable type, the pattern compiles) are checked
+here, before any scan, and a rule that fails them becomes an error result instead of breaking the
+scan for the others. Schema rules (column type, extra columns) are decided here outright, and
+rules depending on a failed schema rule are SKIPPED (the schema-rules JSON semantics).
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ from typing import Any
 
 import attrs
 
+from lineage_quality.engine.dates import java_pattern
+from lineage_quality.engine.types import (
+    is_array,
+    is_numeric,
+    is_temporal,
+    spark_type,
+    type_mismatch,
+)
+from lineage_quality.engine.verdicts import verdict
+from lineage_quality.results import RuleResult, Status, error_result, skipped_result
 from lineage_quality.rules import Rule, RuleKind
 
 
@@ -23,6 +35,13 @@ class MetricKind(enum.Enum):
     NULLS = "nulls"  # rows where the column is null
     MISSING = "missing"  # rows where the column is null or one of the missing values
     INVALID = "invalid"  # non-null rows that are not valid (value list and/or pattern)
+    OUT_OF_RANGE = "out_of_range"  # non-null rows outside [low, high]
+    LENGTH_OUT = "length_out"  # non-null rows whose length is outside [low, high]
+    CARDINALITY_OUT = "cardinality_out"  # rows whose value count is outside [low, high]
+    BAD_DATE = "bad_date"  # non-null string rows that do not parse with `arg`
+    TOO_NEW = "too_new"  # rows newer than now - low seconds
+    TOO_OLD = "too_old"  # rows older than now - low seconds
+    STAT = "stat"  # the statistic `arg` of the column
 
 
 @attrs.frozen
@@ -33,6 +52,11 @@ class Metric:
     column: str | None = None
     values: tuple[Any, ...] | None = None
     pattern: str | None = None
+    low: float | None = None
+    high: float | None = None
+    arg: str | None = None
+    array: bool = False  # the column is an array (length = element count)
+    typed: bool = False  # BAD_DATE on a date/timestamp column: nothing can be malformed
 
 
 ROWS = Metric(MetricKind.ROWS)
@@ -40,12 +64,20 @@ ROWS = Metric(MetricKind.ROWS)
 
 @attrs.frozen
 class Step:
-    """How one rule gets its number: a metric slot, a grouped pass, or an up-front error."""
+    """How one rule gets its verdict: a metric slot, a grouped pass, its own SQL query, or a
+    result already decided from the schema (pass, fail, error, skip)."""
 
     rule: Rule
     metric: int | None = None  # index into Plan.metrics
     key_set: int | None = None  # index into Plan.key_sets
-    error: str | None = None
+    sql: bool = False
+    result: RuleResult | None = None
+
+    @property
+    def error(self) -> str | None:
+        if self.result is not None and self.result.status is Status.ERROR:
+            return self.result.message
+        return None
 
 
 @attrs.frozen
@@ -55,29 +87,103 @@ class Plan:
     steps: tuple[Step, ...]
 
 
-def resolve_column(name: str, columns: Sequence[str]) -> str | None:
+def resolve_column(name: str, columns: Sequence[str], case_insensitive: bool = True) -> str | None:
     """The dataset's spelling of `name`: exact, else case-insensitive (Spark's default)."""
     if name in columns:
         return name
+    if not case_insensitive:
+        return None
     folded = [c for c in columns if c.lower() == name.lower()]
     return folded[0] if len(folded) == 1 else None
 
 
-def _metric_for(rule: Rule, column: str) -> Metric:
-    if rule.kind is RuleKind.NULL_VALUES:
+_NUMERIC_KINDS = (RuleKind.VALUE_RANGE, RuleKind.STATISTIC)
+
+
+def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
+    """The metric a fused rule needs, or why it cannot run on this column."""
+    kind = rule.kind
+    if kind is RuleKind.NULL_VALUES:
         return Metric(MetricKind.NULLS, column)
-    if rule.kind is RuleKind.MISSING_VALUES:
+    if kind is RuleKind.MISSING_VALUES:
         values = tuple(v for v in (rule.missing_values or ()) if v is not None)
         return Metric(MetricKind.MISSING, column, values=values)
-    if rule.kind is RuleKind.INVALID_VALUES:
+    if kind is RuleKind.INVALID_VALUES:
         return Metric(MetricKind.INVALID, column, values=rule.valid_values, pattern=rule.pattern)
-    raise ValueError(f"no fused metric for {rule.kind}")
+    if kind in _NUMERIC_KINDS and not is_numeric(ctype):
+        return f"{rule.assertion} needs a numeric column; {column} is {ctype}"
+    if kind is RuleKind.VALUE_RANGE:
+        return Metric(MetricKind.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
+    if kind is RuleKind.STATISTIC:
+        return Metric(MetricKind.STAT, column, arg=rule.statistic)
+    if kind is RuleKind.LENGTH_RANGE:
+        return Metric(
+            MetricKind.LENGTH_OUT, column, low=rule.min_value, high=rule.max_value,
+            array=is_array(ctype),
+        )  # fmt: skip
+    if kind is RuleKind.CARDINALITY:
+        return Metric(
+            MetricKind.CARDINALITY_OUT, column, low=rule.min_value, high=rule.max_value,
+            array=is_array(ctype),
+        )  # fmt: skip
+    if kind is RuleKind.DATE_FORMAT:
+        family = spark_type(ctype).family
+        if family not in ("string", "date", "timestamp"):
+            return f"dateFormat needs a string column; {column} is {ctype}"
+        try:
+            pattern = java_pattern(rule.date_format or "")
+        except ValueError as exc:
+            return str(exc)
+        return Metric(MetricKind.BAD_DATE, column, arg=pattern, typed=family != "string")
+    if kind is RuleKind.FRESHNESS:
+        if not is_temporal(ctype):
+            return f"freshness needs a date or timestamp column; {column} is {ctype}"
+        if rule.min_age_seconds is not None:
+            return Metric(MetricKind.TOO_NEW, column, low=rule.min_age_seconds)
+        return Metric(MetricKind.TOO_OLD, column, low=rule.max_age_seconds)
+    return f"no fused metric for {kind.value}"
 
 
-def build_plan(rules: Iterable[Rule], columns: Sequence[str]) -> Plan:
+def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
+    names = [n for n, _ in schema]
+    types = dict(schema)
+    if rule.kind is RuleKind.EXTRA_COLUMNS:
+        declared = list(rule.valid_values or ())
+        extra = [n for n in names if resolve_column(n, declared, rule.case_insensitive) is None]
+        result = verdict(rule, len(extra), len(names))
+        message = f"undeclared columns: {', '.join(extra)}" if extra else None
+        return attrs.evolve(result, failing_rows=len(extra), message=message)
+    name = rule.columns[0]
+    found = resolve_column(name, names, rule.case_insensitive)
+    if found is None:
+        failed = verdict(rule, 1, len(names))
+        return attrs.evolve(
+            failed, code="FIELD_MISSING", message=f"column {name} not found", observed="missing"
+        )
+    actual = types[found]
+    problem = None
+    if rule.expected_type is not None:
+        problem = type_mismatch(rule.expected_type, actual, rule.precision, rule.scale)
+    result = verdict(rule, 1 if problem else 0, len(names))
+    if problem:
+        result = attrs.evolve(result, code="TYPE_MISMATCH", message=problem)
+    return attrs.evolve(result, observed=actual)
+
+
+def build_plan(rules: Iterable[Rule], schema: Sequence[tuple[str, str]]) -> Plan:
+    """`schema` is the dataset's (column name, Spark simpleString type) in order."""
+    rules = list(rules)
+    columns = [n for n, _ in schema]
+    types = dict(schema)
     metrics: list[Metric] = [ROWS]
     key_sets: list[tuple[str, ...]] = []
     steps: list[Step] = []
+
+    # Schema rules first: their failures decide which dependents are skipped.
+    decided: dict[str, RuleResult] = {}
+    for rule in rules:
+        if rule.kind.is_schema:
+            decided[rule.id] = _schema_result(rule, schema)
 
     def slot(metric: Metric) -> int:
         if metric not in metrics:
@@ -85,17 +191,31 @@ def build_plan(rules: Iterable[Rule], columns: Sequence[str]) -> Plan:
         return metrics.index(metric)
 
     for rule in rules:
+        if rule.kind.is_schema:
+            steps.append(Step(rule, result=decided[rule.id]))
+            continue
+        blocking = [decided[d] for d in rule.depends_on if d in decided and not decided[d].success]
+        if blocking:
+            first = blocking[0]
+            reason = first.code or first.status.value
+            steps.append(Step(rule, result=skipped_result(rule, reason, first.message)))
+            continue
+        if rule.kind is RuleKind.SQL:
+            steps.append(Step(rule, sql=True))
+            continue
         resolved = [resolve_column(c, columns) for c in rule.columns]
         missing = [c for c, r in zip(rule.columns, resolved, strict=True) if r is None]
         if missing:
-            steps.append(Step(rule, error=f"column not found in dataset: {', '.join(missing)}"))
+            message = f"column not found in dataset: {', '.join(missing)}"
+            steps.append(Step(rule, result=error_result(rule, message)))
             continue
         cols = tuple(r for r in resolved if r is not None)
         if rule.pattern is not None:
             try:
                 re.compile(rule.pattern)
             except re.error as exc:
-                steps.append(Step(rule, error=f"invalid pattern {rule.pattern!r}: {exc}"))
+                message = f"invalid pattern {rule.pattern!r}: {exc}"
+                steps.append(Step(rule, result=error_result(rule, message)))
                 continue
         if rule.kind is RuleKind.ROW_COUNT:
             steps.append(Step(rule, metric=0))
@@ -104,5 +224,9 @@ def build_plan(rules: Iterable[Rule], columns: Sequence[str]) -> Plan:
                 key_sets.append(cols)
             steps.append(Step(rule, key_set=key_sets.index(cols)))
         else:
-            steps.append(Step(rule, metric=slot(_metric_for(rule, cols[0]))))
+            metric = _metric_for(rule, cols[0], types[cols[0]])
+            if isinstance(metric, str):
+                steps.append(Step(rule, result=error_result(rule, metric)))
+            else:
+                steps.append(Step(rule, metric=slot(metric)))
     return Plan(metrics=tuple(metrics), key_sets=tuple(key_sets), steps=tuple(steps))

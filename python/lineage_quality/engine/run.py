@@ -2,12 +2,14 @@
 
 Only the single result row of each pass reaches the driver. A failing aggregation (a pattern Java
 rejects, a type Spark cannot compare) is isolated by re-running the metrics one at a time, so only
-the rules that caused it become errors.
+the rules that caused it become errors. `type: sql` rules run their own read-only query on the
+dataset registered as a temporary view.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from functools import reduce
 from typing import Any
@@ -16,7 +18,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lineage_quality.engine.plan import Metric, MetricKind, Plan, build_plan
-from lineage_quality.engine.verdicts import verdict
+from lineage_quality.engine.sql import run_sql_rule
+from lineage_quality.engine.verdicts import value_verdict, verdict
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Rule
 
@@ -33,48 +36,91 @@ def col(name: str) -> Column:
 
 
 def _count_where(condition: Column) -> Column:
-    # sum(CASE WHEN ...) rather than count_if: same plan, and null-safe on empty input via coalesce.
+    # sum(CASE WHEN ...): null conditions count as 0; coalesce covers an empty dataset.
     return F.coalesce(F.sum(F.when(condition, F.lit(1)).otherwise(F.lit(0))), F.lit(0))
 
 
-def metric_column(metric: Metric) -> Column:
-    if metric.kind is MetricKind.ROWS:
+def _outside(value: Column, low: float | None, high: float | None) -> Column:
+    conditions = []
+    if low is not None:
+        conditions.append(value < F.lit(low))
+    if high is not None:
+        conditions.append(value > F.lit(high))
+    return reduce(lambda a, b: a | b, conditions)
+
+
+_STATS = {
+    "avg": F.avg,
+    "sum": F.sum,
+    "stddev": F.stddev_samp,
+    "median": F.median,
+    "min": F.min,
+    "max": F.max,
+}
+
+
+def metric_column(metric: Metric, now: float) -> Column:
+    kind = metric.kind
+    if kind is MetricKind.ROWS:
         return F.count(F.lit(1))
     assert metric.column is not None
     c = col(metric.column)
-    if metric.kind is MetricKind.NULLS:
+    if kind is MetricKind.NULLS:
         return _count_where(c.isNull())
-    if metric.kind is MetricKind.MISSING:
+    if kind is MetricKind.MISSING:
         missing = c.isNull()
         if metric.values:
             missing = missing | c.isin(list(metric.values))
         return _count_where(missing)
-    # INVALID: null is not invalid (nullValues covers it); a value must satisfy every given test.
-    valid: Column | None = None
-    if metric.values is not None:
-        valid = c.isin(list(metric.values))
-    if metric.pattern is not None:
-        matches = c.cast("string").rlike(metric.pattern)
-        valid = matches if valid is None else (valid & matches)
-    assert valid is not None
-    return _count_where(c.isNotNull() & ~valid)
+    if kind is MetricKind.INVALID:
+        # null is not invalid (nullValues covers it); a value must pass every given test.
+        valid: Column | None = None
+        if metric.values is not None:
+            valid = c.isin(list(metric.values))
+        if metric.pattern is not None:
+            matches = c.cast("string").rlike(metric.pattern)
+            valid = matches if valid is None else (valid & matches)
+        assert valid is not None
+        return _count_where(c.isNotNull() & ~valid)
+    if kind is MetricKind.OUT_OF_RANGE:
+        # NaN sorts above every number in Spark, so it is outside any range with a maximum.
+        return _count_where(c.isNotNull() & _outside(c, metric.low, metric.high))
+    if kind is MetricKind.LENGTH_OUT:
+        length = F.size(c) if metric.array else F.length(c.cast("string"))
+        return _count_where(c.isNotNull() & _outside(length, metric.low, metric.high))
+    if kind is MetricKind.CARDINALITY_OUT:
+        count = F.when(c.isNull(), F.lit(0)).otherwise(F.size(c) if metric.array else F.lit(1))
+        return _count_where(_outside(count, metric.low, metric.high))
+    if kind is MetricKind.BAD_DATE:
+        if metric.typed:
+            return F.lit(0).cast("long")
+        parsed = F.to_timestamp(c, metric.arg or "")
+        return _count_where(c.isNotNull() & parsed.isNull())
+    if kind is MetricKind.TOO_NEW or kind is MetricKind.TOO_OLD:
+        assert metric.low is not None
+        epoch = c.cast("timestamp").cast("double")
+        cutoff = F.lit(now - metric.low)
+        return _count_where(epoch > cutoff if kind is MetricKind.TOO_NEW else epoch < cutoff)
+    assert kind is MetricKind.STAT and metric.arg is not None
+    return _STATS[metric.arg](c).cast("double")
 
 
-def _aggregate(df: DataFrame, metrics: Sequence[Metric]) -> list[Any]:
-    row = df.agg(*[metric_column(m).alias(f"m{i}") for i, m in enumerate(metrics)]).first()
+def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any]:
+    row = df.agg(*[metric_column(m, now).alias(f"m{i}") for i, m in enumerate(metrics)]).first()
     assert row is not None  # a global aggregation always yields one row
     return list(row)
 
 
 def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
+    now = time.time()
     try:
-        return list(_aggregate(df, metrics))
-    except Exception as exc:
+        return list(_aggregate(df, metrics, now))
+    except Exception as exc:  # isolate which metric broke the scan
         log.warning("fused aggregation failed (%s); isolating metrics", _short(exc))
         out: list[Any | Exception] = []
         for m in metrics:
             try:
-                out.append(_aggregate(df, [m])[0])
+                out.append(_aggregate(df, [m], now)[0])
             except Exception as inner:
                 out.append(inner)
         return out
@@ -99,35 +145,46 @@ def _short(exc: Exception) -> str:
 
 
 def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
-    values = _fused(df, plan.metrics)
+    needs_scan = any(s.result is None for s in plan.steps)
+    values: list[Any | Exception] = _fused(df, plan.metrics) if needs_scan else [0]
     rows = values[0]
     if isinstance(rows, Exception):
-        return [
-            error_result(s.rule, f"dataset could not be read: {_short(rows)}") for s in plan.steps
-        ]
+        message = f"dataset could not be read: {_short(rows)}"
+        return [s.result or error_result(s.rule, message) for s in plan.steps]
     duplicates: dict[int, int | Exception] = {}
     for i, keys in enumerate(plan.key_sets):
-        if any(s.key_set == i for s in plan.steps):
-            try:
-                duplicates[i] = duplicate_count(df, keys)
-            except Exception as exc:
-                duplicates[i] = exc
+        try:
+            duplicates[i] = duplicate_count(df, keys)
+        except Exception as exc:
+            duplicates[i] = exc
     results: list[RuleResult] = []
     for step in plan.steps:
-        if step.error is not None:
-            results.append(error_result(step.rule, step.error))
+        if step.result is not None:
+            results.append(step.result)
             continue
-        measured = values[step.metric] if step.metric is not None else duplicates[step.key_set or 0]
+        if step.sql:
+            results.append(run_sql_rule(df, step.rule, int(rows)))
+            continue
+        if step.metric is not None:
+            measured = values[step.metric]
+            metric = plan.metrics[step.metric]
+        else:
+            measured = duplicates[step.key_set or 0]
+            metric = None
         if isinstance(measured, Exception):
             results.append(error_result(step.rule, f"evaluation failed: {_short(measured)}"))
+        elif metric is not None and metric.kind is MetricKind.STAT:
+            results.append(value_verdict(step.rule, measured, int(rows)))
         else:
             results.append(verdict(step.rule, int(measured), int(rows)))
     return results
 
 
 def evaluate_dataframe(df: DataFrame, rules: Sequence[Rule]) -> list[RuleResult]:
-    """Evaluate `rules` on `df`: one scan for the fused metrics plus one per uniqueness key set."""
+    """Evaluate `rules` on `df`: one scan for the fused metrics plus one per uniqueness key set
+    (plus one query per `type: sql` rule)."""
     if not rules:
         return []
-    plan = build_plan(rules, df.columns)
+    schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+    plan = build_plan(rules, schema)
     return run_plan(df, plan)

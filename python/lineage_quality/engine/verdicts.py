@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Rule, RuleKind, Unit
 
@@ -25,3 +27,17 @@ def verdict(rule: Rule, measured: int, row_count: int) -> RuleResult:
     return RuleResult(
         rule=rule, status=status, actual=actual, failing_rows=failing, row_count=row_count
     )
+
+
+def value_verdict(rule: Rule, value: float | None, row_count: int) -> RuleResult:
+    """A statistic or a SQL result against the threshold. No value (an empty column's average)
+    or NaN cannot meet any threshold: FAILED, with the reason."""
+    if value is None:
+        return RuleResult(
+            rule=rule, status=Status.FAILED, row_count=row_count,
+            message="no value: the column has no non-null values",
+        )  # fmt: skip
+    actual = float(value)
+    status = Status.PASSED if rule.threshold.holds(actual) else Status.FAILED
+    message = "the value is NaN" if math.isnan(actual) else None
+    return RuleResult(rule=rule, status=status, actual=actual, row_count=row_count, message=message)

@@ -31,6 +31,8 @@ def evaluator_session(master: str | None = None) -> SparkSession:
         .config("spark.extraListeners", "")  # never our own lineage: no listener here
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "16")
+        # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
+        .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")
     )
     if master:
         builder = builder.master(master)

@@ -20,6 +20,9 @@ class RuleKind(enum.Enum):
     DUPLICATE_VALUES = "duplicateValues"  # extra occurrences of a non-null key (`columns`)
     VALUE_RANGE = "valueRange"  # non-null rows outside [min_value, max_value]
     LENGTH_RANGE = "lengthRange"  # non-null rows whose string length is outside [min, max]
+    CARDINALITY = (
+        "cardinality"  # rows whose value count (array size; 0/1 for scalars) is out of range
+    )
     DATE_FORMAT = "dateFormat"  # non-null rows that do not parse with `date_format`
     STATISTIC = "statistic"  # avg | sum | stddev | median | min | max of the column
     FRESHNESS = "freshness"  # rows younger than `min_age_seconds` / older than `max_age_seconds`
@@ -106,9 +109,9 @@ class Rule:
             raise ValueError("invalidValues needs validValues and/or pattern")
         if kind in _DATASET_LEVEL and self.columns:
             raise ValueError(f"{kind.value} is a schema-level rule and takes no column")
-        if kind not in _DATASET_LEVEL and not self.columns:
+        if kind not in _DATASET_LEVEL and kind is not RuleKind.SQL and not self.columns:
             raise ValueError(f"{kind.value} needs a column")
-        if kind in (RuleKind.VALUE_RANGE, RuleKind.LENGTH_RANGE):
+        if kind in (RuleKind.VALUE_RANGE, RuleKind.LENGTH_RANGE, RuleKind.CARDINALITY):
             if self.min_value is None and self.max_value is None:
                 raise ValueError(f"{kind.value} needs a minimum and/or a maximum")
             if (
@@ -188,7 +191,7 @@ class Rule:
 
 STATISTICS = ("avg", "sum", "stddev", "median", "min", "max")
 
-_DATASET_LEVEL = frozenset({RuleKind.ROW_COUNT, RuleKind.SQL, RuleKind.EXTRA_COLUMNS})
+_DATASET_LEVEL = frozenset({RuleKind.ROW_COUNT, RuleKind.EXTRA_COLUMNS})
 
 _ROW_COUNTING = frozenset(
     {
@@ -198,6 +201,7 @@ _ROW_COUNTING = frozenset(
         RuleKind.DUPLICATE_VALUES,
         RuleKind.VALUE_RANGE,
         RuleKind.LENGTH_RANGE,
+        RuleKind.CARDINALITY,
         RuleKind.DATE_FORMAT,
         RuleKind.FRESHNESS,
     }
@@ -210,6 +214,7 @@ _ASSERTION = {
     RuleKind.DUPLICATE_VALUES: "unique",
     RuleKind.VALUE_RANGE: "accepted_range",
     RuleKind.LENGTH_RANGE: "value_length_between",
+    RuleKind.CARDINALITY: "cardinality",
     RuleKind.DATE_FORMAT: "date_format",
     RuleKind.FRESHNESS: "freshness",
     RuleKind.SQL: "custom_sql",
