@@ -64,8 +64,15 @@ def test_reads_library_metrics_operators_units_and_metadata() -> None:
 """
     )
     (binding,) = parse_odcs(text, "orders.yaml")
-    rules = {r.id: r for r in binding.rules}
+    rules = {r.id: r for r in binding.rules if r.kind is not RuleKind.COLUMN_TYPE}
     assert len(rules) == 6
+    # and the schema as rules: each property exists (no types declared here)
+    exists = [r for r in binding.rules if r.kind is RuleKind.COLUMN_TYPE]
+    assert [(r.columns, r.expected_type) for r in exists] == [
+        (("order_id",), None),
+        (("status",), None),
+        (("email_address",), None),
+    ]
     row_count = rules["orders.orders.rowCount.0"]
     assert row_count.kind is RuleKind.ROW_COUNT
     assert row_count.threshold.operator is Operator.GREATER_THAN
@@ -172,11 +179,6 @@ schema:
             "unit must be rows or percent, not 'lines'",
             "schema[0].properties[0].quality[0].unit",
         ),
-        (
-            HEAD + "schema:\n  - name: orders\n",
-            "bound to no dataset",
-            "schema[0] (line 7)",
-        ),
     ],
 )
 def test_broken_contracts_name_file_and_place(body: str, message: str, where: str) -> None:
@@ -193,3 +195,14 @@ def test_broken_contracts_name_file_and_place(body: str, message: str, where: st
 def test_missing_file_is_a_contract_error(tmp_path: Path) -> None:
     with pytest.raises(ContractError, match="no such contract file"):
         load_contracts([tmp_path / "nope.yaml"])
+
+
+def test_unbound_objects_are_refused_by_the_producer_loader(tmp_path: Path) -> None:
+    contract = tmp_path / "c.yaml"
+    contract.write_text(HEAD + "schema:\n  - name: orders\n")
+    (binding,) = load_contracts([contract], require_binding=False)  # fine for `check`
+    assert binding.patterns == ()
+    with pytest.raises(ContractError) as info:
+        load_contracts([contract])
+    assert "bound to no dataset" in info.value.detail
+    assert info.value.where == "schema[0] (line 7)"

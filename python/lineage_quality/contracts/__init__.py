@@ -13,7 +13,22 @@ from lineage_quality.errors import ContractError
 _SUFFIXES = (".yaml", ".yml")
 
 
-def load_contracts(paths: Iterable[str | os.PathLike[str]]) -> list[BoundRules]:
+def require_bindings(bindings: Iterable[BoundRules]) -> None:
+    """The producer can only use rules it can match to OpenLineage datasets."""
+    for b in bindings:
+        if not b.patterns:
+            path, _, where = b.source.partition(": ")
+            raise ContractError(
+                path,
+                "schema object is bound to no dataset: add a `servers` entry with a `path` or "
+                "`location`, or customProperties `openlineage.namespace` and `openlineage.name`",
+                where or None,
+            )
+
+
+def load_contracts(
+    paths: Iterable[str | os.PathLike[str]], require_binding: bool = True
+) -> list[BoundRules]:
     """Load contract files, or every `*.yaml`/`*.yml` in the given folders."""
     out: list[BoundRules] = []
     for p in paths:
@@ -26,6 +41,8 @@ def load_contracts(paths: Iterable[str | os.PathLike[str]]) -> list[BoundRules]:
             raise ContractError(str(path), "no such contract file or folder")
         for f in files:
             out.extend(load_odcs(f))
+    if require_binding:
+        require_bindings(out)
     return out
 
 
@@ -35,5 +52,6 @@ __all__ = [
     "load_contracts",
     "load_odcs",
     "parse_odcs",
+    "require_bindings",
     "rules_for",
 ]

@@ -41,6 +41,7 @@ class BoundRules:
     patterns: tuple[DatasetPattern, ...]
     rules: tuple[Rule, ...]
     format: str | None = None  # storage format hint from the contract's server, if any
+    source: str = ""  # file and key the rules come from, for messages
 
     def matches(self, namespace: str, name: str) -> bool:
         return any(p.matches(namespace, name) for p in self.patterns)

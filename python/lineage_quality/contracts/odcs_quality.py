@@ -1,0 +1,357 @@
+"""ODCS `quality` entries (and the schema itself) -> rules.
+
+Reads the library metrics of ODCS v3.0-v3.2 (`metric:`, or `rule:` in 3.0), the verb-style names of
+the predefined-rules RFC (`hasNoNullValues`, `isUnique`, `hasAvgGreaterThan`...), the statistics,
+and `type: sql`. Every rule carries where it was declared, for messages.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from open_data_contract_standard.model import DataQuality, SchemaProperty
+
+from lineage_quality.engine.types import known_type
+from lineage_quality.errors import ContractError
+from lineage_quality.rules import STATISTICS, Operator, Rule, RuleKind, Threshold, Unit
+
+log = logging.getLogger(__name__)
+
+# Library metric names (and the 3.0 / RFC spellings) -> kind.
+METRICS: dict[str, RuleKind] = {
+    "rowCount": RuleKind.ROW_COUNT,
+    "nullValues": RuleKind.NULL_VALUES,
+    "missingValues": RuleKind.MISSING_VALUES,
+    "invalidValues": RuleKind.INVALID_VALUES,
+    "duplicateValues": RuleKind.DUPLICATE_VALUES,
+    "duplicateCount": RuleKind.DUPLICATE_VALUES,
+    "noMissingValues": RuleKind.MISSING_VALUES,
+    "noInvalidValues": RuleKind.INVALID_VALUES,
+    **{s: RuleKind.STATISTIC for s in STATISTICS},
+}
+
+# Verb-style rules whose threshold is implied: name -> (kind, operator, value or argument key).
+_VERBS: dict[str, tuple[RuleKind, Operator, float | str]] = {
+    "hasNoNullValues": (RuleKind.NULL_VALUES, Operator.MUST_BE, 0),
+    "hasNoMissingValues": (RuleKind.MISSING_VALUES, Operator.MUST_BE, 0),
+    "hasValidValue": (RuleKind.INVALID_VALUES, Operator.MUST_BE, 0),
+    "hasValidValues": (RuleKind.INVALID_VALUES, Operator.MUST_BE, 0),
+    "isUnique": (RuleKind.DUPLICATE_VALUES, Operator.MUST_BE, 0),
+    "isCompoundUnique": (RuleKind.DUPLICATE_VALUES, Operator.MUST_BE, 0),
+    "hasRowCountGreaterThan": (RuleKind.ROW_COUNT, Operator.GREATER_THAN, "value"),
+    "hasRowCountLessThan": (RuleKind.ROW_COUNT, Operator.LESS_THAN, "value"),
+    "isOlderThan": (RuleKind.FRESHNESS, Operator.MUST_BE, 0),
+    "isNotOlderThan": (RuleKind.FRESHNESS, Operator.MUST_BE, 0),
+}
+
+_STAT_VERB = re.compile(
+    r"^has(Avg|Sum|Stddev|Median|Min|Max)"
+    r"(GreaterThan|LessThan|EqualTo|NotEqualTo|GreaterOrEqualTo|LessOrEqualTo)$"
+)
+_STAT_VERB_OPERATOR = {
+    "GreaterThan": Operator.GREATER_THAN,
+    "LessThan": Operator.LESS_THAN,
+    "EqualTo": Operator.MUST_BE,
+    "NotEqualTo": Operator.MUST_NOT_BE,
+    "GreaterOrEqualTo": Operator.GREATER_OR_EQUAL,
+    "LessOrEqualTo": Operator.LESS_OR_EQUAL,
+}
+_UNITS = {"rows": Unit.ROWS, "absolute": Unit.ROWS, "percent": Unit.PERCENT}
+_NOT_EXECUTABLE = ("text", "custom")
+_NEEDS_OPERATOR = (RuleKind.STATISTIC, RuleKind.SQL)
+
+
+class Where:
+    """Builds `schema[0].properties[2].quality[1] (line 27)` style locations."""
+
+    def __init__(
+        self, raw: Any, path: str = "", line_of: Callable[[Any], int | None] | None = None
+    ):
+        self.raw = raw
+        self.path = path
+        self._line_of = line_of or (lambda _: None)
+
+    def child(self, key: str | int) -> Where:
+        raw: Any = None
+        if isinstance(key, int) and isinstance(self.raw, list) and key < len(self.raw):
+            raw = self.raw[key]
+        elif isinstance(key, str) and isinstance(self.raw, Mapping):
+            raw = self.raw.get(key)
+        if isinstance(key, int):
+            path = f"{self.path}[{key}]"
+        else:
+            path = f"{self.path}.{key}" if self.path else key
+        return Where(raw, path, self._line_of)
+
+    @property
+    def line(self) -> int | None:
+        return self._line_of(self.raw)
+
+    def __str__(self) -> str:
+        line = self.line
+        return f"{self.path} (line {line})" if line else self.path
+
+
+class QualityReader:
+    """Translates the quality entries of one contract; raises ContractError at the first fault."""
+
+    def __init__(self, contract_id: str, source: str) -> None:
+        self.contract_id = contract_id
+        self.source = source
+
+    def fail(self, message: str, where: Where) -> ContractError:
+        return ContractError(self.source, message, str(where))
+
+    # -- thresholds ---------------------------------------------------------------------------
+
+    def threshold(self, q: DataQuality, kind: RuleKind, where: Where) -> Threshold | None:
+        given = [(op, getattr(q, op.value)) for op in Operator if getattr(q, op.value) is not None]
+        if len(given) > 1:
+            names = ", ".join(op.value for op, _ in given)
+            raise self.fail(f"one operator per quality entry, found: {names}", where)
+        if not given:
+            return None
+        op, value = given[0]
+        try:
+            if op.is_range:
+                low, high = value
+                return Threshold(op, float(low), float(high))
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"must be a number, not {value!r}")
+            return Threshold(op, float(value))
+        except (TypeError, ValueError) as exc:
+            raise self.fail(f"{op.value}: {exc}", where.child(op.value)) from exc
+
+    # -- one entry ----------------------------------------------------------------------------
+
+    def rule(
+        self,
+        q: DataQuality,
+        prop: SchemaProperty | None,
+        object_name: str,
+        where: Where,
+        index: int,
+    ) -> Rule | None:
+        """The rule of one entry, or None for entries that are not executable (type text)."""
+        qtype = (q.type or "library").lower()
+        if qtype in _NOT_EXECUTABLE:
+            log.info(
+                "%s: %s: quality type %s is not executable; skipped", self.source, where, qtype
+            )
+            return None
+        if qtype not in ("library", "sql"):
+            raise self.fail(f"unknown quality type {q.type!r} (library, sql, text, custom)", where)
+        raw: Mapping[str, Any] = where.raw if isinstance(where.raw, Mapping) else {}
+        args: dict[str, Any] = dict(q.arguments or {})
+        for key in (
+            "validValues",
+            "pattern",
+            "missingValues",
+            "properties",
+            "value",
+            "days",
+            "seconds",
+        ):
+            if key not in args and key in raw:
+                args[key] = raw[key]  # ODCS 3.0 put arguments at the entry's top level
+        column = (prop.physicalName or prop.name) if prop is not None else None
+        if prop is not None and not column:
+            raise self.fail("property has no name", where)
+
+        fields: dict[str, Any] = {}
+        threshold = self.threshold(q, RuleKind.ROW_COUNT, where)
+        if qtype == "sql":
+            name = "sql"
+            kind = RuleKind.SQL
+            if not (q.query or "").strip():
+                raise self.fail("type: sql needs a `query`", where)
+            fields["query"] = q.query
+        else:
+            name = q.metric or q.rule or ""
+            if not name:
+                if threshold is not None:
+                    raise self.fail(
+                        "value checks without a metric are not supported; add `metric:`", where
+                    )
+                raise self.fail("quality entry needs `metric` (or `rule`)", where)
+            kind, implied, fields = self._kind(name, args, where)
+            if implied is not None:
+                if threshold is not None:
+                    raise self.fail(
+                        f"{name} implies its threshold; remove {threshold.operator.value}", where
+                    )
+                threshold = implied
+        if threshold is None:
+            if kind in _NEEDS_OPERATOR:
+                raise self.fail(f"{name} needs an operator such as mustBeGreaterThan", where)
+            # Thresholds implied by the metric: no offending rows; at least one row.
+            threshold = (
+                Threshold(Operator.GREATER_THAN, 0)
+                if kind is RuleKind.ROW_COUNT
+                else Threshold(Operator.MUST_BE, 0)
+            )
+
+        columns: tuple[str, ...] = (column,) if column else ()
+        if kind is RuleKind.DUPLICATE_VALUES and prop is None:
+            keys = args.get("properties")
+            if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+                raise self.fail(
+                    f"schema-level {name} needs arguments.properties: a list of column names",
+                    where,
+                )
+            columns = tuple(keys)
+        elif kind not in (RuleKind.ROW_COUNT, RuleKind.SQL) and prop is None:
+            raise self.fail(f"{name} must be declared on a property", where)
+        elif kind is RuleKind.ROW_COUNT and prop is not None:
+            raise self.fail(f"{name} is a schema-level rule; declare it on the object", where)
+
+        unit = _UNITS.get((q.unit or "rows").lower())
+        if unit is None:
+            raise self.fail(f"unit must be rows or percent, not {q.unit!r}", where.child("unit"))
+        rule_id = q.id or ".".join(
+            x
+            for x in (self.contract_id, object_name, prop.name if prop else None, name, str(index))
+            if x
+        )
+        try:
+            return Rule(
+                id=rule_id,
+                kind=kind,
+                threshold=threshold,
+                columns=columns,
+                unit=unit,
+                severity=q.severity,
+                name=q.name,
+                description=q.description,
+                dimension=q.dimension,
+                valid_values=args.get("validValues"),
+                pattern=args.get("pattern"),
+                missing_values=args.get("missingValues"),
+                source=f"{self.source}: {where}",
+                origin="odcs",
+                constraint=name,
+                **fields,
+            )
+        except ValueError as exc:
+            raise self.fail(str(exc), where) from exc
+
+    def _kind(
+        self, name: str, args: Mapping[str, Any], where: Where
+    ) -> tuple[RuleKind, Threshold | None, dict[str, Any]]:
+        """Kind, implied threshold (verb style) and extra rule fields of a metric name."""
+        if name in METRICS:
+            kind = METRICS[name]
+            fields: dict[str, Any] = {}
+            if kind is RuleKind.STATISTIC:
+                fields["statistic"] = name
+            if name.startswith("no"):  # noMissingValues / noInvalidValues: nothing may offend
+                return kind, Threshold(Operator.MUST_BE, 0), fields
+            return kind, None, fields
+        m = _STAT_VERB.match(name)
+        if m:
+            value = self._number(args, "value", name, where)
+            return (
+                RuleKind.STATISTIC,
+                Threshold(_STAT_VERB_OPERATOR[m.group(2)], value),
+                {"statistic": m.group(1).lower()},
+            )
+        if name in _VERBS:
+            kind, op, implied = _VERBS[name]
+            if kind is RuleKind.FRESHNESS:
+                seconds = self._age(args, name, where)
+                key = "min_age_seconds" if name == "isOlderThan" else "max_age_seconds"
+                return kind, Threshold(op, 0), {key: seconds}
+            value = (
+                self._number(args, implied, name, where) if isinstance(implied, str) else implied
+            )
+            return kind, Threshold(op, value), {}
+        known = ", ".join(sorted([*METRICS, *_VERBS, "has<Stat><Comparison>"]))
+        raise self.fail(f"unknown metric {name!r}; known: {known}", where)
+
+    def _number(self, args: Mapping[str, Any], key: str, name: str, where: Where) -> float:
+        value = args.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(f"{name} needs a numeric arguments.{key}", where)
+        return float(value)
+
+    def _age(self, args: Mapping[str, Any], name: str, where: Where) -> float:
+        days, seconds = args.get("days"), args.get("seconds")
+        total = 0.0
+        for value, factor in ((days, 86400.0), (seconds, 1.0)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise self.fail(f"{name}: days/seconds must be non-negative numbers", where)
+            total += float(value) * factor
+        if days is None and seconds is None:
+            raise self.fail(f"{name} needs arguments.days and/or arguments.seconds", where)
+        return total
+
+    # -- the schema itself ------------------------------------------------------------------
+
+    def schema_rules(self, prop: SchemaProperty, object_name: str, where: Where) -> list[Rule]:
+        """The property exists with its type; `required` means not null; `unique` unique."""
+        column = prop.physicalName or prop.name
+        if not column:
+            raise self.fail("property has no name", where)
+        base = f"{self.contract_id}.{object_name}.{prop.name}.schema"
+        expected = None
+        if prop.logicalType:
+            if not known_type(prop.logicalType):
+                raise self.fail(
+                    f"unknown logicalType {prop.logicalType!r}", where.child("logicalType")
+                )
+            expected = prop.logicalType
+        if prop.physicalType:
+            if known_type(prop.physicalType):
+                expected = prop.physicalType  # the more precise of the two
+            else:
+                log.warning(
+                    "%s: %s: physicalType %r is not a Spark type; checking %s",
+                    self.source,
+                    where,
+                    prop.physicalType,
+                    expected or "existence only",
+                )
+        zero = Threshold(Operator.MUST_BE, 0)
+        common: dict[str, Any] = {
+            "columns": (column,),
+            "threshold": zero,
+            "origin": "odcs",
+            "source": f"{self.source}: {where}",
+        }
+        rules = [
+            Rule(
+                id=f"{base}.type",
+                kind=RuleKind.COLUMN_TYPE,
+                expected_type=expected,
+                name=f"{column}_{'type' if expected else 'exists'}",
+                constraint="schema",
+                description=f"{column} is present" + (f" with type {expected}" if expected else ""),
+                **common,
+            )
+        ]
+        if prop.required:
+            rules.append(
+                Rule(
+                    id=f"{base}.required",
+                    kind=RuleKind.NULL_VALUES,
+                    constraint="required",
+                    name=f"{column}_required",
+                    **common,
+                )
+            )
+        if prop.unique:
+            rules.append(
+                Rule(
+                    id=f"{base}.unique",
+                    kind=RuleKind.DUPLICATE_VALUES,
+                    constraint="unique",
+                    name=f"{column}_unique",
+                    **common,
+                )
+            )
+        return rules
