@@ -118,14 +118,20 @@ def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
         return Metric(MetricKind.STAT, column, arg=rule.statistic)
     if kind is RuleKind.LENGTH_RANGE:
         return Metric(
-            MetricKind.LENGTH_OUT, column, low=rule.min_value, high=rule.max_value,
+            MetricKind.LENGTH_OUT,
+            column,
+            low=rule.min_value,
+            high=rule.max_value,
             array=is_array(ctype),
-        )  # fmt: skip
+        )
     if kind is RuleKind.CARDINALITY:
         return Metric(
-            MetricKind.CARDINALITY_OUT, column, low=rule.min_value, high=rule.max_value,
+            MetricKind.CARDINALITY_OUT,
+            column,
+            low=rule.min_value,
+            high=rule.max_value,
             array=is_array(ctype),
-        )  # fmt: skip
+        )
     if kind is RuleKind.DATE_FORMAT:
         family = spark_type(ctype).family
         if family not in ("string", "date", "timestamp"):
@@ -149,12 +155,12 @@ def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
     types = dict(schema)
     if rule.kind is RuleKind.EXTRA_COLUMNS:
         declared = list(rule.valid_values or ())
-        extra = [n for n in names if resolve_column(n, declared, rule.case_insensitive) is None]
+        extra = [n for n in names if resolve_column(n, declared, not rule.case_sensitive) is None]
         result = verdict(rule, len(extra), len(names))
         message = f"undeclared columns: {', '.join(extra)}" if extra else None
         return attrs.evolve(result, failing_rows=len(extra), message=message)
     name = rule.columns[0]
-    found = resolve_column(name, names, rule.case_insensitive)
+    found = resolve_column(name, names, not rule.case_sensitive)
     if found is None:
         failed = verdict(rule, 1, len(names))
         return attrs.evolve(
@@ -203,7 +209,7 @@ def build_plan(rules: Iterable[Rule], schema: Sequence[tuple[str, str]]) -> Plan
         if rule.kind is RuleKind.SQL:
             steps.append(Step(rule, sql=True))
             continue
-        resolved = [resolve_column(c, columns) for c in rule.columns]
+        resolved = [resolve_column(c, columns, not rule.case_sensitive) for c in rule.columns]
         missing = [c for c, r in zip(rule.columns, resolved, strict=True) if r is None]
         if missing:
             message = f"column not found in dataset: {', '.join(missing)}"

@@ -34,9 +34,11 @@ def value_verdict(rule: Rule, value: float | None, row_count: int) -> RuleResult
     or NaN cannot meet any threshold: FAILED, with the reason."""
     if value is None:
         return RuleResult(
-            rule=rule, status=Status.FAILED, row_count=row_count,
+            rule=rule,
+            status=Status.FAILED,
+            row_count=row_count,
             message="no value: the column has no non-null values",
-        )  # fmt: skip
+        )
     actual = float(value)
     status = Status.PASSED if rule.threshold.holds(actual) else Status.FAILED
     message = "the value is NaN" if math.isnan(actual) else None

@@ -90,7 +90,7 @@ class Rule:
     max_length: int | None = None
     precision: int | None = None
     scale: int | None = None
-    case_insensitive: bool = False
+    case_sensitive: bool = False  # column names match exactly (else as Spark: ignoring case)
     # Where the rule came from, for messages and stable ids: format ("odcs", "schema-json",
     # "shacl"), the constraint's own name in that format, and rules this one depends on (a rule
     # is SKIPPED when one of them fails, as in the schema-rules JSON format).

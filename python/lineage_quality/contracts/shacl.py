@@ -1,0 +1,256 @@
+"""SHACL shapes (Turtle) -> rules, after seed 000 (SHACL constraints -> DataHub assertions).
+
+A shape applies to a `dcat:Dataset` in three ways: property shapes inline on the dataset
+(`sh:property`), a NodeShape it `dcterms:conformsTo`, or a NodeShape whose `sh:targetClass` is
+`dcat:Dataset`. A property shape names its field by `sh:path`, else `sh:node`, else `sh:name`;
+its constraints are read on the shape and on the shape its `sh:node` references.
+
+Assertions are off unless `create_assertions` is set; `assertion_types` switches the groups
+`required_fields` (minCount/maxCount), `field_size` (minLength/maxLength) and `value_checks`
+(minInclusive/maxInclusive/pattern). As the seed says: `sh:datatype` and cross-field constraints
+(`sh:lessThan`...) give no assertion, nor do optional fields (`minCount 0`) or NodeShapes linked to
+no dataset. A dataset binds to OpenLineage by its `dcat:accessURL` / `dcat:downloadURL`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+from rdflib import RDF, Graph, Literal, Namespace, URIRef
+from rdflib.term import Node
+
+from lineage_quality.contracts.binding import BoundRules, pattern_from_location
+from lineage_quality.errors import ContractError
+from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+
+SH = Namespace("http://www.w3.org/ns/shacl#")
+DCAT = Namespace("http://www.w3.org/ns/dcat#")
+DCTERMS = Namespace("http://purl.org/dc/terms/")
+
+_ZERO = Threshold(Operator.MUST_BE, 0)
+_SEVERITY = {SH.Violation: "error", SH.Warning: "warn", SH.Info: "info"}
+ASSERTION_TYPES = ("required_fields", "field_size", "value_checks")
+
+
+@attrs.frozen
+class ShaclOptions:
+    """The seed's context configuration."""
+
+    create_assertions: bool = False
+    assertion_types: Mapping[str, bool] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        unknown = sorted(set(self.assertion_types) - set(ASSERTION_TYPES))
+        if unknown:
+            known = ", ".join(ASSERTION_TYPES)
+            raise ValueError(f"unknown assertion type(s) {', '.join(unknown)}; known: {known}")
+
+    def enabled(self, group: str) -> bool:
+        # With create_assertions on, every group defaults to on.
+        return self.create_assertions and self.assertion_types.get(group, True)
+
+    @classmethod
+    def from_context(cls, context: Mapping[str, Any]) -> ShaclOptions:
+        return cls(
+            create_assertions=bool(context.get("create_assertions", False)),
+            assertion_types=dict(context.get("assertion_types") or {}),
+        )
+
+
+def local_name(node: Node) -> str:
+    text = str(node)
+    return re.split(r"[#/:]", text.rstrip("/#"))[-1] or text
+
+
+def _one(graph: Graph, subject: Node, predicate: URIRef) -> Node | None:
+    return next(iter(graph.objects(subject, predicate)), None)
+
+
+def _number(node: Node | None) -> float | None:
+    if isinstance(node, Literal):
+        value = node.toPython()
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        try:
+            return float(str(node))
+        except ValueError:
+            return None
+    return None
+
+
+def load_shacl(path: str | os.PathLike[str], options: ShaclOptions) -> list[BoundRules]:
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ContractError(str(file), f"cannot read shapes: {exc.strerror or exc}") from exc
+    return parse_shacl(text, str(file), options)
+
+
+def parse_shacl(text: str, source: str, options: ShaclOptions) -> list[BoundRules]:
+    graph = Graph()
+    try:
+        graph.parse(data=text, format="turtle")
+    except Exception as exc:  # rdflib raises several kinds; all mean a broken file
+        message = str(exc).strip()
+        m = re.search(r"line (\d+)", message)
+        where = f"line {m.group(1)}" if m else None
+        raise ContractError(
+            source, f"invalid Turtle: {message.splitlines()[0][:300]}", where
+        ) from exc
+    targeted = [
+        s
+        for s in graph.subjects(SH.targetClass, DCAT.Dataset)
+        if (s, RDF.type, SH.NodeShape) in graph
+    ]
+    out: list[BoundRules] = []
+    for dataset in sorted(set(graph.subjects(RDF.type, DCAT.Dataset)), key=str):
+        shapes: list[Node] = [dataset]
+        shapes.extend(graph.objects(dataset, DCTERMS.conformsTo))
+        shapes.extend(targeted)
+        name = local_name(dataset)
+        rules: list[Rule] = []
+        seen: set[str] = set()
+        for shape in shapes:
+            for prop in graph.objects(shape, SH.property):
+                for rule in _property_rules(graph, prop, name, source, options):
+                    if rule.id not in seen:  # the same shape reached two ways counts once
+                        seen.add(rule.id)
+                        rules.append(rule)
+        locations = [
+            str(o) for p in (DCAT.accessURL, DCAT.downloadURL) for o in graph.objects(dataset, p)
+        ]
+        out.append(
+            BoundRules(
+                contract=Path(source).stem,
+                object_name=name,
+                patterns=tuple(pattern_from_location(loc) for loc in locations),
+                rules=tuple(rules),
+                source=f"{source}: {dataset}",
+            )
+        )
+    return out
+
+
+def _field_name(graph: Graph, prop: Node) -> str | None:
+    path = _one(graph, prop, SH.path)
+    if isinstance(path, URIRef):
+        return local_name(path)
+    node = _one(graph, prop, SH.node)
+    if isinstance(node, URIRef):
+        return local_name(node)
+    name = _one(graph, prop, SH.name)
+    return str(name) if name is not None else None
+
+
+def _constraint(graph: Graph, prop: Node, predicate: URIRef) -> Node | None:
+    """On the property shape, else on the shape its sh:node references."""
+    value = _one(graph, prop, predicate)
+    if value is None:
+        node = _one(graph, prop, SH.node)
+        if node is not None:
+            value = _one(graph, node, predicate)
+    return value
+
+
+def _property_rules(
+    graph: Graph, prop: Node, dataset: str, source: str, options: ShaclOptions
+) -> Iterator[Rule]:
+    if not options.create_assertions:
+        return
+    field = _field_name(graph, prop)
+    if field is None:
+        raise ContractError(source, f"property shape {prop} has no sh:path, sh:node or sh:name")
+    severity_node = _constraint(graph, prop, SH.severity)
+    severity = _SEVERITY.get(severity_node) if isinstance(severity_node, URIRef) else None
+    described = _constraint(graph, prop, SH.description) or _constraint(graph, prop, SH.message)
+    where = f"{source}: {dataset} sh:property {field}"
+
+    def make(kind: RuleKind, constraint: str, description: str, **kw: Any) -> Rule:
+        return Rule(
+            id=f"{dataset}_{field}_{constraint}",
+            kind=kind,
+            threshold=_ZERO,
+            columns=(field,),
+            name=f"{field}_{constraint}",
+            description=str(described) if described is not None else description,
+            severity=severity,
+            origin="shacl",
+            constraint=constraint,
+            source=where,
+            **kw,
+        )
+
+    def number(predicate: URIRef) -> float | None:
+        node = _constraint(graph, prop, predicate)
+        value = _number(node)
+        if node is not None and value is None:
+            raise ContractError(source, f"{local_name(predicate)} of {field} is not a number")
+        return value
+
+    if options.enabled("required_fields"):
+        low, high = number(SH.minCount), number(SH.maxCount)
+        if low is not None and low >= 1:
+            if high == 1:
+                yield make(RuleKind.NULL_VALUES, "not_null", f"Field {field} is required")
+            else:
+                yield make(
+                    RuleKind.CARDINALITY,
+                    "min_count",
+                    f"Field {field} has at least {low:g} value(s)",
+                    min_value=low,
+                )
+                if high is not None:
+                    yield make(
+                        RuleKind.CARDINALITY,
+                        "cardinality",
+                        f"Field {field} has {low:g} to {high:g} values",
+                        min_value=low,
+                        max_value=high,
+                    )
+    if options.enabled("field_size"):
+        low, high = number(SH.minLength), number(SH.maxLength)
+        if low is not None:
+            yield make(
+                RuleKind.LENGTH_RANGE,
+                "min_length",
+                f"Field {field} is at least {low:g} characters long",
+                min_value=low,
+            )
+        if high is not None:
+            yield make(
+                RuleKind.LENGTH_RANGE,
+                "max_length",
+                f"Field {field} is at most {high:g} characters long",
+                max_value=high,
+            )
+    if options.enabled("value_checks"):
+        low, high = number(SH.minInclusive), number(SH.maxInclusive)
+        if low is not None:
+            yield make(
+                RuleKind.VALUE_RANGE, "min_inclusive", f"Field {field} >= {low:g}", min_value=low
+            )
+        if high is not None:
+            yield make(
+                RuleKind.VALUE_RANGE, "max_inclusive", f"Field {field} <= {high:g}", max_value=high
+            )
+        pattern = _constraint(graph, prop, SH.pattern)
+        if pattern is not None:
+            text = str(pattern)
+            flags = _constraint(graph, prop, SH.flags)
+            if flags is not None and "i" in str(flags):
+                text = "(?i)" + text
+            try:
+                re.compile(text)
+            except re.error as exc:
+                raise ContractError(
+                    source, f"sh:pattern of {field} does not compile: {exc}"
+                ) from exc
+            yield make(
+                RuleKind.INVALID_VALUES, "pattern", f"Field {field} matches {text}", pattern=text
+            )
