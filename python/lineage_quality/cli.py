@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from lineage_quality.errors import LineageQualityError
+from lineage_quality.errors import ConfigError, LineageQualityError
 from lineage_quality.version import __version__
 
 
@@ -44,6 +44,31 @@ def _serve(args: argparse.Namespace) -> int:
     stop.wait()
     producer.stop(drain_timeout=args.drain_seconds)
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from lineage_quality.check import run_check
+    from lineage_quality.contracts.shacl import ASSERTION_TYPES, ShaclOptions
+
+    types = {}
+    if args.shacl_assertion_types:
+        chosen = {t.strip() for t in args.shacl_assertion_types.split(",") if t.strip()}
+        unknown = chosen - set(ASSERTION_TYPES)
+        if unknown:
+            raise ConfigError(
+                f"--shacl-assertion-types: unknown {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(ASSERTION_TYPES)}"
+            )
+        types = {t: t in chosen for t in ASSERTION_TYPES}
+    return run_check(
+        Path(args.contract),
+        args.dataset,
+        args.format,
+        args.output,
+        args.object,
+        ShaclOptions(create_assertions=args.shacl_assertions, assertion_types=types),
+        args.spark_master,
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -85,6 +110,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="on shutdown, wait this long for queued events to be forwarded",
     )
     serve.set_defaults(func=_serve)
+
+    check = sub.add_parser("check", help="check a dataset against a contract, without lineage")
+    check.add_argument(
+        "--contract",
+        required=True,
+        metavar="FILE",
+        help="ODCS .yaml, schema-rules .json, or SHACL .ttl",
+    )
+    check.add_argument("--dataset", required=True, metavar="LOCATION", help="path or URI")
+    check.add_argument(
+        "--format",
+        choices=["parquet", "csv", "json", "orc", "delta", "avro"],
+        help="storage format (default: the contract's server, else detected)",
+    )
+    check.add_argument("--output", choices=["table", "json"], default="table")
+    check.add_argument(
+        "--object", help="schema object / SHACL dataset to use when there are several"
+    )
+    check.add_argument(
+        "--shacl-assertions",
+        action="store_true",
+        help="turn SHACL constraints into rules (off by default, as in the seed)",
+    )
+    check.add_argument(
+        "--shacl-assertion-types",
+        metavar="LIST",
+        help="comma list of required_fields,field_size,value_checks (default all)",
+    )
+    check.add_argument("--spark-master", help="default local[*]")
+    check.set_defaults(func=_check)
 
     demo = sub.add_parser("demo", help="run the bundled pipeline end to end (file sink)")
     demo.add_argument("--output-dir", help="default: demo-output/ in the checkout")

@@ -117,3 +117,23 @@ def read_dataset(
     except Exception as exc:
         text = str(exc).strip().splitlines()
         raise DatasetError(f"cannot read {location} as {fmt}: {text[0] if text else exc}") from exc
+
+
+def read_location(spark: SparkSession, location: str, format_hint: str | None = None) -> DataFrame:
+    """A DataFrame over a path or URI given by a user (`lineage-quality check --dataset`)."""
+    if "://" in location and not location.startswith("file://"):
+        scheme, rest = location.split("://", 1)
+        authority, _, path = rest.partition("/")
+        return read_dataset(spark, f"{scheme}://{authority}", path, None, format_hint)
+    path = location[len("file://") :] if location.startswith("file://") else location
+    return read_dataset(spark, "file", str(Path(path).resolve()), None, format_hint)
+
+
+def dataset_identity(location: str) -> tuple[str, str]:
+    """(namespace, name) OpenLineage would give the location."""
+    if "://" in location and not location.startswith("file://"):
+        scheme, rest = location.split("://", 1)
+        authority, _, path = rest.partition("/")
+        return f"{scheme}://{authority}", path
+    path = location[len("file://") :] if location.startswith("file://") else location
+    return "file", str(Path(path).resolve())

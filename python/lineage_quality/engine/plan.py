@@ -158,13 +158,17 @@ def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
         extra = [n for n in names if resolve_column(n, declared, not rule.case_sensitive) is None]
         result = verdict(rule, len(extra), len(names))
         message = f"undeclared columns: {', '.join(extra)}" if extra else None
-        return attrs.evolve(result, failing_rows=len(extra), message=message)
+        return attrs.evolve(result, failing_rows=len(extra), row_count=None, message=message)
     name = rule.columns[0]
     found = resolve_column(name, names, not rule.case_sensitive)
     if found is None:
         failed = verdict(rule, 1, len(names))
         return attrs.evolve(
-            failed, code="FIELD_MISSING", message=f"column {name} not found", observed="missing"
+            failed,
+            code="FIELD_MISSING",
+            message=f"column {name} not found",
+            observed="missing",
+            row_count=None,
         )
     actual = types[found]
     problem = None
@@ -173,7 +177,8 @@ def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
     result = verdict(rule, 1 if problem else 0, len(names))
     if problem:
         result = attrs.evolve(result, code="TYPE_MISMATCH", message=problem)
-    return attrs.evolve(result, observed=actual)
+    # Schema rules count mismatching columns, not rows.
+    return attrs.evolve(result, observed=actual, row_count=None)
 
 
 def build_plan(rules: Iterable[Rule], schema: Sequence[tuple[str, str]]) -> Plan:

@@ -30,6 +30,7 @@ def evaluator_session(master: str | None = None) -> SparkSession:
         SparkSession.builder.appName(APP_NAME)
         .config("spark.extraListeners", "")  # never our own lineage: no listener here
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "16")
         # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
         .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")

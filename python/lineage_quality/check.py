@@ -1,0 +1,135 @@
+"""`lineage-quality check`: the same engine on a dataset without any lineage."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from lineage_quality.contracts import BoundRules
+from lineage_quality.contracts.odcs import load_odcs
+from lineage_quality.contracts.schema_json import load_schema_json
+from lineage_quality.contracts.shacl import ShaclOptions, load_shacl
+from lineage_quality.errors import ContractError
+from lineage_quality.report import to_json, to_table
+from lineage_quality.results import RuleResult, Status
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def load_any(path: Path, shacl: ShaclOptions) -> list[BoundRules]:
+    """Pick the reader by extension: .yaml/.yml ODCS, .json schema rules, .ttl SHACL."""
+    suffix = path.suffix.lower()
+    if not path.exists():
+        raise ContractError(str(path), "no such contract file")
+    if suffix in (".yaml", ".yml"):
+        return load_odcs(path)
+    if suffix == ".json":
+        return [load_schema_json(path)]
+    if suffix in (".ttl", ".turtle"):
+        return load_shacl(path, shacl)
+    raise ContractError(
+        str(path), f"unknown contract format {suffix!r}: use .yaml (ODCS), .json or .ttl (SHACL)"
+    )
+
+
+def select(
+    bindings: Sequence[BoundRules], namespace: str, name: str, wanted: str | None, source: str
+) -> BoundRules:
+    """The schema object to check: --object, else the only one, else the one bound to the data."""
+    if wanted is not None:
+        for b in bindings:
+            if b.object_name == wanted:
+                return b
+        names = ", ".join(b.object_name for b in bindings)
+        raise ContractError(source, f"no object {wanted!r} in the contract (has: {names})")
+    if len(bindings) == 1:
+        return bindings[0]
+    matching = [b for b in bindings if b.matches(namespace, name)]
+    if len(matching) == 1:
+        return matching[0]
+    names = ", ".join(b.object_name for b in bindings) or "none"
+    raise ContractError(source, f"the contract describes several datasets ({names}): use --object")
+
+
+class Progress:
+    """A one-line status on a terminal while Spark works (nothing when not a terminal)."""
+
+    def __init__(self, spark: Any, label: str, stream: TextIO) -> None:
+        self.spark = spark
+        self.label = label
+        self.stream = stream
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Progress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.stream.write("\r\x1b[2K")
+        self.stream.flush()
+
+    def _run(self) -> None:
+        tracker = self.spark.sparkContext.statusTracker()
+        frames = "|/-\\"
+        tick = 0
+        while not self._stop.wait(0.2):
+            done = total = 0
+            for stage_id in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage_id)
+                if info is not None:
+                    done += info.numCompletedTasks
+                    total += info.numTasks
+            tasks = f" tasks {done}/{total}" if total else ""
+            self.stream.write(f"\r\x1b[2K{frames[tick % 4]} {self.label}{tasks}")
+            self.stream.flush()
+            tick += 1
+
+
+def run_check(
+    contract: Path,
+    dataset: str,
+    fmt: str | None,
+    output: str,
+    obj: str | None,
+    shacl: ShaclOptions,
+    master: str | None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    from lineage_quality.datasets import dataset_identity, read_location
+    from lineage_quality.engine.run import evaluate_dataframe
+    from lineage_quality.producer.evaluator import evaluator_session
+
+    bindings = load_any(contract, shacl)
+    namespace, name = dataset_identity(dataset)
+    chosen = select(bindings, namespace, name, obj, str(contract))
+    if not chosen.rules:
+        hint = (
+            " (SHACL assertions are off: pass --shacl-assertions)"
+            if contract.suffix == ".ttl"
+            else ""
+        )
+        err.write(f"lineage-quality: warning: {contract} declares no rules{hint}\n")
+    spark = evaluator_session(master)
+    spark.sparkContext.setLogLevel("ERROR")
+    df = read_location(spark, dataset, fmt or chosen.format)
+    label = f"checking {len(chosen.rules)} rules on {dataset}"
+    results: list[RuleResult]
+    if err.isatty():
+        with Progress(spark, label, err):
+            results = evaluate_dataframe(df, list(chosen.rules))
+    else:
+        results = evaluate_dataframe(df, list(chosen.rules))
+    if output == "json":
+        out.write(json.dumps(to_json(dataset, results), indent=2) + "\n")
+    else:
+        out.write(to_table(dataset, results) + "\n")
+    failed = any(r.status in (Status.FAILED, Status.ERROR) for r in results)
+    return EXIT_FAILED if failed else EXIT_OK
