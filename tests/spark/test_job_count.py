@@ -122,3 +122,137 @@ def test_uniqueness_adds_one_pass_per_key_set(spark: Any, dataset: Any) -> None:
     results = evaluate_dataframe(dataset, rules)
     assert _input_records(spark) - before == 3 * 1000  # fused pass + 2 key sets
     assert all(r.success for r in results)
+
+
+def fifty_mixed_rules() -> list[Rule]:
+    """50 rules of every fused kind, plus two uniqueness key sets and schema rules."""
+    z = Threshold(Operator.MUST_BE, 0)
+    lt = Threshold(Operator.LESS_THAN, 1e9)
+    rules: list[Rule] = []
+    for i in range(5):
+        rules += [
+            Rule(
+                id=f"rows{i}",
+                kind=RuleKind.ROW_COUNT,
+                threshold=Threshold(Operator.GREATER_THAN, i),
+            ),
+            Rule(
+                id=f"null{i}",
+                kind=RuleKind.NULL_VALUES,
+                columns=["id"],
+                threshold=Threshold(Operator.LESS_OR_EQUAL, i),
+            ),
+            Rule(
+                id=f"miss{i}",
+                kind=RuleKind.MISSING_VALUES,
+                columns=["name"],
+                missing_values=["", f"N/A{i}"],
+                threshold=z,
+            ),
+            Rule(
+                id=f"enum{i}",
+                kind=RuleKind.INVALID_VALUES,
+                columns=["kind"],
+                valid_values=["a", "b", f"c{i}"],
+                threshold=z,
+            ),
+            Rule(
+                id=f"range{i}",
+                kind=RuleKind.VALUE_RANGE,
+                columns=["score"],
+                min_value=0,
+                max_value=1000 + i,
+                threshold=z,
+            ),
+            Rule(
+                id=f"len{i}",
+                kind=RuleKind.LENGTH_RANGE,
+                columns=["name"],
+                min_value=1,
+                max_value=10 + i,
+                threshold=z,
+            ),
+            Rule(
+                id=f"stat{i}",
+                kind=RuleKind.STATISTIC,
+                columns=["score"],
+                statistic=("avg", "sum", "min", "max", "stddev")[i],
+                threshold=lt,
+            ),
+            Rule(
+                id=f"re{i}",
+                kind=RuleKind.INVALID_VALUES,
+                columns=["name"],
+                pattern=f"^n[0-9]{{1,{i + 3}}}$",
+                threshold=z,
+            ),
+        ]
+    rules += [
+        Rule(
+            id="type_id",
+            kind=RuleKind.COLUMN_TYPE,
+            columns=["id"],
+            expected_type="integer",
+            threshold=z,
+        ),
+        Rule(
+            id="type_name",
+            kind=RuleKind.COLUMN_TYPE,
+            columns=["name"],
+            expected_type="string",
+            threshold=z,
+        ),
+        Rule(
+            id="median",
+            kind=RuleKind.STATISTIC,
+            columns=["score"],
+            statistic="median",
+            threshold=lt,
+        ),
+        Rule(
+            id="card",
+            kind=RuleKind.CARDINALITY,
+            columns=["name"],
+            min_value=1,
+            max_value=1,
+            threshold=z,
+        ),
+        Rule(
+            id="extra",
+            kind=RuleKind.EXTRA_COLUMNS,
+            valid_values=["id", "name", "kind", "score"],
+            threshold=z,
+        ),
+        Rule(
+            id="pct",
+            kind=RuleKind.NULL_VALUES,
+            columns=["score"],
+            unit=Unit.PERCENT,
+            threshold=Threshold(Operator.LESS_THAN, 1),
+        ),
+        Rule(id="u1", kind=RuleKind.DUPLICATE_VALUES, columns=["id"], threshold=z),
+        Rule(
+            id="u2", kind=RuleKind.DUPLICATE_VALUES, columns=["id"], unit=Unit.PERCENT, threshold=z
+        ),
+        Rule(id="u3", kind=RuleKind.DUPLICATE_VALUES, columns=["kind", "id"], threshold=z),
+        Rule(id="u4", kind=RuleKind.DUPLICATE_VALUES, columns=["id", "kind"], threshold=z),
+    ]
+    assert len(rules) == 50
+    return rules
+
+
+def test_fifty_mixed_rules_scan_once_plus_one_pass_per_key_set(spark: Any, dataset: Any) -> None:
+    rules = fifty_mixed_rules()
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        results: list[Any] = []
+        before = _input_records(spark)
+        jobs = _jobs(spark, "lq-fifty", lambda: results.extend(evaluate_dataframe(dataset, rules)))
+        read = _input_records(spark) - before
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+    # 2 distinct key sets: (id) and {kind, id} (in either order): one fused job + one per set.
+    assert jobs == 1 + 2
+    assert read == 3 * 1000
+    failed = [(r.rule.id, r.status, r.actual, r.message) for r in results if not r.success]
+    assert failed == [], failed

@@ -231,9 +231,12 @@ def build_plan(rules: Iterable[Rule], schema: Sequence[tuple[str, str]]) -> Plan
         if rule.kind is RuleKind.ROW_COUNT:
             steps.append(Step(rule, metric=0))
         elif rule.kind.is_grouped:
-            if cols not in key_sets:
+            # (a, b) and (b, a) are one key set: the duplicate count does not depend on order.
+            found = next((i for i, k in enumerate(key_sets) if set(k) == set(cols)), None)
+            if found is None:
                 key_sets.append(cols)
-            steps.append(Step(rule, key_set=key_sets.index(cols)))
+                found = len(key_sets) - 1
+            steps.append(Step(rule, key_set=found))
         else:
             metric = _metric_for(rule, cols[0], types[cols[0]])
             if isinstance(metric, str):
