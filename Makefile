@@ -49,7 +49,7 @@ venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q -e '.[dev,datahub]'
 	@touch $@
 
 jars: $(LISTENER_JAR)

@@ -10,9 +10,14 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lineage_quality.errors import ConfigError, LineageQualityError
 from lineage_quality.version import __version__
+
+if TYPE_CHECKING:
+    from lineage_quality.contracts import BoundRules
+    from lineage_quality.producer.result_sinks import ResultSink
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -22,6 +27,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.openlineage_config:
         os.environ["OPENLINEAGE_CONFIG"] = args.openlineage_config
     bindings = load_contracts(args.contracts)
+    result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
     api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
     producer = Producer(
         Evaluator(bindings, master=args.spark_master),
@@ -31,6 +37,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         api_key=api_key,
         max_body=args.max_body_bytes,
+        result_sinks=result_sinks,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -44,6 +51,25 @@ def _serve(args: argparse.Namespace) -> int:
     stop.wait()
     producer.stop(drain_timeout=args.drain_seconds)
     return 0
+
+
+def _datahub_sinks(args: argparse.Namespace, bindings: Sequence[BoundRules]) -> list[ResultSink]:
+    """DataHub assertion sinks from `--datahub-*` (token from DATAHUB_GMS_TOKEN)."""
+    from lineage_quality.datahub.config import DataHubConfig, build_sink
+
+    config = DataHubConfig.from_options(
+        gms_url=args.datahub_gms,
+        file=args.datahub_file,
+        env=args.datahub_env,
+        platform_instance=args.datahub_platform_instance,
+    )
+    if not config.enabled:
+        if args.datahub_env or args.datahub_platform_instance:
+            raise ConfigError(
+                "--datahub-env/--datahub-platform-instance need --datahub-gms or --datahub-file"
+            )
+        return []
+    return [build_sink(config, bindings)]
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -109,6 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=30.0,
         help="on shutdown, wait this long for queued events to be forwarded",
     )
+    datahub = serve.add_argument_group(
+        "DataHub assertions", "needs pip install 'lineage-quality[datahub]'; docs/datahub.md"
+    )
+    datahub.add_argument(
+        "--datahub-gms",
+        metavar="URL",
+        help="send assertion MCPs to this GMS (token: DATAHUB_GMS_TOKEN)",
+    )
+    datahub.add_argument("--datahub-file", metavar="PATH", help="append assertion MCPs to a file")
+    datahub.add_argument("--datahub-env", help="dataset URN env (default PROD)")
+    datahub.add_argument("--datahub-platform-instance", help="dataset URN platform instance")
     serve.set_defaults(func=_serve)
 
     check = sub.add_parser("check", help="check a dataset against a contract, without lineage")

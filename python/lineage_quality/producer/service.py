@@ -6,12 +6,14 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.evaluator import Evaluator
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.receiver import Receiver
+from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.producer.spool import Spool, SpooledEvent
 
 log = logging.getLogger(__name__)
@@ -30,8 +32,10 @@ class Producer:
         port: int = 5055,
         api_key: str | None = None,
         max_body: int | None = None,
+        result_sinks: Sequence[ResultSink] = (),
     ) -> None:
         self.evaluator = evaluator
+        self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
         self.forwarder = forwarder
         self.spool = spool
         kwargs: dict[str, Any] = {"host": host, "port": port, "api_key": api_key}
@@ -62,6 +66,7 @@ class Producer:
         self.spool.wake()
         self._worker.join(timeout=10)
         self.forwarder.close()
+        close_sinks(self.result_sinks)
 
     def process(self, body: str) -> str:
         """Evaluate and enrich one event's JSON; events with nothing bound come back unchanged."""
@@ -79,6 +84,7 @@ class Producer:
             (event.get("job") or {}).get("name"),
             time.monotonic() - started,
         )
+        emit_results(self.result_sinks, event, results)
         return json.dumps(enrich(event, results))
 
     def _handle(self, item: SpooledEvent) -> None:

@@ -1,0 +1,106 @@
+"""DataHub sink configuration, and the start-up check that the SDK is installed.
+
+Imports nothing from `acryl-datahub`: the CLI reads this module whether or not the extra is
+installed, and a configured DataHub sink without the SDK fails here, at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from lineage_quality.errors import ConfigError
+
+if TYPE_CHECKING:
+    from lineage_quality.contracts import BoundRules
+    from lineage_quality.datahub.sink import DataHubSink
+
+TOKEN_ENV = "DATAHUB_GMS_TOKEN"
+INSTALL_HINT = "pip install 'lineage-quality[datahub]'"
+
+
+@attrs.frozen
+class NamingConfig:
+    """How OpenLineage datasets become DataHub dataset URNs.
+
+    Mirror the settings of the DataHub OpenLineage endpoint the lineage goes to
+    (`DATAHUB_OPENLINEAGE_COMMON_DATASET_ENV` or `DATAHUB_OPENLINEAGE_ENV`,
+    `DATAHUB_OPENLINEAGE_COMMON_DATASET_PLATFORM_INSTANCE`, ...), or assertions attach to
+    datasets the lineage never created.
+    """
+
+    env: str = "PROD"
+    platform_instance: str | None = None
+    hive_platform_alias: str = "hive"
+    lower_case_urns: bool = False
+    resolve_symlinks: bool = True
+
+
+DEFAULT_NAMING = NamingConfig()
+
+
+@attrs.frozen
+class DataHubConfig:
+    """Where assertion MCPs go: a GMS (`gms_url`), an MCP file (`file`), or both.
+
+    `openapi`: None lets the SDK pick (OpenAPI on servers that support it, else Rest.li).
+    `queue_size`: batches (one per evaluated event) waiting for the background emitter; when it
+    is full new batches are dropped with a warning, never blocking the lineage events.
+    """
+
+    gms_url: str | None = None
+    token: str | None = None
+    file: str | None = None
+    naming: NamingConfig = DEFAULT_NAMING
+    openapi: bool | None = None
+    timeout_seconds: float = 30.0
+    queue_size: int = 1000
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.gms_url or self.file)
+
+    @classmethod
+    def from_options(
+        cls,
+        gms_url: str | None = None,
+        file: str | None = None,
+        env: str | None = None,
+        platform_instance: str | None = None,
+        token: str | None = None,
+    ) -> DataHubConfig:
+        """The CLI's options; the token falls back to `DATAHUB_GMS_TOKEN`."""
+        naming = NamingConfig(
+            env=(env or "PROD").upper(), platform_instance=platform_instance or None
+        )
+        return cls(
+            gms_url=gms_url or None,
+            token=token or os.environ.get(TOKEN_ENV) or None,
+            file=file or None,
+            naming=naming,
+        )
+
+
+def require_sdk() -> None:
+    """Raise ConfigError, saying what to install, when `acryl-datahub` is missing."""
+    try:
+        importlib.import_module("datahub.emitter.mcp")
+    except ImportError as exc:
+        raise ConfigError(
+            f"a DataHub sink needs the acryl-datahub package ({exc}); install it with: "
+            f"{INSTALL_HINT}"
+        ) from exc
+
+
+def build_sink(config: DataHubConfig, bindings: Sequence[BoundRules] = ()) -> DataHubSink:
+    """The result sink for `config`; ConfigError if the SDK is missing or a value is wrong."""
+    if not config.enabled:
+        raise ConfigError("a DataHub sink needs a GMS URL or an MCP file")
+    require_sdk()
+    from lineage_quality.datahub.sink import DataHubSink
+
+    return DataHubSink.from_config(config, bindings)

@@ -1,0 +1,46 @@
+"""Result sinks: where the verdicts of an evaluated event go besides the event itself
+(e.g. DataHub assertion run events, `lineage_quality.datahub`).
+
+A sink gets the raw event and its results once, right after evaluation. A sink must not block
+(queue and write in the background); whatever it raises is logged and never stops the event
+from being enriched and forwarded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.results import RuleResult
+
+log = logging.getLogger(__name__)
+
+
+class ResultSink(Protocol):
+    def emit(
+        self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
+    ) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def emit_results(
+    sinks: Sequence[ResultSink],
+    event: Mapping[str, Any],
+    results: Mapping[DatasetRef, Sequence[RuleResult]],
+) -> None:
+    for sink in sinks:
+        try:
+            sink.emit(event, results)
+        except Exception:
+            log.exception("result sink %s failed; the event goes on", type(sink).__name__)
+
+
+def close_sinks(sinks: Sequence[ResultSink]) -> None:
+    for sink in sinks:
+        try:
+            sink.close()
+        except Exception:
+            log.exception("closing result sink %s failed", type(sink).__name__)
