@@ -100,9 +100,11 @@ def run_check(
     obj: str | None,
     shacl: ShaclOptions,
     master: str | None,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
     from lineage_quality.datasets import dataset_identity, read_location
     from lineage_quality.engine.run import evaluate_dataframe
     from lineage_quality.producer.evaluator import evaluator_session
