@@ -208,6 +208,14 @@ class QualityReader:
         elif kind is RuleKind.ROW_COUNT and prop is not None:
             raise self.fail(f"{name} is a schema-level rule; declare it on the object", where)
 
+        pattern = args.get("pattern")
+        if pattern is not None:
+            if not isinstance(pattern, str):
+                raise self.fail("pattern must be a string", where)
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise self.fail(f"invalid pattern {pattern!r}: {exc}", where) from exc
         unit = _UNITS.get((q.unit or "rows").lower())
         if unit is None:
             raise self.fail(f"unit must be rows or percent, not {q.unit!r}", where.child("unit"))
