@@ -206,3 +206,135 @@ def test_unbound_objects_are_refused_by_the_producer_loader(tmp_path: Path) -> N
         load_contracts([contract])
     assert "bound to no dataset" in info.value.detail
     assert info.value.where == "schema[0] (line 7)"
+
+
+def _rules(body: str, version: str = "v3.1.0") -> dict[str, object]:
+    text = BOUND.replace("v3.0.2", version) + body
+    (binding,) = parse_odcs(text, "c.yaml")
+    return {r.name or r.id: r for r in binding.rules}
+
+
+@pytest.mark.parametrize("version", ["v3.0.0", "v3.0.2", "v3.1.0", "v3.2.0"])
+def test_all_three_versions_read(version: str) -> None:
+    rules = _rules("    quality:\n      - metric: rowCount\n        name: rc\n", version)
+    assert list(rules) == ["rc"]
+
+
+def test_verb_style_rules() -> None:
+    body = """\
+    quality:
+      - rule: hasRowCountGreaterThan
+        arguments: {value: 1000}
+        name: big
+      - rule: hasRowCountLessThan
+        arguments: {value: 5}
+        name: small
+      - rule: isCompoundUnique
+        arguments: {properties: [a, b]}
+        name: ab
+    properties:
+      - name: a
+        quality:
+          - {rule: hasNoNullValues, name: nn}
+          - {rule: isUnique, name: uq}
+          - {rule: hasValidValue, arguments: {validValues: [x, y]}, name: vv}
+          - {rule: hasNoMissingValues, arguments: {missingValues: ['', 'n/a']}, name: nm}
+          - {rule: isOlderThan, arguments: {days: 1, seconds: 30}, name: old}
+          - {rule: isNotOlderThan, arguments: {days: 365}, name: fresh}
+          - {rule: hasAvgGreaterThan, arguments: {value: 50.5}, name: avg}
+          - {rule: hasSumEqualTo, arguments: {value: 10000}, name: sum}
+          - {rule: hasMedianNotEqualTo, arguments: {value: 0}, name: med}
+          - {rule: noInvalidValues, pattern: '^x', name: inv}
+"""
+    r = _rules(body)
+    assert (r["big"].threshold.operator, r["big"].threshold.value) == (Operator.GREATER_THAN, 1000)  # type: ignore[attr-defined]
+    assert r["small"].threshold.operator is Operator.LESS_THAN  # type: ignore[attr-defined]
+    assert r["ab"].columns == ("a", "b") and r["ab"].kind is RuleKind.DUPLICATE_VALUES  # type: ignore[attr-defined]
+    assert r["nn"].kind is RuleKind.NULL_VALUES and r["uq"].kind is RuleKind.DUPLICATE_VALUES  # type: ignore[attr-defined]
+    assert r["vv"].valid_values == ("x", "y")  # type: ignore[attr-defined]
+    assert r["nm"].missing_values == ("", "n/a")  # type: ignore[attr-defined]
+    assert r["old"].min_age_seconds == 86430 and r["fresh"].max_age_seconds == 365 * 86400  # type: ignore[attr-defined]
+    avg = r["avg"]
+    assert (avg.kind, avg.statistic, avg.threshold.operator, avg.threshold.value) == (  # type: ignore[attr-defined]
+        RuleKind.STATISTIC,
+        "avg",
+        Operator.GREATER_THAN,
+        50.5,
+    )
+    assert r["sum"].threshold.operator is Operator.MUST_BE  # type: ignore[attr-defined]
+    assert r["med"].threshold.operator is Operator.MUST_NOT_BE  # type: ignore[attr-defined]
+    assert r["inv"].pattern == "^x" and r["inv"].threshold.value == 0  # type: ignore[attr-defined]
+
+
+def test_statistics_sql_text_and_schema_rules() -> None:
+    body = """\
+    quality:
+      - type: sql
+        query: SELECT count(*) FROM ${object}
+        mustBeGreaterThan: 0
+        name: q
+      - type: text
+        description: reviewed by a human
+    properties:
+      - name: price
+        logicalType: number
+        physicalType: decimal(10,2)
+        required: true
+        unique: true
+        quality:
+          - {metric: stddev, mustBeLessThan: 3, name: sd}
+"""
+    r = _rules(body)
+    assert r["q"].kind is RuleKind.SQL and r["q"].query == "SELECT count(*) FROM ${object}"  # type: ignore[attr-defined]
+    assert r["sd"].statistic == "stddev"  # type: ignore[attr-defined]
+    assert r["price_type"].expected_type == "decimal(10,2)"  # type: ignore[attr-defined]
+    assert r["price_required"].kind is RuleKind.NULL_VALUES  # type: ignore[attr-defined]
+    assert r["price_unique"].kind is RuleKind.DUPLICATE_VALUES  # type: ignore[attr-defined]
+    assert len(r) == 5  # the text entry is not executable and gives no rule
+    off = (
+        BOUND.replace(
+            "      - property: openlineage.name",
+            "      - property: lineageQuality.schemaRules\n        value: false\n"
+            "      - property: openlineage.name",
+        )
+        + body
+    )
+    (binding,) = parse_odcs(off, "c.yaml")
+    assert {r.name for r in binding.rules} == {"q", "sd"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("    quality:\n      - {metric: avg, mustBe: 1}\n", "avg must be declared on a property"),
+        (
+            "    properties:\n      - name: a\n        quality:\n          - {metric: avg}\n",
+            "avg needs an operator",
+        ),
+        ("    quality:\n      - {type: sql, mustBe: 1}\n", "type: sql needs a `query`"),
+        (
+            "    quality:\n      - {rule: hasRowCountGreaterThan,"
+            " arguments: {value: 1}, mustBe: 3}\n",
+            "implies its threshold",
+        ),
+        (
+            "    quality:\n      - {rule: hasRowCountGreaterThan}\n",
+            "needs a numeric arguments.value",
+        ),
+        (
+            "    properties:\n      - name: a\n        quality:\n          - {rule: isOlderThan}\n",
+            "needs arguments.days and/or arguments.seconds",
+        ),
+        ("    quality:\n      - {mustBeGreaterThan: 1}\n", "value checks without a metric"),
+        ("    quality:\n      - {type: magic}\n", "unknown quality type 'magic'"),
+        ("    quality:\n      - {metric: rowCount, mustBe: 'ten'}\n", "mustBe: must be a number"),
+        (
+            "    properties:\n      - name: a\n        quality:\n          - {metric: rowCount}\n",
+            "is a schema-level rule",
+        ),
+    ],
+)
+def test_more_broken_entries(body: str, message: str) -> None:
+    with pytest.raises(ContractError) as info:
+        parse_odcs(BOUND + body, "broken.yaml")
+    assert message in info.value.detail
