@@ -23,21 +23,38 @@ if TYPE_CHECKING:
 def _serve(args: argparse.Namespace) -> int:
     from lineage_quality.contracts import load_contracts
     from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+    from lineage_quality.producer.secrets import (
+        environment_secrets,
+        redact_logs,
+        transport_secrets,
+    )
 
+    redact = redact_logs(environment_secrets(os.environ))
+    # openlineage-python logs its transport config (custom headers too) at debug level
+    logging.getLogger("openlineage.client.transport").setLevel(logging.INFO)
     if args.openlineage_config:
         os.environ["OPENLINEAGE_CONFIG"] = args.openlineage_config
     bindings = load_contracts(args.contracts)
     result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
     api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
+    forwarder = Forwarder()
+    redact.add(transport_secrets(forwarder.transport))
     producer = Producer(
         Evaluator(bindings, master=args.spark_master),
-        Forwarder(),
-        Spool(args.spool),
+        forwarder,
+        Spool(
+            args.spool,
+            max_events=args.spool_max_events or None,
+            max_bytes=args.spool_max_bytes or None,
+        ),
         host=args.host,
         port=args.port,
         api_key=api_key,
         max_body=args.max_body_bytes,
         result_sinks=result_sinks,
+        workers=args.workers,
+        evaluation_timeout=args.evaluation_timeout or None,
+        cancel_after=args.evaluation_cancel_after or None,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -134,6 +151,41 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         help="on shutdown, wait this long for queued events to be forwarded",
+    )
+    reliability = serve.add_argument_group("reliability", "docs/reliability.md")
+    reliability.add_argument(
+        "--spool-max-events",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="answer 503 past N queued events (default 100000; 0: no bound)",
+    )
+    reliability.add_argument(
+        "--spool-max-bytes",
+        type=int,
+        default=1024**3,
+        metavar="BYTES",
+        help="answer 503 past this many queued bytes (default 1 GiB; 0: no bound)",
+    )
+    reliability.add_argument(
+        "--workers", type=int, default=4, help="events handled at once, one per run (default 4)"
+    )
+    reliability.add_argument(
+        "--evaluation-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="hold a COMPLETE event at most this long for its evaluation, then forward it with "
+        "the rules still running as ERROR; their results follow in an OTHER event "
+        "(default 300; 0: wait as long as it takes)",
+    )
+    reliability.add_argument(
+        "--evaluation-cancel-after",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="cancel the Spark jobs of an evaluation still running after this long "
+        "(default 3600; 0: never)",
     )
     datahub = serve.add_argument_group(
         "DataHub assertions", "needs pip install 'lineage-quality[datahub]'; docs/datahub.md"

@@ -77,7 +77,17 @@ def test_every_event_is_forwarded_and_unbound_ones_unchanged(run: dict[str, Any]
     assert len(forwarded) == len(received) > 0
     bound = {str(run["raw"]), str(run["clean"])}
     enriched = 0
-    for before, after in zip(received, forwarded, strict=True):
+    # The producer keeps each run's order; different runs may pass each other.
+    pairs = [
+        pair
+        for run_id in dict.fromkeys(e["run"]["runId"] for e in received)
+        for pair in zip(
+            [e for e in received if e["run"]["runId"] == run_id],
+            [e for e in forwarded if e["run"]["runId"] == run_id],
+            strict=True,
+        )
+    ]
+    for before, after in pairs:
         names = {d["name"] for d in before.get("inputs", []) + before.get("outputs", [])}
         if before["eventType"] == "COMPLETE" and names & bound:
             enriched += 1

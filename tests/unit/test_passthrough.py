@@ -1,4 +1,5 @@
-"""Events with no bound rules go on JSON-equal, through a real openlineage-python transport."""
+"""Events with no bound rules go on JSON-equal and in order (one run), through a real
+openlineage-python transport."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ EVENTS = [
         "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.53.0/integration/spark",
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
         "run": {
-            "runId": "0190e6f0-0000-7000-8000-00000000000" + str(i),
+            "runId": "0190e6f0-0000-7000-8000-000000000001",
             "facets": {"custom": {"_producer": "p", "nested": {"list": [1, "two", 3.5, True]}}},
         },
         "job": {"namespace": "ns", "name": "job", "facets": {}},
@@ -27,7 +28,7 @@ EVENTS = [
         ],
         "outputs": [],
     }
-    for i, et in enumerate(["START", "RUNNING", "COMPLETE", "FAIL", "OTHER"])
+    for et in ["START", "RUNNING", "COMPLETE", "FAIL", "OTHER"]
 ]
 
 

@@ -14,8 +14,21 @@ from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.spool import Spool
 
 EVENT = json.dumps(
-    {"eventType": "START", "run": {"runId": "r1"}, "job": {"namespace": "n", "name": "j"}}
+    {
+        "eventType": "START",
+        "eventTime": "2026-11-22T06:00:00.000Z",
+        "producer": "https://example.com/p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "r1"},
+        "job": {"namespace": "n", "name": "j"},
+    }
 )
+
+
+def variant(**changes: object) -> bytes:
+    """EVENT with top-level keys replaced (a value of None removes the key)."""
+    event = {**json.loads(EVENT), **changes}
+    return json.dumps({k: v for k, v in event.items() if v is not None}).encode()
 
 
 @pytest.fixture
@@ -69,6 +82,20 @@ def test_plain_gzip_and_chunked_bodies_are_accepted(server: tuple[Receiver, list
         (b"{not json", JSON, 400, "not JSON"),
         (b"[1, 2]", JSON, 400, "JSON object"),
         (b'{"hello": 1}', JSON, 400, "not an OpenLineage event"),
+        (b"\xff\xfe{}", JSON, 400, "not JSON"),
+        (EVENT.encode().replace(b'"r1"', b"NaN"), JSON, 400, "NaN is not JSON"),
+        (b"[" * 20_000 + b"]" * 20_000, JSON, 400, "nested too deep"),
+        (variant(job=None), JSON, 400, "needs a `job`"),
+        (variant(run=None, job=None, dataset=None, eventType=None), JSON, 400, "no `run`"),
+        (variant(run={"facets": {}}), JSON, 400, "run.runId"),
+        (variant(eventType="FINISHED"), JSON, 400, "unknown eventType"),
+        (variant(eventTime="yesterday"), JSON, 400, "eventTime"),
+        (variant(eventTime="2026-11-22T06:00:00"), JSON, 400, "UTC offset"),
+        (variant(producer=None), JSON, 400, "producer"),
+        (variant(inputs={"a": 1}), JSON, 400, "`inputs` must be a list"),
+        (variant(outputs=[{"namespace": "n"}]), JSON, 400, "outputs[0].name"),
+        (variant(run={"runId": "r", "facets": {"x": 5}}), JSON, 400, "facet `run.facets.x`"),
+        (EVENT.encode(), {**JSON, "Content-Encoding": "br"}, 415, "unsupported encoding"),
         (EVENT.encode(), {"Content-Type": "text/plain"}, 415, "Content-Type must be JSON"),
         (b"x" * (64 * 1024 + 1), JSON, 413, "body over"),
         (

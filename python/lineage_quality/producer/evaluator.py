@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.datasets import read_dataset
@@ -23,6 +23,11 @@ from lineage_quality.results import RuleResult, error_result
 log = logging.getLogger(__name__)
 
 APP_NAME = "lineage-quality-evaluator"
+_JOB_GROUP_PROPERTIES = (
+    "spark.jobGroup.id",
+    "spark.job.description",
+    "spark.job.interruptOnCancel",
+)
 
 
 def evaluator_session(master: str | None = None) -> SparkSession:
@@ -70,20 +75,49 @@ class Evaluator:
                 out[ref] = found
         return out
 
+    def read(self, ref: DatasetRef, facets: Mapping[str, Any] | None, fmt: str | None) -> DataFrame:
+        """The dataset as a lazy DataFrame; raises DatasetError when it cannot be opened."""
+        return read_dataset(self.spark, ref.namespace, ref.name, facets, fmt)
+
     def evaluate(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[RuleResult]]:
-        results: dict[DatasetRef, list[RuleResult]] = {}
-        for ref, groups in self.bound(event).items():
-            dataset = event[ref.role][ref.index]
-            facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
-            rules = [r for g in groups for r in g.rules]
-            fmt = next((g.format for g in groups if g.format), None)
-            try:
-                df = read_dataset(self.spark, ref.namespace, ref.name, facets, fmt)
-                results[ref] = evaluate_dataframe(df, rules)
-            except DatasetError as exc:
-                log.warning("%s: %s", ref.key, exc)
-                results[ref] = [error_result(r, str(exc)) for r in rules]
-            except Exception as exc:
-                log.exception("evaluation of %s failed", ref.key)
-                results[ref] = [error_result(r, f"evaluation failed: {exc}") for r in rules]
-        return results
+        return dict(self.evaluate_each(event))
+
+    def evaluate_each(
+        self, event: Mapping[str, Any], job_group: str | None = None
+    ) -> Iterator[tuple[DatasetRef, list[RuleResult]]]:
+        """Each bound dataset's results as soon as they are known. With `job_group`, the Spark
+        jobs run in that group, so `cancel(job_group)` stops them."""
+        bound = self.bound(event)
+        if not bound:
+            return
+        context = self.spark.sparkContext
+        if job_group:
+            context.setJobGroup(job_group, f"lineage-quality {job_group}", interruptOnCancel=True)
+        try:
+            for ref, groups in bound.items():
+                yield ref, self._evaluate_dataset(event, ref, groups)
+        finally:
+            if job_group:
+                for key in _JOB_GROUP_PROPERTIES:
+                    context.setLocalProperty(key, None)  # type: ignore[arg-type]  # None removes
+
+    def cancel(self, job_group: str) -> None:
+        """Cancel the running Spark jobs of `job_group` (interrupting their tasks)."""
+        if self._spark is not None:
+            self._spark.sparkContext.cancelJobGroup(job_group)
+
+    def _evaluate_dataset(
+        self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
+    ) -> list[RuleResult]:
+        dataset = event[ref.role][ref.index]
+        facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
+        rules = [r for g in groups for r in g.rules]
+        fmt = next((g.format for g in groups if g.format), None)
+        try:
+            return evaluate_dataframe(self.read(ref, facets, fmt), rules)
+        except DatasetError as exc:
+            log.warning("%s: %s", ref.key, exc)
+            return [error_result(r, str(exc)) for r in rules]
+        except Exception as exc:
+            log.exception("evaluation of %s failed", ref.key)
+            return [error_result(r, f"evaluation failed: {exc}") for r in rules]

@@ -1,25 +1,73 @@
-"""The producer: receiver -> spool -> (evaluate, enrich on COMPLETE) -> forward."""
+"""The producer: receiver -> spool -> (evaluate, enrich on COMPLETE) -> forward.
+
+Workers (`workers`, default 4) take events from the spool lane by lane (a lane is a run): a run's
+events go out in arrival order, and a long evaluation holds up only its own run.
+
+A COMPLETE event with bound rules waits for its evaluation at most `evaluation_timeout` seconds.
+Then it goes on with the rules not evaluated yet as ERROR results ("evaluation timed out"), and the
+evaluation goes on: when it ends, a follow-up event for the same run (`eventType`
+`late_event_type`, OTHER by default) carries the real results of those datasets. The follow-up is
+in the spool before the timed-out event is forwarded, so a restart re-evaluates it. Spark work
+still running after `cancel_after` seconds is cancelled; the follow-up then reports ERROR
+"evaluation cancelled".
+
+Forwarding retries with exponential backoff until the sink takes the event; an event leaves the
+spool only after that (at least once: a crash between the two sends it again).
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lineage_quality.producer.enrich import enrich
+from lineage_quality.producer.enrich import DatasetRef, enrich
+from lineage_quality.producer.evaluation import Evaluation
 from lineage_quality.producer.evaluator import Evaluator
+from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
-from lineage_quality.producer.spool import Spool, SpooledEvent
+from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
+from lineage_quality.results import RuleResult
 
 log = logging.getLogger(__name__)
 
 EVALUATED_TYPES = frozenset({"COMPLETE"})
 MAX_BACKOFF = 30.0
+DEFAULT_WORKERS = 4
+_STOP_POLL = 0.5
+
+Results = Mapping[DatasetRef, Sequence[RuleResult]]
+
+
+class Counters:
+    """What the producer did, for logs, health and tests: `forwarded`, `forward_failures`,
+    `timeouts`, `late` (follow-ups stored), `rejected`..."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, int] = {}
+        self._changed = threading.Condition()
+
+    def add(self, name: str, n: int = 1) -> None:
+        with self._changed:
+            self._values[name] = self._values.get(name, 0) + n
+            self._changed.notify_all()
+
+    def __getitem__(self, name: str) -> int:
+        with self._changed:
+            return self._values.get(name, 0)
+
+    def snapshot(self) -> dict[str, int]:
+        with self._changed:
+            return dict(self._values)
+
+    def wait_for(self, name: str, at_least: int, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._values.get(name, 0) >= at_least, timeout)
 
 
 class Producer:
@@ -33,18 +81,39 @@ class Producer:
         api_key: str | None = None,
         max_body: int | None = None,
         result_sinks: Sequence[ResultSink] = (),
+        *,
+        workers: int = DEFAULT_WORKERS,
+        evaluation_timeout: float | None = None,
+        cancel_after: float | None = None,
+        late_event_type: str = "OTHER",
+        retry_initial: float = 0.5,
+        retry_max: float = MAX_BACKOFF,
     ) -> None:
         self.evaluator = evaluator
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
         self.forwarder = forwarder
         self.spool = spool
+        self.evaluation_timeout = evaluation_timeout
+        self.cancel_after = cancel_after
+        self.late_event_type = late_event_type
+        self.retry_initial = retry_initial
+        self.retry_max = retry_max
+        self.counters = Counters()
         kwargs: dict[str, Any] = {"host": host, "port": port, "api_key": api_key}
         if max_body is not None:
             kwargs["max_body"] = max_body
         self.receiver = Receiver(self._accept, **kwargs)
         self._stop = threading.Event()
-        self._worker = threading.Thread(target=self._run, name="lq-worker", daemon=True)
-        self.forwarded = 0
+        self._workers = [
+            threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
+            for i in range(max(1, workers))
+        ]
+        self._running: dict[str, Evaluation] = {}
+        self._running_lock = threading.Lock()
+
+    @property
+    def forwarded(self) -> int:
+        return self.counters["forwarded"]
 
     def _accept(self, body: str) -> None:
         self.spool.put(body)  # durable before the receiver answers 201
@@ -54,7 +123,8 @@ class Producer:
         return self.receiver.url
 
     def start(self) -> None:
-        self._worker.start()
+        for worker in self._workers:
+            worker.start()
         self.receiver.start()
         log.info("listening on %s/api/v1/lineage", self.url)
 
@@ -64,59 +134,234 @@ class Producer:
             self.spool.wait_empty(drain_timeout)
         self._stop.set()
         self.spool.wake()
-        self._worker.join(timeout=10)
+        with self._running_lock:
+            running = list(self._running.values())
+        for evaluation in running:  # their events stay in the spool for the next start
+            evaluation.cancel_in_background("cancelled: the producer is stopping")
+        for worker in self._workers:
+            worker.join(timeout=10)
         self.forwarder.close()
         close_sinks(self.result_sinks)
 
     def process(self, body: str) -> str:
-        """Evaluate and enrich one event's JSON; events with nothing bound come back unchanged."""
+        """Evaluate and enrich one event's JSON, waiting as long as it takes; events with nothing
+        bound come back unchanged."""
         event = json.loads(body)
-        if not isinstance(event, dict) or event.get("eventType") not in EVALUATED_TYPES:
+        if not self._needs_evaluation(event):
             return body
-        if not self.evaluator.bound(event):
-            return body
-        started = time.monotonic()
         results = self.evaluator.evaluate(event)
-        log.info(
-            "evaluated %d rule(s) on %d dataset(s) of %s in %.2fs",
-            sum(len(r) for r in results.values()),
-            len(results),
-            (event.get("job") or {}).get("name"),
-            time.monotonic() - started,
-        )
-        emit_results(self.result_sinks, event, results)
+        self._results_ready(event, results)
         return json.dumps(enrich(event, results))
 
-    def _handle(self, item: SpooledEvent) -> None:
-        body = item.body
-        if not item.enriched:
-            try:
-                body = self.process(body)
-            except Exception:
-                log.exception("could not evaluate event %d; forwarding it unchanged", item.id)
-            self.spool.replace(item.id, body)
-        self.forwarder.send(json.loads(body))
+    # -- workers --------------------------------------------------------------------------------
 
-    def _run(self) -> None:
-        backoff = 0.5
+    def _work(self) -> None:
         while not self._stop.is_set():
-            item = self.spool.next(timeout=0.5)
+            item = self.spool.claim(timeout=_STOP_POLL)
             if item is None:
                 continue
+            release = True
             try:
-                self._handle(item)
+                release = self._handle(item)
+            except Exception:
+                log.exception("unexpected error handling event %d; retrying it", item.id)
+                self._stop.wait(self.retry_initial)
+            finally:
+                if release:
+                    self.spool.release(item.lane)
+
+    def _handle(self, item: SpooledEvent) -> bool:
+        """Evaluate if needed, forward, delete. False when the lane was handed to a running
+        evaluation (a follow-up waiting for its results), which releases it."""
+        body = item.body
+        if not item.enriched:
+            prepared = self._prepare(item)
+            if prepared is None:  # stopping, or a follow-up now held by its evaluation
+                return item.kind != LATE or self._stop.is_set()
+            body = prepared
+        if self._forward(item, body):
+            self._delete(item)
+        return True
+
+    def _needs_evaluation(self, event: Any) -> bool:
+        return (
+            isinstance(event, dict)
+            and event.get("eventType") in EVALUATED_TYPES
+            and bool(self.evaluator.bound(event))
+        )
+
+    def _prepare(self, item: SpooledEvent) -> str | None:
+        try:
+            event = json.loads(item.body)
+        except ValueError:
+            log.error("event %d in the spool is not JSON; forwarding it as it is", item.id)
+            return item.body
+        if item.kind == LATE:
+            return self._evaluate_late(item, event)
+        if not self._needs_evaluation(event):
+            return item.body
+        return self._evaluate(item, event)
+
+    def _start(self, event: Mapping[str, Any], item: SpooledEvent) -> Evaluation:
+        group = f"lq-event-{item.id}"
+        evaluation = Evaluation(self.evaluator, event, group, self.cancel_after)
+        with self._running_lock:
+            self._running[group] = evaluation
+        evaluation.when_done(lambda: self._forget(group))
+        return evaluation.start()
+
+    def _forget(self, group: str) -> None:
+        with self._running_lock:
+            self._running.pop(group, None)
+
+    def _wait(self, evaluation: Evaluation) -> bool | None:
+        """True if it ended in time, False past the deadline, None if the producer is stopping."""
+        waited = 0.0
+        while not self._stop.is_set():
+            step = _STOP_POLL
+            if self.evaluation_timeout is not None:
+                step = min(step, self.evaluation_timeout - waited)
+            if step <= 0:
+                return evaluation.done.is_set()
+            if evaluation.done.wait(step):
+                return True
+            waited += step
+        return None
+
+    def _evaluate(self, item: SpooledEvent, event: dict[str, Any]) -> str | None:
+        evaluation = self._start(event, item)
+        in_time = self._wait(evaluation)
+        if in_time is None:
+            return None  # stopping: the event stays in the spool, evaluated again next time
+        if in_time:
+            results = evaluation.final()
+            self._results_ready(event, results)
+            return self._keep(item, json.dumps(enrich(event, results)))
+
+        message = f"evaluation timed out after {self.evaluation_timeout:g}s"
+        results, late = evaluation.partial(message)
+        if not late:  # every dataset finished just now
+            results = evaluation.final()
+            self._results_ready(event, results)
+            return self._keep(item, json.dumps(enrich(event, results)))
+        self.counters.add("timeouts")
+        log.warning(
+            "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
+            "in an %s event",
+            item.id,
+            (event.get("job") or {}).get("name"),
+            message,
+            len(late),
+            self.late_event_type,
+        )
+        body = json.dumps(enrich(event, results))
+        self._results_ready(event, results)
+        skeleton, mapping = late_skeleton(event, late, self.late_event_type)
+        lane = f"late:{item.id}"
+        try:
+            late_id = self.spool.hand_over(item.id, body, json.dumps(skeleton), lane)
+        except sqlite3.Error as exc:
+            # Without the follow-up stored, the event waits for its evaluation after all.
+            log.error("could not store the follow-up of event %d (%s); waiting", item.id, exc)
+            if self._wait_forever(evaluation) is None:
+                return None
+            results = evaluation.final()
+            self._results_ready(event, results)
+            return self._keep(item, json.dumps(enrich(event, results)))
+        self.counters.add("late")
+        evaluation.when_done(
+            lambda: self._deliver_late(late_id, lane, skeleton, mapping, evaluation)
+        )
+        return body
+
+    def _wait_forever(self, evaluation: Evaluation) -> bool | None:
+        while not self._stop.is_set():
+            if evaluation.done.wait(_STOP_POLL):
+                return True
+        return None
+
+    def _evaluate_late(self, item: SpooledEvent, skeleton: dict[str, Any]) -> str | None:
+        """A follow-up whose evaluation did not finish before a restart: evaluate it again."""
+        evaluation = self._start(skeleton, item)
+        mapping = {ref: ref for ref in evaluation.bound}
+        evaluation.when_done(
+            lambda: self._deliver_late(item.id, item.lane, skeleton, mapping, evaluation)
+        )
+        return None
+
+    def _deliver_late(
+        self,
+        late_id: int,
+        lane: str,
+        skeleton: dict[str, Any],
+        mapping: Mapping[DatasetRef, DatasetRef],
+        evaluation: Evaluation,
+    ) -> None:
+        """The evaluation ended: its results become the follow-up event, ready to forward."""
+        try:
+            if self._stop.is_set() and evaluation.cancelled:
+                return  # cancelled by stop(): evaluated again after the restart
+            results = evaluation.final()
+            late = {mapping[ref]: r for ref, r in results.items() if ref in mapping}
+            self._results_ready(skeleton, late)
+            event = {**skeleton, "eventTime": now_iso()}
+            self.spool.replace(late_id, json.dumps(enrich(event, late)))
+            log.info("late results of %d dataset(s) ready as event %d", len(late), late_id)
+        except Exception:
+            log.exception("could not store the late results of event %d", late_id)
+        finally:
+            self.spool.release(lane)
+
+    def _results_ready(self, event: Mapping[str, Any], results: Results) -> None:
+        """Results that are final for `event` (hook for result sinks, e.g. DataHub)."""
+        emit_results(self.result_sinks, event, results)
+
+    def _keep(self, item: SpooledEvent, body: str) -> str:
+        try:
+            self.spool.replace(item.id, body)
+        except sqlite3.Error as exc:  # only costs a re-evaluation after a crash
+            log.warning("could not keep the enriched event %d in the spool: %s", item.id, exc)
+        return body
+
+    def _forward(self, item: SpooledEvent, body: str) -> bool:
+        event = json.loads(body)
+        backoff = self.retry_initial
+        attempt = item.attempts
+        while True:
+            try:
+                self.forwarder.send(event)
             except Exception as exc:
+                attempt += 1
+                self.counters.add("forward_failures")
                 self.spool.attempted(item.id)
                 log.warning(
                     "forwarding event %d failed (attempt %d): %s; retrying in %.1fs",
                     item.id,
-                    item.attempts + 1,
-                    exc,
+                    attempt,
+                    _short(exc),
                     backoff,
                 )
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF)
+                if self._stop.wait(backoff):
+                    return False
+                backoff = min(backoff * 2, self.retry_max)
                 continue
-            backoff = 0.5
-            self.spool.done(item.id)
-            self.forwarded += 1
+            self.counters.add("forwarded")
+            return True
+
+    def _delete(self, item: SpooledEvent) -> None:
+        backoff = self.retry_initial
+        while True:
+            try:
+                self.spool.done(item.id)
+                return
+            except sqlite3.Error as exc:
+                # Not forwarded again by this process; a restart before the delete works would.
+                log.error("event %d was forwarded but not deleted from the spool: %s", item.id, exc)
+                if self._stop.wait(backoff):
+                    return
+                backoff = min(backoff * 2, self.retry_max)
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0][:300] if text else "") or type(exc).__name__

@@ -2,16 +2,33 @@
 
 An event is committed here before the receiver answers 2xx; it leaves only after a sink took it.
 After evaluation the enriched body replaces the raw one, so a retry never re-evaluates.
+
+Each event travels in a lane (its run, see `events.lane_of`). `claim` hands out the oldest event
+of a lane nobody is working on, so a run's events go out in arrival order while other runs pass.
+
+The spool is bounded (`max_events`, `max_bytes`): past the bound `put` raises SpoolFullError, and
+the receiver answers 503; it warns once when it fills past `warn_ratio`. It also keeps a reserve
+file of `reserve_bytes` beside the database: when the disk fills up, the reserve is given back so
+forwarded events can still be deleted, and no new event is taken until the reserve can be
+rewritten (the disk has room again).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
+import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 
 import attrs
+
+from lineage_quality.producer.events import lane_of
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -22,6 +39,23 @@ CREATE TABLE IF NOT EXISTS events (
     received REAL NOT NULL
 )
 """
+# Columns added after the first release; older spools get them on open.
+_COLUMNS = {
+    "lane": "TEXT NOT NULL DEFAULT ''",
+    "kind": "TEXT NOT NULL DEFAULT 'event'",
+    "size": "INTEGER NOT NULL DEFAULT 0",
+}
+_ROW = "id, body, enriched, attempts, lane, kind"
+
+EVENT = "event"  # an event as received
+LATE = "late"  # the follow-up carrying results that came after their event was forwarded
+
+DEFAULT_RESERVE = 4 * 1024 * 1024
+_RESERVE_RETRY_SECONDS = 1.0
+
+
+class SpoolFullError(Exception):
+    """The spool is at its bound or its disk is full; the event was not stored."""
 
 
 @attrs.frozen
@@ -30,61 +64,263 @@ class SpooledEvent:
     body: str
     enriched: bool
     attempts: int
+    lane: str = ""
+    kind: str = EVENT
+
+
+def _is_full(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "full" in str(exc)
+
+
+def _lane(body: str) -> str:
+    try:
+        event = json.loads(body)
+    except ValueError:
+        return ""
+    return lane_of(event) if isinstance(event, dict) else ""
 
 
 class Spool:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        max_events: int | None = None,
+        max_bytes: int | None = None,
+        warn_ratio: float = 0.8,
+        reserve_bytes: int = DEFAULT_RESERVE,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.warn_ratio = warn_ratio
+        self.reserve_bytes = reserve_bytes
+        self._reserve = self.path.with_name(self.path.name + ".reserve")
+        self._reserve_tried = 0.0
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        # Checkpoint often enough that the write-ahead log stays well under the reserve.
+        pages = max(16, reserve_bytes // 4096 // 4)
+        self._db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
+        self._db.execute(f"PRAGMA journal_size_limit={int(max(reserve_bytes // 2, 65536))}")
         self._db.execute(_SCHEMA)
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
+        for name, decl in _COLUMNS.items():
+            if name not in present:
+                self._db.execute(f"ALTER TABLE events ADD COLUMN {name} {decl}")
+        self._migrate_old_rows()
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
+        self._busy: set[str] = set()
+        count, size = self._db.execute(
+            "SELECT count(*), coalesce(sum(size), 0) FROM events"
+        ).fetchone()
+        self._count = int(count)
+        self._bytes = int(size)
+        self._warned = False
+        self._make_reserve()
+
+    def _migrate_old_rows(self) -> None:
+        rows = self._db.execute("SELECT id, body FROM events WHERE size = 0").fetchall()
+        for event_id, body in rows:
+            self._db.execute(
+                "UPDATE events SET size = ?, lane = ? WHERE id = ?",
+                (len(body.encode()), _lane(body), event_id),
+            )
+
+    # -- disk reserve ---------------------------------------------------------------------------
+
+    def _make_reserve(self) -> bool:
+        if self.reserve_bytes <= 0 or self._reserve.exists():
+            return True
+        self._reserve_tried = time.monotonic()
+        try:
+            with self._reserve.open("wb") as f:
+                f.write(b"\0" * self.reserve_bytes)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError:
+            with contextlib.suppress(OSError):
+                self._reserve.unlink()
+            return False
+        return True
+
+    def _drop_reserve(self) -> bool:
+        try:
+            self._reserve.unlink()
+        except FileNotFoundError:
+            return False
+        log.error("spool disk %s is full: released the reserve; not accepting events", self.path)
+        return True
+
+    def _write(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
+        """Run a write; on a full disk give back the reserve once and try again."""
+        try:
+            return self._db.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            if not (_is_full(exc) and self._drop_reserve()):
+                raise
+            return self._db.execute(sql, params)
+
+    # -- bounds ---------------------------------------------------------------------------------
+
+    def _ratio(self, count: int, size: int) -> float:
+        ratios = [0.0]
+        if self.max_events:
+            ratios.append(count / self.max_events)
+        if self.max_bytes:
+            ratios.append(size / self.max_bytes)
+        return max(ratios)
+
+    def _check_level(self) -> None:
+        ratio = self._ratio(self._count, self._bytes)
+        if ratio >= self.warn_ratio and not self._warned:
+            self._warned = True
+            log.warning(
+                "spool is %.0f%% full (%d events, %d bytes; bound %s events, %s bytes): the sink "
+                "is not keeping up; new events get 503 once it is full",
+                ratio * 100,
+                self._count,
+                self._bytes,
+                self.max_events or "-",
+                self.max_bytes or "-",
+            )
+        elif ratio < self.warn_ratio * 0.75 and self._warned:
+            self._warned = False
+            log.info("spool back to %.0f%% of its bound", ratio * 100)
+
+    # -- queue ----------------------------------------------------------------------------------
 
     def put(self, body: str) -> int:
-        """Store an event durably; returns its id. Raises sqlite3.Error if it could not be kept."""
+        """Store an event durably; returns its id. Raises SpoolFullError past the bound or on a
+        full disk, sqlite3.Error if it could not be kept for another reason."""
+        size = len(body.encode())
+        lane = _lane(body)
         with self._lock:
-            cur = self._db.execute(
-                "INSERT INTO events (body, received) VALUES (?, ?)", (body, time.time())
-            )
+            if self._ratio(self._count + 1, self._bytes + size) > 1.0:
+                raise SpoolFullError(
+                    f"spool full ({self._count} events, {self._bytes} bytes); retry later"
+                )
+            if not self._reserve.exists() and self.reserve_bytes > 0:
+                recently = time.monotonic() - self._reserve_tried < _RESERVE_RETRY_SECONDS
+                if recently or not self._make_reserve():
+                    raise SpoolFullError("spool disk is full; retry later")
+                log.info("spool disk has room again: accepting events")
+            try:
+                cur = self._db.execute(
+                    "INSERT INTO events (body, received, lane, kind, size) VALUES (?, ?, ?, ?, ?)",
+                    (body, time.time(), lane, EVENT, size),
+                )
+            except sqlite3.OperationalError as exc:
+                if _is_full(exc):
+                    self._drop_reserve()
+                    raise SpoolFullError("spool disk is full; retry later") from exc
+                raise
+            self._count += 1
+            self._bytes += size
+            self._check_level()
             self._changed.notify_all()
             return int(cur.lastrowid or 0)
 
     def next(self, timeout: float | None = None) -> SpooledEvent | None:
-        """The oldest event not yet forwarded (arrival order keeps each run's order)."""
+        """The oldest event not yet forwarded, whatever its lane (not claimed)."""
+        return self._take(timeout, claim=False)
+
+    def claim(self, timeout: float | None = None) -> SpooledEvent | None:
+        """The oldest event of a lane nobody holds, and hold its lane until `release`."""
+        return self._take(timeout, claim=True)
+
+    def _take(self, timeout: float | None, claim: bool) -> SpooledEvent | None:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             while True:
+                busy = sorted(self._busy) if claim else []
+                marks = ",".join("?" * len(busy))
+                where = f"WHERE lane NOT IN ({marks}) " if busy else ""
                 row = self._db.execute(
-                    "SELECT id, body, enriched, attempts FROM events ORDER BY id LIMIT 1"
+                    f"SELECT {_ROW} FROM events {where}ORDER BY id LIMIT 1", busy
                 ).fetchone()
                 if row is not None:
-                    return SpooledEvent(int(row[0]), str(row[1]), bool(row[2]), int(row[3]))
+                    item = SpooledEvent(
+                        int(row[0]), str(row[1]), bool(row[2]), int(row[3]), str(row[4]), row[5]
+                    )
+                    if claim:
+                        self._busy.add(item.lane)
+                    return item
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return None
                 self._changed.wait(remaining)
 
-    def replace(self, event_id: int, body: str) -> None:
+    def release(self, lane: str) -> None:
         with self._lock:
-            self._db.execute(
-                "UPDATE events SET body = ?, enriched = 1 WHERE id = ?", (body, event_id)
+            self._busy.discard(lane)
+            self._changed.notify_all()
+
+    def replace(self, event_id: int, body: str) -> None:
+        """Keep the enriched body in place of the received one."""
+        size = len(body.encode())
+        with self._lock:
+            old = self._db.execute("SELECT size FROM events WHERE id = ?", (event_id,)).fetchone()
+            self._write(
+                "UPDATE events SET body = ?, enriched = 1, size = ? WHERE id = ?",
+                (body, size, event_id),
             )
+            if old is not None:
+                self._bytes += size - int(old[0])
+                self._check_level()
+
+    def hand_over(self, event_id: int, body: str, late_body: str, late_lane: str) -> int:
+        """In one transaction: keep `body` as event `event_id`'s enriched body, and add the
+        follow-up `late_body` (not yet evaluated) in its own lane, held until `release`."""
+        size, late_size = len(body.encode()), len(late_body.encode())
+        with self._lock:
+            old = self._db.execute("SELECT size FROM events WHERE id = ?", (event_id,)).fetchone()
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._write(
+                    "UPDATE events SET body = ?, enriched = 1, size = ? WHERE id = ?",
+                    (body, size, event_id),
+                )
+                cur = self._write(
+                    "INSERT INTO events (body, received, lane, kind, size) VALUES (?, ?, ?, ?, ?)",
+                    (late_body, time.time(), late_lane, LATE, late_size),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            if old is not None:
+                self._bytes += size - int(old[0])
+            self._count += 1
+            self._bytes += late_size
+            self._busy.add(late_lane)
+            return int(cur.lastrowid or 0)
 
     def attempted(self, event_id: int) -> None:
-        with self._lock:
+        with self._lock, contextlib.suppress(sqlite3.OperationalError):
             self._db.execute("UPDATE events SET attempts = attempts + 1 WHERE id = ?", (event_id,))
 
     def done(self, event_id: int) -> None:
+        """The event was forwarded (or is not needed any more): delete it."""
         with self._lock:
-            self._db.execute("DELETE FROM events WHERE id = ?", (event_id,))
+            old = self._db.execute("SELECT size FROM events WHERE id = ?", (event_id,)).fetchone()
+            self._write("DELETE FROM events WHERE id = ?", (event_id,))
+            if old is not None:
+                self._count -= 1
+                self._bytes -= int(old[0])
+                self._check_level()
             self._changed.notify_all()
 
     def pending(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM events").fetchone()[0])
+
+    def usage(self) -> tuple[int, int]:
+        """(events, bytes) held now."""
+        with self._lock:
+            return self._count, self._bytes
 
     def wait_empty(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout

@@ -1,0 +1,143 @@
+"""One event's evaluation, on its own thread and in its own Spark job group, so the producer can
+stop waiting for it (the deadline), keep what finished, and cancel the rest of the Spark work.
+
+Results arrive per dataset. `partial()` is what is known now, with every dataset still running
+reported as an ERROR result (never a pass); `final()` is the full answer once `done` is set.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lineage_quality.contracts import BoundRules
+from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.producer.evaluator import Evaluator
+from lineage_quality.results import RuleResult, error_result
+
+log = logging.getLogger(__name__)
+
+CANCEL_REPEAT_SECONDS = 0.5
+
+
+def _errors(groups: list[BoundRules], message: str) -> list[RuleResult]:
+    return [error_result(rule, message) for group in groups for rule in group.rules]
+
+
+class Evaluation:
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        event: Mapping[str, Any],
+        job_group: str,
+        cancel_after: float | None = None,
+    ) -> None:
+        self.evaluator = evaluator
+        self.event = event
+        self.job_group = job_group
+        self.cancel_after = cancel_after
+        self.bound = evaluator.bound(event)
+        self.done = threading.Event()
+        self.cancelled = False
+        self.cancel_reason = ""
+        self.error: str | None = None
+        self._results: dict[DatasetRef, list[RuleResult]] = {}
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self._thread = threading.Thread(target=self._run, name=f"lq-{job_group}", daemon=True)
+        self._timer: threading.Timer | None = None
+        if cancel_after is not None:
+            reason = f"cancelled after {cancel_after:g}s"
+            self._timer = threading.Timer(cancel_after, self.cancel, args=(reason,))
+            self._timer.daemon = True
+
+    def start(self) -> Evaluation:
+        self._thread.start()
+        if self._timer is not None:
+            self._timer.start()
+        return self
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        try:
+            for ref, results in self.evaluator.evaluate_each(self.event, self.job_group):
+                with self._lock:
+                    if not self.cancelled:
+                        self._results[ref] = results
+        except Exception as exc:
+            log.exception("evaluation %s failed", self.job_group)
+            self.error = f"evaluation failed: {exc}"
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+            with self._lock:
+                self.done.set()
+                callbacks, self._callbacks = self._callbacks, []
+            log.info(
+                "evaluated %d rule(s) on %d dataset(s) of %s in %.2fs%s",
+                sum(len(r) for r in self._results.values()),
+                len(self._results),
+                (self.event.get("job") or {}).get("name"),
+                time.monotonic() - started,
+                " (cancelled)" if self.cancelled else "",
+            )
+            for callback in callbacks:
+                self._call(callback)
+
+    def _call(self, callback: Callable[[], None]) -> None:
+        try:
+            callback()
+        except Exception:
+            log.exception("handling the end of evaluation %s failed", self.job_group)
+
+    def when_done(self, callback: Callable[[], None]) -> None:
+        """Run `callback` once the evaluation has ended (now, if it already has)."""
+        with self._lock:
+            if not self.done.is_set():
+                self._callbacks.append(callback)
+                return
+        self._call(callback)
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Stop the Spark work. Runs until the evaluation returns: the engine may start another
+        job in the group after a cancel (it retries metrics one by one), so cancel again."""
+        with self._lock:
+            if self.done.is_set() or self.cancelled:
+                return
+            self.cancelled = True
+            self.cancel_reason = reason
+        log.warning("evaluation %s %s: cancelling its Spark jobs", self.job_group, reason)
+        while True:
+            try:
+                self.evaluator.cancel(self.job_group)
+            except Exception:
+                log.exception("could not cancel Spark job group %s", self.job_group)
+            if self.done.wait(CANCEL_REPEAT_SECONDS):
+                return
+
+    def cancel_in_background(self, reason: str) -> None:
+        threading.Thread(
+            target=self.cancel, args=(reason,), name=f"lq-cancel-{self.job_group}", daemon=True
+        ).start()
+
+    def partial(self, message: str) -> tuple[dict[DatasetRef, list[RuleResult]], list[DatasetRef]]:
+        """The results known now, every other bound dataset's rules as ERROR `message`; and the
+        datasets that had no result yet."""
+        with self._lock:
+            known = dict(self._results)
+        late = [ref for ref in self.bound if ref not in known]
+        out = {
+            ref: known.get(ref) or _errors(groups, message) for ref, groups in self.bound.items()
+        }
+        return out, late
+
+    def final(self) -> dict[DatasetRef, list[RuleResult]]:
+        """Every bound dataset's results once done; what could not run is an ERROR."""
+        if self.cancelled:
+            message = f"evaluation {self.cancel_reason}"
+        else:
+            message = self.error or "evaluation ended without a result"
+        return self.partial(message)[0]

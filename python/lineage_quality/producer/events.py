@@ -1,0 +1,150 @@
+"""What the producer needs to know about a raw OpenLineage event (a JSON object as a dict): is it
+well-formed, which lane (ordering key) it travels in, and the follow-up event that carries results
+which came too late for the event itself. Pure: no Spark, no I/O.
+
+Validation checks what a sink needs to accept the event (the OpenLineage spec's required fields and
+shapes, which Marquez also enforces); facets are opaque, so unknown facets pass untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.version import PRODUCER
+
+EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
+RUN_EVENT_SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+
+
+class InvalidEventError(ValueError):
+    """The body is JSON but not a well-formed OpenLineage event; the message says why."""
+
+
+def _require_str(obj: Mapping[str, Any], key: str, where: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value:
+        raise InvalidEventError(f"`{where}{key}` must be a non-empty string")
+    return value
+
+
+def _check_facets(obj: Mapping[str, Any], key: str, where: str) -> None:
+    facets = obj.get(key)
+    if facets is None:
+        return
+    if not isinstance(facets, Mapping):
+        raise InvalidEventError(f"`{where}{key}` must be an object")
+    for name, facet in facets.items():
+        if facet is not None and not isinstance(facet, Mapping):
+            raise InvalidEventError(f"facet `{where}{key}.{name}` must be an object")
+
+
+def _check_named(obj: Any, where: str, facet_keys: Sequence[str]) -> None:
+    if not isinstance(obj, Mapping):
+        raise InvalidEventError(f"`{where}` must be an object")
+    _require_str(obj, "namespace", where + ".")
+    _require_str(obj, "name", where + ".")
+    for key in facet_keys:
+        _check_facets(obj, key, where + ".")
+
+
+def _check_time(event: Mapping[str, Any]) -> None:
+    text = _require_str(event, "eventTime", "")
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidEventError(
+            f"`eventTime` is not an ISO 8601 date-time: {text[:64]!r}"
+        ) from None
+    if parsed.tzinfo is None:
+        raise InvalidEventError("`eventTime` needs a UTC offset (e.g. `Z` or `+00:00`)")
+
+
+def check_event(event: Any) -> str:
+    """The event's kind (`RunEvent`, `JobEvent`, `DatasetEvent`); raises InvalidEventError naming
+    the first problem. A spec-valid event passes whatever (custom) facets it carries."""
+    if not isinstance(event, Mapping):
+        raise InvalidEventError("an OpenLineage event is a JSON object")
+    if not any(k in event for k in ("run", "job", "dataset")):
+        raise InvalidEventError("not an OpenLineage event: no `run`, `job` or `dataset`")
+    _check_time(event)
+    _require_str(event, "producer", "")
+    if "schemaURL" in event and not isinstance(event["schemaURL"], str):
+        raise InvalidEventError("`schemaURL` must be a string")
+    if "run" in event:
+        kind = "RunEvent"
+        run = event["run"]
+        if not isinstance(run, Mapping):
+            raise InvalidEventError("`run` must be an object")
+        _require_str(run, "runId", "run.")
+        _check_facets(run, "facets", "run.")
+        if "job" not in event:
+            raise InvalidEventError("a run event needs a `job`")
+        event_type = event.get("eventType")
+        if event_type is not None and event_type not in EVENT_TYPES:
+            raise InvalidEventError(
+                f"unknown eventType {str(event_type)[:32]!r}; one of {sorted(EVENT_TYPES)}"
+            )
+    elif "dataset" in event:
+        kind = "DatasetEvent"
+        _check_named(event["dataset"], "dataset", ("facets",))
+    else:
+        kind = "JobEvent"
+    if "job" in event:
+        _check_named(event["job"], "job", ("facets",))
+    for role, keys in (
+        ("inputs", ("facets", "inputFacets")),
+        ("outputs", ("facets", "outputFacets")),
+    ):
+        datasets = event.get(role)
+        if datasets is None:
+            continue
+        if not isinstance(datasets, list):
+            raise InvalidEventError(f"`{role}` must be a list")
+        for i, ds in enumerate(datasets):
+            _check_named(ds, f"{role}[{i}]", keys)
+    return kind
+
+
+def lane_of(event: Mapping[str, Any]) -> str:
+    """The ordering key: events of one lane are forwarded in arrival order, lanes independently.
+
+    A run's events share `run.runId`; job and dataset events are ordered per job / dataset.
+    """
+    run = event.get("run")
+    if isinstance(run, Mapping) and isinstance(run.get("runId"), str):
+        return "run:" + str(run["runId"])
+    for key in ("job", "dataset"):
+        obj = event.get(key)
+        if isinstance(obj, Mapping):
+            return f"{key}:{obj.get('namespace')}:{obj.get('name')}"
+    return ""
+
+
+def late_skeleton(
+    event: Mapping[str, Any], refs: Sequence[DatasetRef], event_type: str
+) -> tuple[dict[str, Any], dict[DatasetRef, DatasetRef]]:
+    """The follow-up event for results that came too late: the same run and job, only the
+    datasets in `refs`, `eventType` set to `event_type`. Returns it with a map from each ref of
+    `event` to the same dataset's ref in the follow-up."""
+    out: dict[str, Any] = {
+        k: copy.deepcopy(v) for k, v in event.items() if k not in ("inputs", "outputs")
+    }
+    out["eventType"] = event_type
+    out["producer"] = PRODUCER
+    out["schemaURL"] = RUN_EVENT_SCHEMA
+    mapping: dict[DatasetRef, DatasetRef] = {}
+    for role in ("inputs", "outputs"):
+        kept: list[Any] = []
+        for ref in sorted((r for r in refs if r.role == role), key=lambda r: r.index):
+            mapping[ref] = DatasetRef(role, len(kept), ref.namespace, ref.name)
+            kept.append(copy.deepcopy(event[role][ref.index]))
+        out[role] = kept
+    return out, mapping
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")

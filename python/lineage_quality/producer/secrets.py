@@ -1,0 +1,88 @@
+"""Keep secrets out of the logs.
+
+Our own code never logs a header, a key or a transport's auth settings. As a second line, the
+CLI masks every known secret value (the receiver's API key, the forwarding transport's API key
+and custom header values, `*KEY*`/`*TOKEN*`/`*SECRET*`/`*PASSWORD*` environment variables of
+OpenLineage and DataHub) in every log record, whoever logs it (openlineage-python, requests...).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+MASK = "***"
+_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH", "CREDENTIAL")
+_PREFIXES = ("OPENLINEAGE", "DATAHUB", "LINEAGE_QUALITY")
+_MIN_LENGTH = 4  # shorter values would mask ordinary words
+
+
+class RedactingFilter(logging.Filter):
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self._secrets: set[str] = set()
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        self._secrets.update(s for s in secrets if s and len(s) >= _MIN_LENGTH)
+
+    def scrub(self, text: str) -> str:
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            text = text.replace(secret, MASK)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._secrets:
+            return True
+        message = record.getMessage()
+        scrubbed = self.scrub(message)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.scrub(record.stack_info)
+        return True
+
+
+_installed: RedactingFilter | None = None
+
+
+def redact_logs(secrets: Iterable[str]) -> RedactingFilter:
+    """Mask `secrets` in every record that reaches the root logger's handlers (installed once;
+    later calls add secrets)."""
+    global _installed
+    if _installed is None:
+        _installed = RedactingFilter()
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_installed)
+    _installed.add(secrets)
+    return _installed
+
+
+def environment_secrets(environ: Mapping[str, str]) -> list[str]:
+    return [
+        value
+        for name, value in environ.items()
+        if name.upper().startswith(_PREFIXES) and any(w in name.upper() for w in _WORDS)
+    ]
+
+
+def transport_secrets(transport: Any) -> list[str]:
+    """API keys and custom header values of an openlineage-python transport (and the transports
+    of a composite one)."""
+    found: list[str] = []
+    config = getattr(transport, "config", None)
+    auth = getattr(config, "auth", None)
+    api_key = getattr(auth, "api_key", None)
+    if isinstance(api_key, str):
+        found.append(api_key)
+    headers = getattr(config, "custom_headers", None)
+    if isinstance(headers, Mapping):
+        found.extend(v for v in headers.values() if isinstance(v, str))
+    for inner in getattr(transport, "transports", None) or []:
+        found.extend(transport_secrets(inner))
+    return found
