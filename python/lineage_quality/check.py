@@ -9,31 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from lineage_quality.contracts import BoundRules
-from lineage_quality.contracts.odcs import load_odcs
-from lineage_quality.contracts.schema_json import load_schema_json
-from lineage_quality.contracts.shacl import ShaclOptions, load_shacl
+from lineage_quality.contracts import BoundRules, load_file
+from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def load_any(path: Path, shacl: ShaclOptions) -> list[BoundRules]:
-    """Pick the reader by extension: .yaml/.yml ODCS, .json schema rules, .ttl SHACL."""
-    suffix = path.suffix.lower()
-    if not path.exists():
-        raise ContractError(str(path), "no such contract file")
-    if suffix in (".yaml", ".yml"):
-        return load_odcs(path)
-    if suffix == ".json":
-        return [load_schema_json(path)]
-    if suffix in (".ttl", ".turtle"):
-        return load_shacl(path, shacl)
-    raise ContractError(
-        str(path), f"unknown contract format {suffix!r}: use .yaml (ODCS), .json or .ttl (SHACL)"
-    )
 
 
 def select(
@@ -109,7 +91,7 @@ def run_check(
     from lineage_quality.engine.run import evaluate_dataframe
     from lineage_quality.producer.evaluator import evaluator_session
 
-    bindings = load_any(contract, shacl)
+    bindings = load_file(contract, shacl)
     namespace, name = dataset_identity(dataset)
     chosen = select(bindings, namespace, name, obj, str(contract))
     if not chosen.rules:

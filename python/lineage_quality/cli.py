@@ -1,4 +1,4 @@
-"""`lineage-quality serve | demo`."""
+"""`lineage-quality serve | check | demo`."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from lineage_quality.version import __version__
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
+    from lineage_quality.contracts.shacl import ShaclOptions
     from lineage_quality.producer.result_sinks import ResultSink
 
 
@@ -34,7 +35,7 @@ def _serve(args: argparse.Namespace) -> int:
     logging.getLogger("openlineage.client.transport").setLevel(logging.INFO)
     if args.openlineage_config:
         os.environ["OPENLINEAGE_CONFIG"] = args.openlineage_config
-    bindings = load_contracts(args.contracts)
+    bindings = load_contracts(args.contracts, shacl=_shacl_options(args))
     result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
     api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
     forwarder = Forwarder()
@@ -89,8 +90,7 @@ def _datahub_sinks(args: argparse.Namespace, bindings: Sequence[BoundRules]) -> 
     return [build_sink(config, bindings)]
 
 
-def _check(args: argparse.Namespace) -> int:
-    from lineage_quality.check import run_check
+def _shacl_options(args: argparse.Namespace) -> ShaclOptions:
     from lineage_quality.contracts.shacl import ASSERTION_TYPES, ShaclOptions
 
     types = {}
@@ -103,13 +103,32 @@ def _check(args: argparse.Namespace) -> int:
                 f"known: {', '.join(ASSERTION_TYPES)}"
             )
         types = {t: t in chosen for t in ASSERTION_TYPES}
+    return ShaclOptions(create_assertions=args.shacl_assertions, assertion_types=types)
+
+
+def _add_shacl_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--shacl-assertions",
+        action="store_true",
+        help="turn SHACL constraints into rules (off by default, as in the seed)",
+    )
+    parser.add_argument(
+        "--shacl-assertion-types",
+        metavar="LIST",
+        help="comma list of required_fields,field_size,value_checks (default all)",
+    )
+
+
+def _check(args: argparse.Namespace) -> int:
+    from lineage_quality.check import run_check
+
     return run_check(
         Path(args.contract),
         args.dataset,
         args.format,
         args.output,
         args.object,
-        ShaclOptions(create_assertions=args.shacl_assertions, assertion_types=types),
+        _shacl_options(args),
         args.spark_master,
     )
 
@@ -145,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="openlineage.yml saying where to forward (else the usual lookup)",
     )
     serve.add_argument("--spark-master", help="Spark master for evaluation (default local[*])")
+    _add_shacl_flags(serve)
     serve.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
     serve.add_argument(
         "--drain-seconds",
@@ -217,16 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--object", help="schema object / SHACL dataset to use when there are several"
     )
-    check.add_argument(
-        "--shacl-assertions",
-        action="store_true",
-        help="turn SHACL constraints into rules (off by default, as in the seed)",
-    )
-    check.add_argument(
-        "--shacl-assertion-types",
-        metavar="LIST",
-        help="comma list of required_fields,field_size,value_checks (default all)",
-    )
+    _add_shacl_flags(check)
     check.add_argument("--spark-master", help="default local[*]")
     check.set_defaults(func=_check)
 

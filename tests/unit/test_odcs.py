@@ -204,7 +204,7 @@ def test_unbound_objects_are_refused_by_the_producer_loader(tmp_path: Path) -> N
     assert binding.patterns == ()
     with pytest.raises(ContractError) as info:
         load_contracts([contract])
-    assert "bound to no dataset" in info.value.detail
+    assert "orders is bound to no dataset" in info.value.detail
     assert info.value.where == "schema[0] (line 7)"
 
 

@@ -8,9 +8,35 @@ from pathlib import Path
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern, rules_for
 from lineage_quality.contracts.odcs import load_odcs, parse_odcs
+from lineage_quality.contracts.schema_json import load_schema_json
+from lineage_quality.contracts.shacl import ShaclOptions, load_shacl
 from lineage_quality.errors import ContractError
 
-_SUFFIXES = (".yaml", ".yml")
+_SUFFIXES = (".yaml", ".yml", ".json", ".ttl", ".turtle")
+_UNBOUND = {
+    ".json": 'add a top-level `dataset`: {"namespace": ..., "name": ...}',
+    ".ttl": "give the dcat:Dataset a dcat:accessURL or dcat:downloadURL",
+}
+_UNBOUND_ODCS = (
+    "add a `servers` entry with a `path` or `location`, or customProperties "
+    "`openlineage.namespace` and `openlineage.name`"
+)
+
+
+def load_file(path: Path, shacl: ShaclOptions | None = None) -> list[BoundRules]:
+    """One contract file, by extension: .yaml/.yml ODCS, .json schema rules, .ttl SHACL."""
+    suffix = path.suffix.lower()
+    if not path.exists():
+        raise ContractError(str(path), "no such contract file")
+    if suffix in (".yaml", ".yml"):
+        return load_odcs(path)
+    if suffix == ".json":
+        return [load_schema_json(path)]
+    if suffix in (".ttl", ".turtle"):
+        return load_shacl(path, shacl or ShaclOptions())
+    raise ContractError(
+        str(path), f"unknown contract format {suffix!r}: use .yaml (ODCS), .json or .ttl (SHACL)"
+    )
 
 
 def require_bindings(bindings: Iterable[BoundRules]) -> None:
@@ -18,29 +44,30 @@ def require_bindings(bindings: Iterable[BoundRules]) -> None:
     for b in bindings:
         if not b.patterns:
             path, _, where = b.source.partition(": ")
+            how = _UNBOUND.get(Path(path).suffix.lower(), _UNBOUND_ODCS)
             raise ContractError(
-                path,
-                "schema object is bound to no dataset: add a `servers` entry with a `path` or "
-                "`location`, or customProperties `openlineage.namespace` and `openlineage.name`",
-                where or None,
+                path, f"{b.object_name} is bound to no dataset: {how}", where or None
             )
 
 
 def load_contracts(
-    paths: Iterable[str | os.PathLike[str]], require_binding: bool = True
+    paths: Iterable[str | os.PathLike[str]],
+    require_binding: bool = True,
+    shacl: ShaclOptions | None = None,
 ) -> list[BoundRules]:
-    """Load contract files, or every `*.yaml`/`*.yml` in the given folders."""
+    """Load contract files, or every contract file (.yaml, .yml, .json, .ttl) in the given
+    folders, recursively."""
     out: list[BoundRules] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            files = sorted(f for f in path.rglob("*") if f.suffix in _SUFFIXES)
+            files = sorted(f for f in path.rglob("*") if f.suffix.lower() in _SUFFIXES)
         elif path.exists():
             files = [path]
         else:
             raise ContractError(str(path), "no such contract file or folder")
         for f in files:
-            out.extend(load_odcs(f))
+            out.extend(load_file(f, shacl))
     if require_binding:
         require_bindings(out)
     return out
@@ -49,7 +76,9 @@ def load_contracts(
 __all__ = [
     "BoundRules",
     "DatasetPattern",
+    "ShaclOptions",
     "load_contracts",
+    "load_file",
     "load_odcs",
     "parse_odcs",
     "require_bindings",
