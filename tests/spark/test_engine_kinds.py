@@ -306,3 +306,35 @@ def test_decimal_precision_and_scale(spark: Any) -> None:
     assert ok.success
     assert wrong.code == "TYPE_MISMATCH" and "precision 12" in (wrong.message or "")
     assert not_decimal.code == "TYPE_MISMATCH"
+
+
+EDGE_RULES = [
+    rule(RuleKind.NULL_VALUES, "v"),
+    rule(RuleKind.MISSING_VALUES, "v", missing_values=[""]),
+    rule(RuleKind.INVALID_VALUES, "v", valid_values=["x"]),
+    rule(RuleKind.INVALID_VALUES, "v", pattern="^x$"),
+    rule(RuleKind.DUPLICATE_VALUES, "v"),
+    rule(RuleKind.LENGTH_RANGE, "v", max_value=1),
+    rule(RuleKind.CARDINALITY, "v", min_value=1),
+    rule(RuleKind.DATE_FORMAT, "v", date_format="%Y"),
+    rule(RuleKind.VALUE_RANGE, "n", min_value=0),
+    rule(RuleKind.FRESHNESS, "t", max_age_seconds=60),
+    rule(RuleKind.STATISTIC, "n", statistic="sum", threshold=Threshold(Operator.GREATER_THAN, -1)),
+    rule(RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_OR_EQUAL, 0)),
+    rule(RuleKind.COLUMN_TYPE, "n", expected_type="float"),
+]
+
+
+@pytest.mark.parametrize("shape", ["empty", "all_null"])
+def test_every_kind_on_empty_data_and_an_all_null_column(spark: Any, shape: str) -> None:
+    rows = [] if shape == "empty" else [(None, None, None)] * 3
+    df = spark.createDataFrame(rows, "v STRING, n DOUBLE, t TIMESTAMP")
+    results = evaluate_dataframe(df, EDGE_RULES)
+    assert not [r for r in results if r.status is Status.ERROR]
+    by_kind = {(r.rule.kind, r.rule.pattern): r for r in results}
+    expected_failures = {RuleKind.STATISTIC}  # no value to compare: never a pass
+    if shape == "all_null":
+        # nulls are missing, null, and a null has no value at all (cardinality 0)
+        expected_failures |= {RuleKind.NULL_VALUES, RuleKind.MISSING_VALUES, RuleKind.CARDINALITY}
+    failed = {k for (k, _), r in by_kind.items() if not r.success}
+    assert failed == expected_failures, [(r.rule.kind, r.status, r.actual) for r in results]
