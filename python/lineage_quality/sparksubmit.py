@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from lineage_quality.errors import ConfigError
 
@@ -39,24 +41,13 @@ def spark_submit(
     timeout: float = 900,
 ) -> subprocess.CompletedProcess[str]:
     cmd = [spark_submit_path(), *args]
-    if log_file is None:
+    with contextlib.ExitStack() as stack:
+        output: dict[str, Any] = {"capture_output": True}
+        if log_file is not None:
+            output = {
+                "stdout": stack.enter_context(log_file.open("w")),
+                "stderr": subprocess.STDOUT,
+            }
         return subprocess.run(
-            cmd,
-            cwd=cwd,
-            env=submit_env(),
-            text=True,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    with log_file.open("w") as out:
-        return subprocess.run(
-            cmd,
-            cwd=cwd,
-            env=submit_env(),
-            text=True,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            timeout=timeout,
-            check=False,
+            cmd, cwd=cwd, env=submit_env(), text=True, timeout=timeout, check=False, **output
         )

@@ -19,6 +19,7 @@ from open_data_contract_standard.model import (
 )
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern, pattern_from_location
+from lineage_quality.contracts.files import read_contract
 from lineage_quality.contracts.odcs_quality import QualityReader, Where
 from lineage_quality.contracts.yaml_lines import line_of, load_yaml
 from lineage_quality.errors import ContractError
@@ -32,12 +33,8 @@ _SCHEMA_RULES_KEYS = ("lineageQuality.schemaRules", "lineage-quality.schemaRules
 
 def load_odcs(path: str | os.PathLike[str]) -> list[BoundRules]:
     """Read one ODCS contract file; raise ContractError naming the file and key at fault."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ContractError(str(file), f"cannot read contract: {exc.strerror or exc}") from exc
-    return parse_odcs(text, str(file))
+    text, source = read_contract(path)
+    return parse_odcs(text, source)
 
 
 def parse_odcs(text: str, source: str) -> list[BoundRules]:

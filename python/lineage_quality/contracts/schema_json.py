@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
+from lineage_quality.contracts.files import read_contract
 from lineage_quality.contracts.yaml_lines import LineDict, load_yaml
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.errors import ContractError
@@ -90,12 +91,8 @@ class _Reader:
 
 
 def load_schema_json(path: str | os.PathLike[str]) -> BoundRules:
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ContractError(str(file), f"cannot read rules file: {exc.strerror or exc}") from exc
-    return parse_schema_json(text, str(file))
+    text, source = read_contract(path)
+    return parse_schema_json(text, source)
 
 
 def parse_schema_json(text: str, source: str) -> BoundRules:

@@ -25,6 +25,7 @@ from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node
 
 from lineage_quality.contracts.binding import BoundRules, pattern_from_location
+from lineage_quality.contracts.files import read_contract
 from lineage_quality.errors import ContractError
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 
@@ -84,12 +85,8 @@ def _number(node: Node | None) -> float | None:
 
 
 def load_shacl(path: str | os.PathLike[str], options: ShaclOptions) -> list[BoundRules]:
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ContractError(str(file), f"cannot read shapes: {exc.strerror or exc}") from exc
-    return parse_shacl(text, str(file), options)
+    text, source = read_contract(path)
+    return parse_shacl(text, source, options)
 
 
 def parse_shacl(text: str, source: str, options: ShaclOptions) -> list[BoundRules]:
