@@ -7,10 +7,13 @@ appear as lineage jobs downstream.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
@@ -44,6 +47,15 @@ def evaluator_session(master: str | None = None) -> SparkSession:
         builder = builder.master(master)
     elif not SparkSession.getActiveSession():
         builder = builder.master("local[*]")
+    if (
+        SparkContext._active_spark_context is None
+        and "LINEAGE_QUALITY_SPARK_LOG4J" not in os.environ
+    ):
+        # A JVM of our own: keep Spark's startup chatter off the user's terminal.
+        log4j = Path(__file__).resolve().parent.parent / "log4j2.properties"
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j.as_uri()}"
+        )
     return builder.getOrCreate()
 
 
