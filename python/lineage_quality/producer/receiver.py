@@ -126,6 +126,10 @@ class Receiver:
 
             def setup(self) -> None:
                 super().setup()
+                # headers and body are two writes: without this, Nagle + delayed ACK stall each
+                # kept-alive answer by ~40 ms
+                with contextlib.suppress(OSError):
+                    self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 with receiver._lock:
                     receiver._connections.add(self.connection)
 

@@ -19,6 +19,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -51,7 +52,6 @@ EVENT = "event"  # an event as received
 LATE = "late"  # the follow-up carrying results that came after their event was forwarded
 
 DEFAULT_RESERVE = 4 * 1024 * 1024
-_RESERVE_RETRY_SECONDS = 1.0
 
 
 class SpoolFullError(Exception):
@@ -88,6 +88,7 @@ class Spool:
         max_bytes: int | None = None,
         warn_ratio: float = 0.8,
         reserve_bytes: int = DEFAULT_RESERVE,
+        reserve_retry: float = 1.0,
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,13 +96,17 @@ class Spool:
         self.max_bytes = max_bytes
         self.warn_ratio = warn_ratio
         self.reserve_bytes = reserve_bytes
+        self.reserve_retry = reserve_retry  # seconds between tries to rewrite the reserve
         self._reserve = self.path.with_name(self.path.name + ".reserve")
         self._reserve_tried = 0.0
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        # Free pages can go back to the disk after it filled up (set before the file exists).
+        self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         # Checkpoint often enough that the write-ahead log stays well under the reserve.
         pages = max(16, reserve_bytes // 4096 // 4)
+        self._headroom = 2 * pages * 4096  # room the log needs besides the reserve
         self._db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
         self._db.execute(f"PRAGMA journal_size_limit={int(max(reserve_bytes // 2, 65536))}")
         self._db.execute(_SCHEMA)
@@ -119,6 +124,7 @@ class Spool:
         self._count = int(count)
         self._bytes = int(size)
         self._warned = False
+        self._full_level: int | None = None  # events held when the disk filled up
         self._make_reserve()
 
     def _migrate_old_rows(self) -> None:
@@ -146,6 +152,27 @@ class Spool:
             return False
         return True
 
+    def _accepting(self) -> bool:
+        """After the disk filled up, take events again once the spool has drained to half of
+        what it held then (its free pages are room again) and the reserve could be rewritten."""
+        if self.reserve_bytes <= 0 or self._reserve.exists():
+            return True
+        if self._full_level is not None and self._count > self._full_level // 2:
+            return False
+        if time.monotonic() - self._reserve_tried < self.reserve_retry:
+            return False
+        self._reserve_tried = time.monotonic()
+        with contextlib.suppress(sqlite3.Error):  # give the emptied pages back to the disk
+            self._db.executescript("PRAGMA incremental_vacuum;")  # execute() frees one page
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if shutil.disk_usage(self.path.parent).free < self.reserve_bytes + self._headroom:
+            return False
+        if not self._make_reserve():
+            return False
+        self._full_level = None
+        log.info("spool disk has room again: accepting events")
+        return True
+
     def _drop_reserve(self) -> bool:
         try:
             self._reserve.unlink()
@@ -159,7 +186,11 @@ class Spool:
         try:
             return self._db.execute(sql, params)
         except sqlite3.OperationalError as exc:
-            if not (_is_full(exc) and self._drop_reserve()):
+            if not _is_full(exc):
+                raise
+            if self._full_level is None:
+                self._full_level = self._count
+            if not self._drop_reserve():
                 raise
             return self._db.execute(sql, params)
 
@@ -202,11 +233,8 @@ class Spool:
                 raise SpoolFullError(
                     f"spool full ({self._count} events, {self._bytes} bytes); retry later"
                 )
-            if not self._reserve.exists() and self.reserve_bytes > 0:
-                recently = time.monotonic() - self._reserve_tried < _RESERVE_RETRY_SECONDS
-                if recently or not self._make_reserve():
-                    raise SpoolFullError("spool disk is full; retry later")
-                log.info("spool disk has room again: accepting events")
+            if not self._accepting():
+                raise SpoolFullError("spool disk is full; retry later")
             try:
                 cur = self._db.execute(
                     "INSERT INTO events (body, received, lane, kind, size) VALUES (?, ?, ?, ?, ?)",
@@ -214,6 +242,7 @@ class Spool:
                 )
             except sqlite3.OperationalError as exc:
                 if _is_full(exc):
+                    self._full_level = self._count
                     self._drop_reserve()
                     raise SpoolFullError("spool disk is full; retry later") from exc
                 raise
