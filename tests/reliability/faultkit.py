@@ -158,7 +158,7 @@ class RecordingSink:
         with self._changed:
             return self._changed.wait_for(lambda: predicate(self), timeout)
 
-    def keys(self) -> set[tuple[str, int]]:
+    def received(self) -> set[tuple[str, int]]:
         with self._changed:
             return {key_of(e) for e in self.events}
 

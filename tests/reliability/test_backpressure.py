@@ -52,12 +52,12 @@ def test_stuck_sink_fills_the_spool_to_its_bound_then_503(
         assert "spool is 80% full" in caplog.text
 
         sink.release()
-        assert sink.wait_for(lambda s: len(s.keys()) == BOUND, timeout=60)
+        assert sink.wait_for(lambda s: len(s.received()) == BOUND, timeout=60)
         # a sender that retries (the 503 said so) gets the rest in once there is room again
         for start in range(0, len(rejected), BOUND):
             assert producer.spool.wait_empty(timeout=60)
             assert all(sender.post(e) == 201 for e in rejected[start : start + BOUND])
-        assert sink.wait_for(lambda s: len(s.keys()) == len(events), timeout=60)
+        assert sink.wait_for(lambda s: len(s.received()) == len(events), timeout=60)
     finally:
         sender.close()
         producer.stop()
@@ -67,7 +67,7 @@ def test_stuck_sink_fills_the_spool_to_its_bound_then_503(
         accepted=accepted,
         forwarded=BOUND,
         rejected_503=len(rejected),
-        resent_and_forwarded=len(sink.keys()) - BOUND,
+        resent_and_forwarded=len(sink.received()) - BOUND,
         peak_spool_events=peak[0],
         peak_spool_bytes=peak[1],
     )

@@ -64,7 +64,7 @@ def test_kill9_mid_stream_then_restart_loses_nothing(tmp_path: Path) -> None:
         first.kill9()
         thread.join(60)
         killed_at = next_index
-        pending_at_kill = len(acked) - len(sink.keys() & acked)
+        pending_at_kill = len(acked) - len(sink.received() & acked)
         assert pending_at_kill > 0  # the kill really left accepted events unforwarded
 
         second = ServeProcess(args, log, env)  # same spool
@@ -72,7 +72,7 @@ def test_kill9_mid_stream_then_restart_loses_nothing(tmp_path: Path) -> None:
         sender = Sender(second.url, RECEIVER_KEY)
         send_until_refused()  # the client resends what was not acknowledged
         assert next_index == len(events)
-        assert sink.wait_for(lambda s: acked <= s.keys(), timeout=90)
+        assert sink.wait_for(lambda s: acked <= s.received(), timeout=90)
         second.stop()
     finally:
         sender.close()
@@ -81,13 +81,13 @@ def test_kill9_mid_stream_then_restart_loses_nothing(tmp_path: Path) -> None:
             proc.stop()
 
     check_run_order(sink.events)
-    forwarded = len(sink.keys() & acked)
+    forwarded = len(sink.received() & acked)
     lost = record_fault(
         "kill -9 mid-stream, restart",
         sent=len(events),
         accepted=len(acked),
         forwarded=forwarded,
-        duplicates=len(sink.events) - len(sink.keys()),
+        duplicates=len(sink.events) - len(sink.received()),
         killed_after=killed_at,
         spooled_at_kill=pending_at_kill,
     )

@@ -39,7 +39,7 @@ def test_sink_down_then_up_loses_nothing_and_keeps_run_order(tmp_path: Path) -> 
         assert sink.events == []
 
         sink.up()
-        assert sink.wait_for(lambda s: len(s.keys()) == len(events), timeout=60)
+        assert sink.wait_for(lambda s: len(s.received()) == len(events), timeout=60)
         assert producer.spool.wait_empty(timeout=30)
     finally:
         sender.close()
@@ -50,8 +50,8 @@ def test_sink_down_then_up_loses_nothing_and_keeps_run_order(tmp_path: Path) -> 
         "sink down, then up",
         sent=len(events),
         accepted=accepted,
-        forwarded=len(sink.keys()),
-        duplicates=len(sink.events) - len(sink.keys()),
+        forwarded=len(sink.received()),
+        duplicates=len(sink.events) - len(sink.received()),
         failed_attempts=producer.counters["forward_failures"],
     )
     assert accepted == len(events) and lost == 0

@@ -160,6 +160,9 @@ class Producer:
             item = self.spool.claim(timeout=_STOP_POLL)
             if item is None:
                 continue
+            if self._stop.is_set():  # no new work once stopping: it stays in the spool
+                self.spool.release(item.lane)
+                break
             release = True
             try:
                 release = self._handle(item)
