@@ -15,7 +15,9 @@ WORKDIR /src
 # Only what the package build needs (keeps .venv, jars and test data out of the image).
 COPY pyproject.toml README.md ./
 COPY python ./python
-RUN pip install . && rm -rf /src
+# EXTRAS="[datahub]" adds the DataHub sinks (docker-compose.yml, profile datahub).
+ARG EXTRAS=""
+RUN pip install ".${EXTRAS}" && rm -rf /src
 
 RUN useradd --create-home --uid 1000 lineage
 USER lineage

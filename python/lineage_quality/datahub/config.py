@@ -50,6 +50,8 @@ class DataHubConfig:
     `openapi`: None lets the SDK pick (OpenAPI on servers that support it, else Rest.li).
     `queue_size`: batches (one per evaluated event) waiting for the background emitter; when it
     is full new batches are dropped with a warning, never blocking the lineage events.
+    `retry_max_times`: the SDK's retries of one request; `cooldown_seconds`: after a GMS failure,
+    how long batches are dropped at once instead of each waiting for the absent server.
     """
 
     gms_url: str | None = None
@@ -58,6 +60,8 @@ class DataHubConfig:
     naming: NamingConfig = DEFAULT_NAMING
     openapi: bool | None = None
     timeout_seconds: float = 30.0
+    retry_max_times: int = 3
+    cooldown_seconds: float = 30.0
     queue_size: int = 1000
 
     @property

@@ -88,6 +88,8 @@ class DataHubSink:
                     token=config.token,
                     openapi=config.openapi,
                     timeout_seconds=config.timeout_seconds,
+                    retry_max_times=config.retry_max_times,
+                    cooldown_seconds=config.cooldown_seconds,
                 )
             )
         return cls(writers, config.naming, bindings, config.queue_size)

@@ -1,0 +1,267 @@
+"""Rule -> assertionInfo, RuleResult -> assertionRunEvent, for every RuleKind."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+pytest.importorskip("datahub.emitter.mcp", reason="pip install 'lineage-quality[datahub]'")
+
+from datahub.emitter.mcp import MetadataChangeProposalWrapper
+from datahub.metadata.schema_classes import AssertionInfoClass
+from samples import DATASET_URN, KIND_SAMPLES, REF, event, result, rule
+
+from lineage_quality.datahub.assertion_info import assertion_info
+from lineage_quality.datahub.mcps import event_mcps, event_millis
+from lineage_quality.datahub.run_events import run_event
+from lineage_quality.datahub.urns import assertion_urn
+from lineage_quality.results import Status
+from lineage_quality.rules import Operator, RuleKind, Threshold, Unit
+
+ALL_KINDS = list(RuleKind)
+
+
+def _roundtrip(urn: str, aspect: object) -> MetadataChangeProposalWrapper:
+    mcp = MetadataChangeProposalWrapper(entityUrn=urn, aspect=aspect)  # type: ignore[arg-type]
+    assert mcp.validate()
+    back = MetadataChangeProposalWrapper.from_obj(json.loads(json.dumps(mcp.to_obj())))
+    assert isinstance(back, MetadataChangeProposalWrapper)
+    assert back.validate()
+    assert back.aspect == mcp.aspect
+    return back
+
+
+def test_every_rule_kind_has_a_sample() -> None:
+    assert sorted(KIND_SAMPLES) == sorted(k.value for k in RuleKind)
+
+
+@pytest.mark.parametrize("kind", ALL_KINDS, ids=lambda k: k.value)
+def test_every_kind_becomes_a_valid_dataset_assertion(kind: RuleKind) -> None:
+    r = rule(kind, severity="error", name=f"{kind.value}_rule", description="why it matters")
+    info = assertion_info(r, DATASET_URN, contract="orders-contract")
+    urn = assertion_urn(r, DATASET_URN)
+    _roundtrip(urn, info)
+    ds = info.datasetAssertion
+    assert info.type == "DATASET"
+    assert ds is not None
+    assert ds.dataset == DATASET_URN
+    assert ds.scope in ("DATASET_COLUMN", "DATASET_ROWS", "DATASET_SCHEMA")
+    assert ds.nativeType == kind.value
+    assert ds.nativeParameters is not None and ds.nativeParameters["metric"] == kind.value
+    assert info.customProperties["contract"] == "orders-contract"
+    assert info.customProperties["ruleId"] == r.id
+    assert info.customProperties["origin"] == "odcs"
+    assert info.source is not None and info.source.type == "EXTERNAL"
+    if r.columns:
+        assert ds.fields == [f"urn:li:schemaField:({DATASET_URN},{c})" for c in r.columns]
+    else:
+        assert ds.fields is None
+    # A run event for each status, the dataset (never a field) as assertee.
+    for status in Status:
+        res = result(r, status, actual=None if status in (Status.ERROR, Status.SKIPPED) else 0)
+        ev = run_event(res, urn, DATASET_URN, "run-1", 1_700_000_000_000)
+        back = _roundtrip(urn, ev)
+        assert back.aspect is not None
+        assert ev.asserteeUrn == DATASET_URN
+
+
+def _shape_of(r: object) -> tuple[str, str, str, str | None, str | None, str | None]:
+    info: AssertionInfoClass = assertion_info(r, DATASET_URN)  # type: ignore[arg-type]
+    ds = info.datasetAssertion
+    assert ds is not None
+    p = ds.parameters
+    return (
+        ds.scope,
+        str(ds.aggregation),
+        ds.operator,
+        p.value.value if p and p.value else None,
+        p.minValue.value if p and p.minValue else None,
+        p.maxValue.value if p and p.maxValue else None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("r", "expected"),
+    [
+        (rule("nullValues"), ("DATASET_COLUMN", "NULL_COUNT", "EQUAL_TO", "0", None, None)),
+        (
+            rule("nullValues", threshold=Threshold(Operator.LESS_THAN, 5), unit=Unit.PERCENT),
+            ("DATASET_COLUMN", "NULL_PROPORTION", "LESS_THAN", "0.05", None, None),
+        ),
+        (
+            rule("missingValues", missing_values=None),
+            ("DATASET_COLUMN", "NULL_COUNT", "EQUAL_TO", "0", None, None),
+        ),
+        (rule("missingValues"), ("DATASET_COLUMN", "_NATIVE_", "EQUAL_TO", "0", None, None)),
+        (rule("rowCount"), ("DATASET_ROWS", "ROW_COUNT", "BETWEEN", None, "1", "1000")),
+        (
+            rule("rowCount", threshold=Threshold(Operator.GREATER_THAN, 0)),
+            ("DATASET_ROWS", "ROW_COUNT", "GREATER_THAN", "0", None, None),
+        ),
+        (
+            rule("invalidValues"),
+            ("DATASET_COLUMN", "IDENTITY", "IN", '["pending", "shipped"]', None, None),
+        ),
+        (
+            rule("invalidValues", valid_values=None, pattern="^[a-z]+$"),
+            ("DATASET_COLUMN", "IDENTITY", "REGEX_MATCH", "^[a-z]+$", None, None),
+        ),
+        (
+            rule("invalidValues", threshold=Threshold(Operator.LESS_OR_EQUAL, 3)),
+            ("DATASET_COLUMN", "_NATIVE_", "LESS_THAN_OR_EQUAL_TO", "3", None, None),
+        ),
+        (rule("valueRange"), ("DATASET_COLUMN", "IDENTITY", "BETWEEN", None, "0", "100")),
+        (
+            rule("valueRange", max_value=None),
+            ("DATASET_COLUMN", "IDENTITY", "GREATER_THAN_OR_EQUAL_TO", "0", None, None),
+        ),
+        (
+            rule("valueRange", threshold=Threshold(Operator.LESS_THAN, 2), unit=Unit.PERCENT),
+            ("DATASET_COLUMN", "_NATIVE_", "LESS_THAN", "2", None, None),
+        ),
+        (rule("lengthRange"), ("DATASET_COLUMN", "_NATIVE_", "BETWEEN", None, "1", "20")),
+        (rule("duplicateValues"), ("DATASET_COLUMN", "_NATIVE_", "EQUAL_TO", "0", None, None)),
+        (rule("statistic"), ("DATASET_COLUMN", "MEAN", "GREATER_THAN", "0", None, None)),
+        (
+            rule("statistic", statistic="max", threshold=Threshold(Operator.BETWEEN, 1, 2.5)),
+            ("DATASET_COLUMN", "MAX", "BETWEEN", None, "1", "2.5"),
+        ),
+        (
+            rule("statistic", threshold=Threshold(Operator.MUST_NOT_BE, 0)),
+            ("DATASET_COLUMN", "MEAN", "NOT_EQUAL_TO", "0", None, None),
+        ),
+        (
+            rule("rowCount", threshold=Threshold(Operator.NOT_BETWEEN, 1, 9)),
+            ("DATASET_ROWS", "ROW_COUNT", "_NATIVE_", None, "1", "9"),
+        ),
+        (rule("sql"), ("DATASET_ROWS", "_NATIVE_", "EQUAL_TO", "0", None, None)),
+        (rule("columnType"), ("DATASET_SCHEMA", "_NATIVE_", "EQUAL_TO", "double", None, None)),
+        (
+            rule("columnType", expected_type=None),
+            ("DATASET_SCHEMA", "COLUMNS", "CONTAIN", "amount", None, None),
+        ),
+        (
+            rule("extraColumns"),
+            ("DATASET_SCHEMA", "COLUMNS", "IN", '["order_id", "status", "amount"]', None, None),
+        ),
+    ],
+    ids=lambda x: getattr(x, "id", None) or "",
+)
+def test_standard_shapes(r: object, expected: tuple[str, ...]) -> None:
+    assert _shape_of(r) == expected
+
+
+def test_native_parameters_carry_the_rule_and_its_threshold() -> None:
+    r = rule("invalidValues", threshold=Threshold(Operator.LESS_THAN, 5), unit=Unit.PERCENT)
+    ds = assertion_info(r, DATASET_URN).datasetAssertion
+    assert ds is not None
+    assert ds.nativeParameters == {
+        "metric": "invalidValues",
+        "unit": "percent",
+        "validValues": '["pending", "shipped"]',
+        "origin": "odcs",
+        "ruleId": "orders.invalidValues",
+        "mustBeLessThan": "5",
+    }
+    sql = assertion_info(rule("sql"), DATASET_URN).datasetAssertion
+    assert sql is not None and sql.logic == "SELECT COUNT(*) FROM orders WHERE amount < 0"
+
+
+def test_run_event_results() -> None:
+    nulls = rule("nullValues", threshold=Threshold(Operator.LESS_THAN, 5), unit=Unit.PERCENT)
+    urn = assertion_urn(nulls, DATASET_URN)
+    failed = run_event(
+        result(nulls, Status.FAILED, actual=20.0, failing_rows=2, row_count=10),
+        urn,
+        DATASET_URN,
+        "run-1",
+        1,
+    ).result
+    assert failed is not None
+    assert failed.type == "FAILURE"
+    assert (failed.rowCount, failed.missingCount, failed.unexpectedCount) == (10, 2, None)
+    assert failed.actualAggValue == pytest.approx(0.2)  # NULL_PROPORTION is a fraction
+    assert failed.nativeResults is not None
+    assert failed.nativeResults["actual"] == "20%"
+    assert failed.nativeResults["expected"] == "< 5%"
+
+    accepted = rule("invalidValues")  # per-value form: the count goes to unexpectedCount
+    passed = run_event(
+        result(accepted, Status.PASSED, actual=0, row_count=7),
+        assertion_urn(accepted, DATASET_URN),
+        DATASET_URN,
+        "run-1",
+        1,
+    ).result
+    assert passed is not None
+    assert (passed.type, passed.unexpectedCount, passed.actualAggValue) == ("SUCCESS", 0, None)
+
+    mean = rule("statistic")
+    stat = run_event(
+        result(mean, Status.PASSED, actual=12.5),
+        assertion_urn(mean, DATASET_URN),
+        DATASET_URN,
+        "r",
+        1,
+    ).result
+    assert stat is not None and stat.actualAggValue == 12.5 and stat.unexpectedCount is None
+
+
+def test_error_and_skipped_are_errors_never_passes() -> None:
+    r = rule("nullValues")
+    urn = assertion_urn(r, DATASET_URN)
+    err = run_event(
+        result(
+            r, Status.ERROR, actual=None, message="column order_id not found", code="FIELD_MISSING"
+        ),
+        urn,
+        DATASET_URN,
+        "run-1",
+        1,
+    ).result
+    assert err is not None and err.type == "ERROR"
+    assert err.error is not None and err.error.properties is not None
+    assert err.error.properties["message"] == "column order_id not found"
+    assert err.error.properties["code"] == "FIELD_MISSING"
+    skipped = run_event(
+        result(r, Status.SKIPPED, actual=None, skip_reason="orders.columnType failed"),
+        urn,
+        DATASET_URN,
+        "run-1",
+        1,
+    ).result
+    assert skipped is not None and skipped.type == "ERROR"
+    assert skipped.nativeResults is not None
+    assert skipped.nativeResults["status"] == "SKIPPED"
+    assert skipped.nativeResults["skipReason"] == "orders.columnType failed"
+
+
+def test_event_mcps_use_run_id_event_time_and_dataset_as_assertee() -> None:
+    rules = [rule("nullValues"), rule("rowCount")]
+    ev = event(run_id="run-abc", event_time="2025-03-04T05:06:07.123456789Z")
+    mcps = event_mcps(ev, {REF: [result(r) for r in rules]})
+    aspects = [m.aspectName for m in mcps]
+    assert aspects == ["assertionInfo", "dataPlatformInstance", "assertionRunEvent"] * 2
+    for m in mcps:
+        assert m.validate()
+        if m.aspectName == "dataPlatformInstance":
+            assert m.aspect.platform == "urn:li:dataPlatform:lineage-quality"  # type: ignore[union-attr]
+        if m.aspectName == "assertionRunEvent":
+            run = m.aspect
+            assert run.runId == "run-abc"  # type: ignore[union-attr]
+            assert run.asserteeUrn == DATASET_URN  # type: ignore[union-attr]
+            assert run.status == "COMPLETE"  # type: ignore[union-attr]
+            assert run.timestampMillis == 1741064767123  # type: ignore[union-attr]
+            assert run.runtimeContext["openlineage.job"] == "spark/orders_job"  # type: ignore[union-attr,index]
+    assert event_millis({"eventTime": "2025-03-04T05:06:07+01:00"}) == 1741061167000
+
+
+def test_docs_table_lists_every_rule_kind(repo_root: object) -> None:
+    from pathlib import Path
+
+    text = (Path(str(repo_root)) / "docs" / "datahub.md").read_text()
+    rows = set(re.findall(r"^\| `(\w+)`", text, flags=re.MULTILINE))
+    missing = {k.value for k in RuleKind} - rows
+    assert not missing, f"docs/datahub.md has no mapping row for {sorted(missing)}"
