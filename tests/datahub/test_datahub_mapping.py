@@ -17,6 +17,7 @@ from lineage_quality.datahub.assertion_info import assertion_info
 from lineage_quality.datahub.mcps import event_mcps, event_millis
 from lineage_quality.datahub.run_events import run_event
 from lineage_quality.datahub.urns import assertion_urn
+from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.results import Status
 from lineage_quality.rules import Operator, RuleKind, Threshold, Unit
 
@@ -254,8 +255,21 @@ def test_event_mcps_use_run_id_event_time_and_dataset_as_assertee() -> None:
             assert run.asserteeUrn == DATASET_URN  # type: ignore[union-attr]
             assert run.status == "COMPLETE"  # type: ignore[union-attr]
             assert run.timestampMillis == 1741064767123  # type: ignore[union-attr]
+            assert run.messageId == "run-abc:outputs"  # type: ignore[union-attr]
             assert run.runtimeContext["openlineage.job"] == "spark/orders_job"  # type: ignore[union-attr,index]
     assert event_millis({"eventTime": "2025-03-04T05:06:07+01:00"}) == 1741061167000
+
+
+def test_a_dataset_read_and_written_keeps_both_evaluations() -> None:
+    r = rule("nullValues")
+    ev = event(run_id="run-1")
+    ev["inputs"] = [dict(ev["outputs"][0])]
+    src = DatasetRef("inputs", 0, REF.namespace, REF.name)
+    mcps = event_mcps(ev, {src: [result(r)], REF: [result(r, Status.FAILED, actual=1)]})
+    runs = [m.aspect for m in mcps if m.aspectName == "assertionRunEvent"]
+    assert len({m.entityUrn for m in mcps}) == 1  # one assertion (same rule, same dataset)
+    assert [r.messageId for r in runs] == ["run-1:inputs", "run-1:outputs"]  # type: ignore[union-attr]
+    assert [m.aspectName for m in mcps].count("assertionInfo") == 1
 
 
 def test_docs_table_lists_every_rule_kind(repo_root: object) -> None:

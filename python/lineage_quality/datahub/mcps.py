@@ -2,7 +2,10 @@
 
 Per assertion: `assertionInfo` and `dataPlatformInstance` (upserts: the same rule gives the same
 URN, so re-emitting them each run is idempotent) and one `assertionRunEvent` per evaluation,
-with the OpenLineage run id as `runId` and the event's `eventTime` as its timestamp.
+with the OpenLineage run id as `runId`, the event's `eventTime` as its timestamp and
+`{runId}:{inputs|outputs}` as `messageId`: a dataset both read and written by a job keeps both
+evaluations, and the same results sent again (a timed-out dataset's late results carry the
+original event's time) replace the earlier run event instead of adding one.
 """
 
 from __future__ import annotations
@@ -122,7 +125,9 @@ def event_mcps(
             out.append(
                 MetadataChangeProposalWrapper(
                     entityUrn=urn,
-                    aspect=run_event(result, urn, dataset, run_id, millis, context),
+                    aspect=run_event(
+                        result, urn, dataset, run_id, millis, context, f"{run_id}:{ref.role}"
+                    ),
                 )
             )
     return out

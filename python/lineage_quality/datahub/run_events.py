@@ -99,8 +99,12 @@ def run_event(
     run_id: str,
     timestamp_millis: int,
     context: Mapping[str, str] | None = None,
+    message_id: str | None = None,
 ) -> AssertionRunEventClass:
-    """One evaluation of `assertion`; the dataset is the assertee, never a schema field."""
+    """One evaluation of `assertion`; the dataset is the assertee, never a schema field.
+
+    DataHub keeps one run event per assertion, timestamp and `message_id`: sent again, it
+    replaces the earlier one."""
     return AssertionRunEventClass(
         timestampMillis=timestamp_millis,
         runId=run_id,
@@ -109,4 +113,5 @@ def run_event(
         assertionUrn=assertion,
         result=assertion_result(result),
         runtimeContext=dict(context) if context else None,
+        messageId=message_id,
     )
