@@ -105,6 +105,12 @@ def test_plain_gzip_and_chunked_bodies_are_accepted(server: tuple[Receiver, list
             "inflates",
         ),
         (b"\x1f\x8b garbage", {**JSON, "Content-Encoding": "gzip"}, 400, "invalid gzip"),
+        (
+            gzip.compress(EVENT.encode())[:-4],
+            {**JSON, "Content-Encoding": "gzip"},
+            400,
+            "truncated",
+        ),
     ],
 )
 def test_bad_requests_get_a_clear_4xx_and_the_server_keeps_serving(

@@ -53,6 +53,8 @@ def _gunzip(body: bytes, limit: int) -> bytes:
         raise RejectedError(
             HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body inflates past {limit} bytes"
         )
+    if not inflater.eof:
+        raise RejectedError(HTTPStatus.BAD_REQUEST, "invalid gzip body: truncated")
     return out
 
 
