@@ -1,0 +1,197 @@
+"""Spool lanes, bounds, hand-over of late results and migration; event validation and lanes;
+secrets masked in logs. No Spark, no HTTP."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.producer.events import (
+    InvalidEventError,
+    check_event,
+    lane_of,
+    late_skeleton,
+)
+from lineage_quality.producer.secrets import (
+    RedactingFilter,
+    environment_secrets,
+    transport_secrets,
+)
+from lineage_quality.producer.spool import LATE, Spool, SpoolFullError
+
+
+def event(run: str, n: int = 0, **extra: Any) -> str:
+    body = {
+        "eventType": "RUNNING",
+        "eventTime": "2026-11-22T06:00:00Z",
+        "producer": "p",
+        "run": {"runId": run},
+        "job": {"namespace": "n", "name": "j"},
+        "n": n,
+    }
+    return json.dumps({**body, **extra})
+
+
+def test_claim_keeps_each_lane_in_order_and_lets_other_lanes_pass(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    a1, a2, b1 = spool.put(event("a", 1)), spool.put(event("a", 2)), spool.put(event("b", 1))
+    first = spool.claim(timeout=0)
+    assert first is not None and (first.id, first.lane) == (a1, "run:a")
+    second = spool.claim(timeout=0)  # lane a is held: b passes
+    assert second is not None and second.id == b1
+    assert spool.claim(timeout=0) is None
+    spool.done(a1)
+    spool.release("run:a")
+    third = spool.claim(timeout=0)
+    assert third is not None and third.id == a2
+
+
+def test_bound_warns_at_80_percent_then_refuses(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    spool = Spool(tmp_path / "s.db", max_events=5, reserve_bytes=0)
+    with caplog.at_level(logging.WARNING):
+        ids = [spool.put(event("a", i)) for i in range(5)]
+        assert "spool is 80% full" in caplog.text
+        with pytest.raises(SpoolFullError, match="spool full"):
+            spool.put(event("a", 5))
+    spool.done(ids[0])
+    spool.put(event("a", 5))
+    assert spool.usage()[0] == 5
+
+    by_bytes = Spool(tmp_path / "b.db", max_bytes=300, reserve_bytes=0)
+    by_bytes.put(event("a"))
+    with pytest.raises(SpoolFullError):
+        by_bytes.put(event("a", 1, pad="x" * 300))
+
+
+def test_hand_over_stores_the_follow_up_in_its_own_held_lane(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    first = spool.put(event("a"))
+    item = spool.claim(timeout=0)
+    assert item is not None
+    late = spool.hand_over(item.id, event("a", 9), event("a", 10), "late:1")
+    spool.done(first)
+    spool.release(item.lane)
+    assert spool.claim(timeout=0) is None  # the follow-up waits for its evaluation
+    spool.release("late:1")
+    again = spool.claim(timeout=0)
+    assert again is not None and (again.id, again.kind, again.enriched) == (late, LATE, False)
+
+    reopened = Spool(tmp_path / "s.db", reserve_bytes=0)  # after a restart it is claimable
+    found = reopened.claim(timeout=0)
+    assert found is not None and found.id == late and found.lane == "late:1"
+
+
+def test_spools_of_the_first_release_are_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.execute(
+        "CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL, "
+        "enriched INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, "
+        "received REAL NOT NULL)"
+    )
+    db.execute("INSERT INTO events (body, received) VALUES (?, 0)", (event("old"),))
+    db.commit()
+    db.close()
+    spool = Spool(path, reserve_bytes=0)
+    item = spool.claim(timeout=0)
+    assert item is not None and item.lane == "run:old" and item.kind == "event"
+    assert spool.usage() == (1, len(event("old").encode()))
+
+
+def test_disk_reserve_is_written_beside_the_spool(tmp_path: Path) -> None:
+    Spool(tmp_path / "s.db", reserve_bytes=8192)
+    assert (tmp_path / "s.db.reserve").stat().st_size == 8192
+
+
+BASE = {"eventTime": "2026-11-22T06:00:00+02:00", "producer": "p"}
+JOB = {"namespace": "n", "name": "j"}
+DATASET = {"namespace": "n", "name": "d", "facets": {"any": {"x": [1]}}}
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        (json.loads(event("r")), "RunEvent"),
+        ({**json.loads(event("r")), "eventType": None}, "RunEvent"),  # optional in the spec
+        ({**BASE, "job": JOB}, "JobEvent"),
+        ({**BASE, "dataset": DATASET}, "DatasetEvent"),
+    ],
+)
+def test_valid_events_of_every_kind_pass(body: dict[str, Any], kind: str) -> None:
+    assert check_event(body) == kind
+
+
+def test_unknown_facets_pass_and_non_object_facets_do_not() -> None:
+    body = json.loads(event("r"))
+    body["run"]["facets"] = {"myCompany_thing": {"_producer": "x", "anything": [1, {"a": None}]}}
+    body["inputs"] = [{"namespace": "n", "name": "d", "inputFacets": {"custom": {}}}]
+    check_event(body)
+    body["inputs"][0]["inputFacets"]["custom"] = "text"
+    with pytest.raises(InvalidEventError, match=r"inputs\[0\].inputFacets.custom"):
+        check_event(body)
+
+
+def test_lanes() -> None:
+    assert lane_of(json.loads(event("r1"))) == "run:r1"
+    assert lane_of({"job": {"namespace": "n", "name": "j"}}) == "job:n:j"
+    assert lane_of({"dataset": {"namespace": "n", "name": "d"}}) == "dataset:n:d"
+
+
+def test_late_skeleton_keeps_the_run_and_only_the_late_datasets() -> None:
+    body = json.loads(event("r", eventType="COMPLETE"))
+    body["inputs"] = [{"namespace": "f", "name": "/a"}, {"namespace": "f", "name": "/b"}]
+    body["outputs"] = [{"namespace": "f", "name": "/c", "facets": {"schema": {"fields": []}}}]
+    late = [DatasetRef("inputs", 1, "f", "/b"), DatasetRef("outputs", 0, "f", "/c")]
+    skeleton, mapping = late_skeleton(body, late, "OTHER")
+    assert skeleton["eventType"] == "OTHER" and skeleton["run"] == body["run"]
+    assert skeleton["inputs"] == [{"namespace": "f", "name": "/b"}]
+    assert skeleton["outputs"] == body["outputs"]  # facets kept: same dataset version downstream
+    assert mapping[late[0]] == DatasetRef("inputs", 0, "f", "/b")
+    assert body["eventType"] == "COMPLETE"  # not modified
+    check_event(skeleton)
+
+
+def test_secrets_are_masked_in_messages_arguments_and_tracebacks() -> None:
+    redact = RedactingFilter(["s3cr3t-key", "ab"])  # too short to mask
+    record = logging.LogRecord(
+        "x", logging.INFO, __file__, 1, "auth %s", ("Bearer s3cr3t-key",), None
+    )
+    assert redact.filter(record) and record.getMessage() == "auth Bearer ***"
+    try:
+        raise RuntimeError("token s3cr3t-key refused")
+    except RuntimeError:
+        import sys
+
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+    redact.filter(record)
+    assert record.exc_text and "s3cr3t-key" not in record.exc_text and "***" in record.exc_text
+
+    env = {
+        "LINEAGE_QUALITY_API_KEY": "k1",
+        "OPENLINEAGE__TRANSPORT__AUTH__API_KEY": "k2",
+        "DATAHUB_GMS_TOKEN": "k3",
+        "OPENLINEAGE__TRANSPORT__URL": "http://x",
+        "HOME": "/root",
+    }
+    assert sorted(environment_secrets(env)) == ["k1", "k2", "k3"]
+
+    from openlineage.client.transport.http import HttpConfig, HttpTransport
+
+    transport = HttpTransport(
+        HttpConfig.from_dict(
+            {
+                "url": "http://127.0.0.1:1",
+                "auth": {"type": "api_key", "apiKey": "sink-key"},
+                "custom_headers": {"X-Token": "hdr-secret"},
+            }
+        )
+    )
+    assert sorted(transport_secrets(transport)) == ["hdr-secret", "sink-key"]
