@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from faultkit import RecordingSink, Sender, http_transport, key_of, make_event, record_fault
@@ -221,8 +221,14 @@ def test_spark_work_past_cancel_after_is_cancelled(
     class EndlessEvaluator(Evaluator):
         """Every dataset reads as 10**13 rows: the scan would take hours."""
 
+        groups: ClassVar[set[str]] = set()
+
         def read(self, ref: DatasetRef, facets: Any, fmt: str | None) -> Any:
             return self.spark.range(10**13).selectExpr("id")
+
+        def cancel(self, job_group: str) -> None:
+            self.groups.add(job_group)
+            super().cancel(job_group)
 
     evaluator = EndlessEvaluator(bindings(tmp_path, "slow"), spark=spark)
     producer = producer_for(
@@ -231,7 +237,7 @@ def test_spark_work_past_cancel_after_is_cancelled(
     sender = Sender(producer.url)
     event = make_event(1, 1, "COMPLETE", outputs=[{"namespace": "file", "name": "/deadline/slow"}])
     try:
-        assert sender.post(event) == 201  # spool id 1: Spark job group lq-event-1
+        assert sender.post(event) == 201
         assert sink.wait_for(lambda s: len(s.events) == 2, timeout=120)
     finally:
         sender.close()
@@ -241,7 +247,8 @@ def test_spark_work_past_cancel_after_is_cancelled(
     assert late["eventType"] == "OTHER"
     assert verdicts(late) == {"slow_id_not_null": (False, "evaluation cancelled after 2.5s")}
     tracker = spark.sparkContext.statusTracker()
-    jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup("lq-event-1")]
+    (group,) = evaluator.groups
+    jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
     assert jobs and all(j is None or j.status == "FAILED" for j in jobs)
     assert not tracker.getActiveJobsIds()
     record_fault(

@@ -21,6 +21,7 @@ import json
 import logging
 import sqlite3
 import threading
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -206,7 +207,7 @@ class Producer:
         return self._evaluate(item, event)
 
     def _start(self, event: Mapping[str, Any], item: SpooledEvent) -> Evaluation:
-        group = f"lq-event-{item.id}"
+        group = f"lq-event-{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
         evaluation = Evaluation(self.evaluator, event, group, self.cancel_after)
         with self._running_lock:
             self._running[group] = evaluation
