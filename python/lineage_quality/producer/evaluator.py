@@ -40,6 +40,8 @@ def evaluator_session(master: str | None = None) -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "16")
+        # concurrent evaluations (one per producer worker) share the executors
+        .config("spark.scheduler.mode", "FAIR")
         # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
         .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")
     )
