@@ -71,22 +71,34 @@ def test_bound_warns_at_80_percent_then_refuses(
         by_bytes.put(event("a", 1, pad="x" * 300))
 
 
-def test_hand_over_stores_the_follow_up_in_its_own_held_lane(tmp_path: Path) -> None:
+def test_hand_over_puts_the_follow_up_after_its_event_and_holds_the_lane(tmp_path: Path) -> None:
     spool = Spool(tmp_path / "s.db", reserve_bytes=0)
     first = spool.put(event("a"))
     item = spool.claim(timeout=0)
     assert item is not None
-    late = spool.hand_over(item.id, event("a", 9), event("a", 10), "late:1")
-    spool.done(first)
+    late = spool.hand_over(item.id, event("a", 9), event("a", 10))
+    later = spool.put(event("a", 11))  # the run goes on
+    other = spool.put(event("b"))
     spool.release(item.lane)
-    assert spool.claim(timeout=0) is None  # the follow-up waits for its evaluation
-    spool.release("late:1")
+    # the event itself is not held; its follow-up waits for the evaluation, the run behind it
+    again_first = spool.claim(timeout=0)
+    assert again_first is not None and again_first.id == first
+    spool.done(first)
+    spool.release(again_first.lane)
+    nxt = spool.claim(timeout=0)
+    assert nxt is not None and nxt.id == other
+    assert spool.claim(timeout=0) is None
+    spool.unhold(late)
     again = spool.claim(timeout=0)
-    assert again is not None and (again.id, again.kind, again.enriched) == (late, LATE, False)
+    assert again is not None and (again.id, again.kind, again.lane) == (late, LATE, "run:a")
 
-    reopened = Spool(tmp_path / "s.db", reserve_bytes=0)  # after a restart it is claimable
+    reopened = Spool(tmp_path / "s.db", reserve_bytes=0)  # after a restart: in lane order
     found = reopened.claim(timeout=0)
-    assert found is not None and found.id == late and found.lane == "late:1"
+    assert found is not None and found.id == late
+    reopened.done(late)
+    reopened.release("run:a")
+    after = reopened.claim(timeout=0)
+    assert after is not None and after.id == later
 
 
 def test_spools_of_the_first_release_are_migrated(tmp_path: Path) -> None:

@@ -7,9 +7,10 @@ A COMPLETE event with bound rules waits for its evaluation at most `evaluation_t
 Then it goes on with the rules not evaluated yet as ERROR results ("evaluation timed out"), and the
 evaluation goes on: when it ends, a follow-up event for the same run (`eventType`
 `late_event_type`, OTHER by default) carries the real results of those datasets. The follow-up is
-in the spool before the timed-out event is forwarded, so a restart re-evaluates it. Spark work
-still running after `cancel_after` seconds is cancelled; the follow-up then reports ERROR
-"evaluation cancelled".
+in the spool, in the run's lane right after the timed-out event, before that event is forwarded:
+it goes out after it, later events of the run wait behind it, and a restart re-evaluates it.
+Spark work still running after `cancel_after` seconds is cancelled; the follow-up then reports
+ERROR "evaluation cancelled".
 
 Forwarding retries with exponential backoff until the sink takes the event; an event leaves the
 spool only after that (at least once: a crash between the two sends it again).
@@ -22,7 +23,7 @@ import logging
 import sqlite3
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lineage_quality.producer.enrich import DatasetRef, enrich
@@ -261,9 +262,8 @@ class Producer:
         body = json.dumps(enrich(event, results))
         self._results_ready(event, results)
         skeleton, mapping = late_skeleton(event, late, self.late_event_type)
-        lane = f"late:{item.id}"
         try:
-            late_id = self.spool.hand_over(item.id, body, json.dumps(skeleton), lane)
+            late_id = self.spool.hand_over(item.id, body, json.dumps(skeleton))
         except sqlite3.Error as exc:
             # Without the follow-up stored, the event waits for its evaluation after all.
             log.error("could not store the follow-up of event %d (%s); waiting", item.id, exc)
@@ -274,7 +274,9 @@ class Producer:
             return self._keep(item, json.dumps(enrich(event, results)))
         self.counters.add("late")
         evaluation.when_done(
-            lambda: self._deliver_late(late_id, lane, skeleton, mapping, evaluation)
+            lambda: self._deliver_late(
+                late_id, skeleton, mapping, evaluation, lambda: self.spool.unhold(late_id)
+            )
         )
         return body
 
@@ -289,19 +291,22 @@ class Producer:
         evaluation = self._start(skeleton, item)
         mapping = {ref: ref for ref in evaluation.bound}
         evaluation.when_done(
-            lambda: self._deliver_late(item.id, item.lane, skeleton, mapping, evaluation)
+            lambda: self._deliver_late(
+                item.id, skeleton, mapping, evaluation, lambda: self.spool.release(item.lane)
+            )
         )
         return None
 
     def _deliver_late(
         self,
         late_id: int,
-        lane: str,
         skeleton: dict[str, Any],
         mapping: Mapping[DatasetRef, DatasetRef],
         evaluation: Evaluation,
+        release: Callable[[], None],
     ) -> None:
-        """The evaluation ended: its results become the follow-up event, ready to forward."""
+        """The evaluation ended: its results become the follow-up event, ready to forward (after
+        the timed-out event, in the same lane) once `release` lets go of it."""
         try:
             if self._stop.is_set() and evaluation.cancelled:
                 return  # cancelled by stop(): evaluated again after the restart
@@ -314,7 +319,7 @@ class Producer:
         except Exception:
             log.exception("could not store the late results of event %d", late_id)
         finally:
-            self.spool.release(lane)
+            release()
 
     def _results_ready(self, event: Mapping[str, Any], results: Results) -> None:
         """Results that are final for `event` (hook for result sinks, e.g. DataHub)."""

@@ -117,7 +117,8 @@ class Spool:
         self._migrate_old_rows()
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._busy: set[str] = set()
+        self._busy: set[str] = set()  # lanes a worker holds
+        self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
         count, size = self._db.execute(
             "SELECT count(*), coalesce(sum(size), 0) FROM events"
         ).fetchone()
@@ -264,11 +265,9 @@ class Spool:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             while True:
-                busy = sorted(self._busy) if claim else []
-                marks = ",".join("?" * len(busy))
-                where = f"WHERE lane NOT IN ({marks}) " if busy else ""
+                where, params = self._claimable() if claim else ("", [])
                 row = self._db.execute(
-                    f"SELECT {_ROW} FROM events {where}ORDER BY id LIMIT 1", busy
+                    f"SELECT {_ROW} FROM events {where}ORDER BY id LIMIT 1", params
                 ).fetchone()
                 if row is not None:
                     item = SpooledEvent(
@@ -281,6 +280,18 @@ class Spool:
                 if remaining is not None and remaining <= 0:
                     return None
                 self._changed.wait(remaining)
+
+    def _claimable(self) -> tuple[str, list[object]]:
+        """Rows of lanes no worker holds, and not at or behind a held follow-up."""
+        conditions: list[str] = []
+        params: list[object] = []
+        if self._busy:
+            conditions.append(f"lane NOT IN ({','.join('?' * len(self._busy))})")
+            params.extend(sorted(self._busy))
+        for held_id, lane in sorted(self._held.items()):
+            conditions.append("NOT (lane = ? AND id >= ?)")
+            params.extend((lane, held_id))
+        return ("WHERE " + " AND ".join(conditions) + " " if conditions else ""), params
 
     def release(self, lane: str) -> None:
         with self._lock:
@@ -300,12 +311,18 @@ class Spool:
                 self._bytes += size - int(old[0])
                 self._check_level()
 
-    def hand_over(self, event_id: int, body: str, late_body: str, late_lane: str) -> int:
+    def hand_over(self, event_id: int, body: str, late_body: str) -> int:
         """In one transaction: keep `body` as event `event_id`'s enriched body, and add the
-        follow-up `late_body` (not yet evaluated) in its own lane, held until `release`."""
+        follow-up `late_body` (not yet evaluated) after it in the same lane. The follow-up, and so
+        the rest of its lane, is held until `unhold` (its evaluation ended)."""
         size, late_size = len(body.encode()), len(late_body.encode())
         with self._lock:
-            old = self._db.execute("SELECT size FROM events WHERE id = ?", (event_id,)).fetchone()
+            old = self._db.execute(
+                "SELECT size, lane FROM events WHERE id = ?", (event_id,)
+            ).fetchone()
+            if old is None:
+                raise KeyError(f"no event {event_id} in the spool")
+            lane = str(old[1])
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._write(
@@ -314,18 +331,23 @@ class Spool:
                 )
                 cur = self._write(
                     "INSERT INTO events (body, received, lane, kind, size) VALUES (?, ?, ?, ?, ?)",
-                    (late_body, time.time(), late_lane, LATE, late_size),
+                    (late_body, time.time(), lane, LATE, late_size),
                 )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-            if old is not None:
-                self._bytes += size - int(old[0])
+            self._bytes += size - int(old[0])
             self._count += 1
             self._bytes += late_size
-            self._busy.add(late_lane)
-            return int(cur.lastrowid or 0)
+            late_id = int(cur.lastrowid or 0)
+            self._held[late_id] = lane
+            return late_id
+
+    def unhold(self, event_id: int) -> None:
+        with self._lock:
+            self._held.pop(event_id, None)
+            self._changed.notify_all()
 
     def attempted(self, event_id: int) -> None:
         with self._lock, contextlib.suppress(sqlite3.OperationalError):
