@@ -36,12 +36,13 @@ FAULTS: list[dict[str, Any]] = []
 
 
 def record_fault(name: str, sent: int, accepted: int, forwarded: int, **extra: Any) -> int:
-    """Record and print a fault test's counts; returns the number of accepted events lost."""
+    """Record and print a fault test's counts, and assert that no accepted event was lost."""
     lost = accepted - forwarded
     row = {"fault": name, "sent": sent, "accepted": accepted, "forwarded": forwarded, "lost": lost}
     row.update(extra)
     FAULTS.append(row)
     print(" ".join(f"{k}={v}" for k, v in row.items()))
+    assert lost == 0, row
     return lost
 
 
