@@ -75,9 +75,19 @@ def test_serve_fails_at_start_up(
     pytest.importorskip("datahub.emitter.mcp")
     assert main([*base, "--datahub-file", str(tmp_path / "x.json"), "--datahub-env", "MARS"]) == 2
     assert "not a DataHub FabricType" in capsys.readouterr().err
-    monkeypatch.setitem(sys.modules, "datahub.emitter.mcp", None)
-    assert main([*base, "--datahub-file", str(tmp_path / "x.json")]) == 2
-    assert HINT in capsys.readouterr().err
+    # Without the SDK importable, serve must refuse to start (in a fresh interpreter: in this one
+    # the SDK may already be imported, and a serve that started would wait for a signal).
+    code = (
+        "import sys\n"
+        "sys.modules['datahub'] = None\n"
+        "from lineage_quality.cli import main\n"
+        f"sys.exit(main({[*base, '--datahub-file', str(tmp_path / 'x.json')]!r}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 2, out.stderr
+    assert HINT in out.stderr
 
 
 def test_core_imports_without_the_sdk() -> None:
