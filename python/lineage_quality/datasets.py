@@ -8,6 +8,7 @@ the contract's server (`format`), else the dataset's `storage` facet, else the f
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,9 @@ _EXTENSIONS = {
 
 def location_of(namespace: str, name: str) -> str:
     """The URI Spark reads for an OpenLineage dataset identity."""
-    if namespace == "file":
-        return name
-    if namespace.startswith("file:"):
-        return name
+    if namespace == "file" or namespace.startswith("file:"):
+        # `..` resolved here as in matching, so a name cannot climb out of a bound folder.
+        return posixpath.normpath(name) if name.startswith("/") else name
     if namespace.startswith("s3://"):
         return "s3a://" + namespace[len("s3://") :].rstrip("/") + "/" + name.lstrip("/")
     if "://" in namespace:
@@ -105,7 +105,10 @@ def read_dataset(
         raise DatasetError(f"dataset path does not exist: {location}")
     fmt = (format_hint or "").lower() or _facet_format(facets)
     if not fmt and local:
-        fmt = _detect_local_format(location)
+        try:
+            fmt = _detect_local_format(location)
+        except OSError as exc:
+            raise DatasetError(f"cannot read {location}: {exc.strerror or exc}") from exc
     fmt = fmt or "parquet"
     if fmt not in FORMATS:
         raise DatasetError(f"unsupported format {fmt!r} for {location}; supported: {FORMATS}")

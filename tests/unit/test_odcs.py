@@ -338,3 +338,10 @@ def test_more_broken_entries(body: str, message: str) -> None:
     with pytest.raises(ContractError) as info:
         parse_odcs(BOUND + body, "broken.yaml")
     assert message in info.value.detail
+
+
+def test_dot_dot_in_an_event_name_cannot_climb_out_of_a_binding() -> None:
+    (binding,) = parse_odcs(BOUND.replace('"*/orders"', '"/data/*"'), "c.yaml")
+    assert binding.matches("file", "/data/orders")
+    assert not binding.matches("file", "/data/../etc/shadow")
+    assert binding.matches("file", "/data/x/../orders")  # still inside /data

@@ -29,6 +29,9 @@ class DatasetPattern:
 
 def _normalize(name: str) -> str:
     # Spark reports directories without a trailing slash; contracts are written either way.
+    # `..` is resolved, so `/data/../etc` never matches a binding of `/data/*`.
+    if name.startswith("/"):
+        return posixpath.normpath(name)
     return name.rstrip("/") if len(name) > 1 else name
 
 

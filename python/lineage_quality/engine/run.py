@@ -116,6 +116,8 @@ def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
     try:
         return list(_aggregate(df, metrics, now))
     except Exception as exc:  # isolate which metric broke the scan
+        if _cancelled(exc):  # cancelled on purpose: starting more jobs would defeat the cancel
+            return [exc for _ in metrics]
         log.warning("fused aggregation failed (%s); isolating metrics", _short(exc))
         out: list[Any | Exception] = []
         for m in metrics:
@@ -137,6 +139,11 @@ def duplicate_count(df: DataFrame, columns: Sequence[str]) -> int:
     ).first()
     assert row is not None
     return int(row["rows"]) - int(row["keys"])
+
+
+def _cancelled(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "cancelled" in text and ("job" in text or "stage" in text)
 
 
 def _short(exc: Exception) -> str:

@@ -5,17 +5,36 @@ environment variables; file, console, http (Marquez), kafka, composite..."""
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from openlineage.client import OpenLineageClient
 from openlineage.client.transport import Transport
 
+from lineage_quality.errors import ConfigError
+
 log = logging.getLogger(__name__)
+
+
+def configured_transport() -> Transport:
+    """The transport of the usual OpenLineage configuration; refuse none at all, rather than
+    openlineage-python's fallback of printing events to the console (events would go nowhere)."""
+    client = OpenLineageClient()
+    configured = bool((client.config.transport or {}).get("type")) or bool(
+        os.environ.get("OPENLINEAGE_URL")
+    )
+    if not configured and os.environ.get("OPENLINEAGE_DISABLED", "").lower() != "true":
+        raise ConfigError(
+            "no OpenLineage transport configured to forward events to: pass "
+            "--openlineage-config FILE, put an openlineage.yml in the working directory, or set "
+            "OPENLINEAGE__TRANSPORT__TYPE (and ..._URL); use type: console to print them"
+        )
+    return client.transport
 
 
 class Forwarder:
     def __init__(self, transport: Transport | None = None) -> None:
-        self.transport = transport if transport is not None else OpenLineageClient().transport
+        self.transport = transport if transport is not None else configured_transport()
         log.info("forwarding lineage events through %s", type(self.transport).__name__)
 
     def send(self, event: dict[str, Any]) -> None:

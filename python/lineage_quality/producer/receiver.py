@@ -267,7 +267,8 @@ class Receiver:
 
     def stop(self) -> None:
         """Stop accepting, and end the kept-alive connections (no request after stop)."""
-        self._server.shutdown()
+        if self._thread is not None:  # shutdown() would wait forever for a loop never started
+            self._server.shutdown()
         self._server.server_close()
         with self._lock:
             connections = list(self._connections)

@@ -1,7 +1,9 @@
 """Result sinks: where the verdicts of an evaluated event go besides the event itself
 (e.g. DataHub assertion run events, `lineage_quality.datahub`).
 
-A sink gets the raw event and its results once, right after evaluation. A sink must not block
+A sink gets the raw event and its results right after evaluation; when an evaluation missed its
+deadline, it gets the ERROR results at the deadline and the real ones again when they are known
+(with the follow-up event). A sink must not block
 (queue and write in the background); whatever it raises is logged and never stops the event
 from being enriched and forwarded.
 """

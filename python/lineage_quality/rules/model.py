@@ -184,6 +184,8 @@ class Rule:
         ):
             if value is not None:
                 out[key] = value
+        if self.case_sensitive:
+            out["caseSensitive"] = True
         out["origin"] = self.origin
         out["ruleId"] = self.id
         return out
