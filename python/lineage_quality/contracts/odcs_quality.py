@@ -342,24 +342,18 @@ class QualityReader:
                 **common,
             )
         ]
-        if prop.required:
-            rules.append(
-                Rule(
-                    id=f"{base}.required",
-                    kind=RuleKind.NULL_VALUES,
-                    constraint="required",
-                    name=f"{column}_required",
-                    **common,
+        for flag, kind, what in (
+            (prop.required, RuleKind.NULL_VALUES, "required"),
+            (prop.unique, RuleKind.DUPLICATE_VALUES, "unique"),
+        ):
+            if flag:
+                rules.append(
+                    Rule(
+                        id=f"{base}.{what}",
+                        kind=kind,
+                        constraint=what,
+                        name=f"{column}_{what}",
+                        **common,
+                    )
                 )
-            )
-        if prop.unique:
-            rules.append(
-                Rule(
-                    id=f"{base}.unique",
-                    kind=RuleKind.DUPLICATE_VALUES,
-                    constraint="unique",
-                    name=f"{column}_unique",
-                    **common,
-                )
-            )
         return rules

@@ -98,6 +98,11 @@ def resolve_column(name: str, columns: Sequence[str], case_insensitive: bool = T
 
 
 _NUMERIC_KINDS = (RuleKind.VALUE_RANGE, RuleKind.STATISTIC)
+# per-row counts checked against [min, max]: string length / array size, values per row
+_PER_ROW_RANGES = {
+    RuleKind.LENGTH_RANGE: MetricKind.LENGTH_OUT,
+    RuleKind.CARDINALITY: MetricKind.CARDINALITY_OUT,
+}
 
 
 def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
@@ -116,17 +121,9 @@ def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
         return Metric(MetricKind.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
     if kind is RuleKind.STATISTIC:
         return Metric(MetricKind.STAT, column, arg=rule.statistic)
-    if kind is RuleKind.LENGTH_RANGE:
+    if kind in _PER_ROW_RANGES:
         return Metric(
-            MetricKind.LENGTH_OUT,
-            column,
-            low=rule.min_value,
-            high=rule.max_value,
-            array=is_array(ctype),
-        )
-    if kind is RuleKind.CARDINALITY:
-        return Metric(
-            MetricKind.CARDINALITY_OUT,
+            _PER_ROW_RANGES[kind],
             column,
             low=rule.min_value,
             high=rule.max_value,
