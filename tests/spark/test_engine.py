@@ -128,10 +128,25 @@ def test_a_pattern_java_rejects_is_isolated_to_its_rule(df: Any) -> None:
         r(RuleKind.NULL_VALUES, "email"),
     )
     assert bad.status is Status.ERROR and "evaluation failed" in (bad.message or "")
+    assert "PatternSyntaxException" in (bad.message or "")  # the root cause, not py4j's wrapper
     assert good.status is Status.FAILED and good.failing_rows == 1
 
 
-def test_column_names_with_odd_characters_are_quoted(spark: Any) -> None:
-    df = spark.createDataFrame([(1, None)], "`we.ird` INT, `back``tick` STRING")
-    a, b = run(df, r(RuleKind.NULL_VALUES, "we.ird"), r(RuleKind.NULL_VALUES, "back`tick"))
-    assert a.success and not b.success
+def test_java_only_regex_syntax_works_and_a_null_valid_value_is_harmless(df: Any) -> None:
+    upper, listed = run(
+        df,
+        r(RuleKind.INVALID_VALUES, "status", pattern=r"^\p{Upper}+$"),
+        r(RuleKind.INVALID_VALUES, "status", valid_values=["OPEN", None]),
+    )
+    assert upper.success  # OPEN, BAD: upper case; the null is not invalid
+    assert listed.failing_rows == 1  # BAD is still invalid despite the null in the list
+
+
+def test_the_evaluator_session_turns_ansi_off_whatever_the_defaults(spark: Any, df: Any) -> None:
+    from lineage_quality.producer.evaluator import evaluator_session
+
+    spark.conf.set("spark.sql.ansi.enabled", "true")  # as a spark-defaults.conf could
+    session = evaluator_session("local[2]")
+    assert session.conf.get("spark.sql.ansi.enabled") == "false"
+    (mixed,) = run(df, r(RuleKind.MISSING_VALUES, "id", missing_values=["", "N/A"]))
+    assert mixed.status is Status.FAILED and mixed.failing_rows == 1, mixed.message

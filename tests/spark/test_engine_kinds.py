@@ -184,6 +184,19 @@ def test_sql_rules_read_only_with_placeholders(df: Any) -> None:
         df, Rule(id="s", kind=RuleKind.SQL, threshold=Z, query="SELECT nope FROM {object}")
     )
     assert broken.status is Status.ERROR and "query failed" in (broken.message or "")
+    for query in (
+        "SELECT java_method('java.lang.System', 'setProperty', 'lq.x', 'y')",
+        "SELECT count(*) FROM {object} WHERE REFLECT('java.lang.Thread', 'sleep', 1) IS NULL",
+    ):
+        jvm = one(df, Rule(id="s", kind=RuleKind.SQL, threshold=Z, query=query))
+        assert jvm.status is Status.ERROR and "not allowed" in (jvm.message or "")
+    files = one(
+        df,
+        Rule(
+            id="s", kind=RuleKind.SQL, threshold=Z, query="SELECT count(*) FROM text.`/etc/passwd`"
+        ),
+    )
+    assert files.status is Status.ERROR  # no SQL on files in the evaluator's session
     text = one(df, Rule(id="s", kind=RuleKind.SQL, threshold=Z, query="SELECT 'x'"))
     assert text.status is Status.ERROR and "not a number" in (text.message or "")
 

@@ -99,3 +99,18 @@ def test_existing_assertions_of_another_producer_are_kept() -> None:
     assert facet["_producer"] == "dbt"
     assert [a["assertion"] for a in facet["assertions"]] == ["unique", "not_null"]
     assert ok.status is Status.PASSED
+
+
+def test_sql_rules_carry_their_query_and_severities_use_the_spec_words() -> None:
+    from lineage_quality.facets import assertions_facet, to_json_dict
+
+    sql = Rule(
+        id="q",
+        kind=RuleKind.SQL,
+        query="SELECT 1",
+        severity="Warning",
+        threshold=Threshold(Operator.MUST_BE, 1),
+    )
+    result = RuleResult(rule=sql, status=Status.PASSED, actual=1.0)
+    (a,) = to_json_dict(assertions_facet([result]))["assertions"]
+    assert (a["content"], a["contentType"], a["severity"]) == ("SELECT 1", "sql", "warn")

@@ -345,3 +345,42 @@ def test_dot_dot_in_an_event_name_cannot_climb_out_of_a_binding() -> None:
     assert binding.matches("file", "/data/orders")
     assert not binding.matches("file", "/data/../etc/shadow")
     assert binding.matches("file", "/data/x/../orders")  # still inside /data
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "    properties:\n      - name: a\n        quality:\n"
+            "          - {metric: nullValues, mustBeGreaterThanOrEqualTo: 5}\n",
+            "unknown key(s) mustBeGreaterThanOrEqualTo",
+        ),
+        (
+            "    properties:\n      - name: a\n        quality:\n"
+            "          - {metric: nullValues, id: x}\n          - {metric: nullValues, id: x}\n",
+            "rule id 'x' is used twice",
+        ),
+        (
+            "    properties:\n      - name: customer\n        logicalType: object\n"
+            "        properties:\n          - name: email\n            quality:\n"
+            "              - {metric: nullValues}\n",
+            "nested property customer.email are not supported",
+        ),
+    ],
+)
+def test_typos_duplicates_and_nested_rules_are_refused(body: str, message: str) -> None:
+    with pytest.raises(ContractError) as info:
+        parse_odcs(BOUND + body, "c.yaml")
+    assert message in info.value.detail
+
+
+def test_java_regex_syntax_is_accepted_and_a_null_valid_value_is_harmless() -> None:
+    body = (
+        "    properties:\n      - name: a\n        quality:\n"
+        "          - {metric: invalidValues, arguments: {pattern: '^\\p{Upper}+$'}, name: p}\n"
+        "          - {metric: invalidValues, arguments: {pattern: '(?<y>\\d{4})'}, name: g}\n"
+        "          - {metric: invalidValues, arguments: {validValues: [OPEN, null]}, name: v}\n"
+    )
+    r = _rules(body)
+    assert r["p"].pattern == "^\\p{Upper}+$"  # type: ignore[attr-defined]
+    assert r["v"].valid_values == ("OPEN", None)  # type: ignore[attr-defined]

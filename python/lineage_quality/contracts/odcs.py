@@ -15,6 +15,7 @@ import pydantic
 from open_data_contract_standard.model import (
     OpenDataContractStandard,
     SchemaObject,
+    SchemaProperty,
     Server,
 )
 
@@ -54,12 +55,21 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
         ) from exc
     contract_id = doc.id or Path(source).stem
     reader = QualityReader(contract_id, source)
+    seen_ids: dict[str, str] = {}
     base_dir = Path(source).resolve().parent
     objects = doc.schema_ or []
     bindings: list[BoundRules] = []
     for i, obj in enumerate(objects):
         where = root.child("schema").child(i)
         rules = _object_rules(doc, obj, reader, where)
+        for rule in rules:
+            if rule.id in seen_ids:
+                raise ContractError(
+                    source,
+                    f"rule id {rule.id!r} is used twice (also at {seen_ids[rule.id]})",
+                    rule.source.partition(": ")[2] or None,
+                )
+            seen_ids[rule.id] = rule.source.partition(": ")[2]
         patterns = _patterns(obj, doc.servers or [], len(objects), base_dir)
         fmt = next((s.format for s in doc.servers or [] if s.format), None)
         bindings.append(
@@ -115,6 +125,23 @@ def _schema_rules_enabled(doc: OpenDataContractStandard, obj: SchemaObject) -> b
     return True
 
 
+def _refuse_nested_rules(prop: SchemaProperty, reader: QualityReader, where: Where) -> None:
+    """Rules on nested properties (a struct's fields, array items) are not evaluated yet: say so
+    instead of dropping them."""
+    nested = [("properties", c) for c in prop.properties or []]
+    if prop.items is not None:
+        nested.append(("items", prop.items))
+    for i, (key, child) in enumerate(nested):
+        cwhere = where.child(key).child(i) if key == "properties" else where.child(key)
+        if child.quality or child.required or child.unique:
+            raise reader.fail(
+                f"rules on nested property {prop.name}.{child.name or key} are not supported; "
+                "declare them with `type: sql` on the object",
+                cwhere,
+            )
+        _refuse_nested_rules(child, reader, cwhere)
+
+
 def _object_rules(
     doc: OpenDataContractStandard, obj: SchemaObject, reader: QualityReader, where: Where
 ) -> list[Rule]:
@@ -127,6 +154,7 @@ def _object_rules(
             rules.append(rule)
     for k, prop in enumerate(obj.properties or []):
         pwhere = where.child("properties").child(k)
+        _refuse_nested_rules(prop, reader, pwhere)
         if schema_rules:
             rules.extend(reader.schema_rules(prop, obj_name, pwhere))
         for j, q in enumerate(prop.quality or []):

@@ -14,6 +14,7 @@ from typing import Any
 
 from open_data_contract_standard.model import DataQuality, SchemaProperty
 
+from lineage_quality.contracts.patterns import pattern_problem
 from lineage_quality.engine.types import known_type
 from lineage_quality.errors import ContractError
 from lineage_quality.rules import STATISTICS, Operator, Rule, RuleKind, Threshold, Unit
@@ -58,6 +59,16 @@ _STAT_VERB_OPERATOR = {
     "NotEqualTo": Operator.MUST_NOT_BE,
     "GreaterOrEqualTo": Operator.GREATER_OR_EQUAL,
     "LessOrEqualTo": Operator.LESS_OR_EQUAL,
+}
+# The keys of an ODCS quality entry, plus the arguments ODCS 3.0 wrote at the top level.
+_ENTRY_KEYS = frozenset(DataQuality.model_fields) | {
+    "validValues",
+    "pattern",
+    "missingValues",
+    "properties",
+    "value",
+    "days",
+    "seconds",
 }
 _UNITS = {"rows": Unit.ROWS, "absolute": Unit.ROWS, "percent": Unit.PERCENT}
 _NOT_EXECUTABLE = ("text", "custom")
@@ -145,6 +156,14 @@ class QualityReader:
         if qtype not in ("library", "sql"):
             raise self.fail(f"unknown quality type {q.type!r} (library, sql, text, custom)", where)
         raw: Mapping[str, Any] = where.raw if isinstance(where.raw, Mapping) else {}
+        unknown = sorted(str(k) for k in raw if k not in _ENTRY_KEYS)
+        if unknown:
+            # A misspelt operator must not fall back to the implied threshold unnoticed.
+            raise self.fail(
+                f"unknown key(s) {', '.join(unknown)} (operators: "
+                f"{', '.join(op.value for op in Operator)})",
+                where,
+            )
         args: dict[str, Any] = dict(q.arguments or {})
         for key in (
             "validValues",
@@ -212,10 +231,9 @@ class QualityReader:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise self.fail("pattern must be a string", where)
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise self.fail(f"invalid pattern {pattern!r}: {exc}", where) from exc
+            problem = pattern_problem(pattern)
+            if problem:
+                raise self.fail(f"invalid pattern {pattern!r}: {problem}", where)
         unit = _UNITS.get((q.unit or "rows").lower())
         if unit is None:
             raise self.fail(f"unit must be rows or percent, not {q.unit!r}", where.child("unit"))

@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
 from lineage_quality.contracts.files import read_contract
+from lineage_quality.contracts.patterns import pattern_problem
 from lineage_quality.contracts.yaml_lines import LineDict, load_yaml
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.errors import ContractError
@@ -260,10 +260,9 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
         pattern = item["regex"]
         if not isinstance(pattern, str):
             raise reader.fail("regex must be a string", i, "regex")
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise reader.fail(f"regex does not compile: {exc}", i, "regex") from exc
+        problem = pattern_problem(pattern)
+        if problem:
+            raise reader.fail(f"regex does not compile: {problem}", i, "regex")
         rules.append(make(RuleKind.INVALID_VALUES, "REGEX", pattern=pattern))
     if "date_format" in item:
         fmt = item["date_format"]

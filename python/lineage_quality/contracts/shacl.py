@@ -26,6 +26,7 @@ from rdflib.term import Node
 
 from lineage_quality.contracts.binding import BoundRules, pattern_from_location
 from lineage_quality.contracts.files import read_contract
+from lineage_quality.contracts.patterns import pattern_problem
 from lineage_quality.errors import ContractError
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 
@@ -242,12 +243,9 @@ def _property_rules(
             flags = _constraint(graph, prop, SH.flags)
             if flags is not None and "i" in str(flags):
                 text = "(?i)" + text
-            try:
-                re.compile(text)
-            except re.error as exc:
-                raise ContractError(
-                    source, f"sh:pattern of {field} does not compile: {exc}"
-                ) from exc
+            problem = pattern_problem(text)
+            if problem:
+                raise ContractError(source, f"sh:pattern of {field} does not compile: {problem}")
             yield make(
                 RuleKind.INVALID_VALUES, "pattern", f"Field {field} matches {text}", pattern=text
             )

@@ -147,8 +147,20 @@ def _cancelled(exc: Exception) -> bool:
 
 
 def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+    """One line saying what went wrong: for a JVM error its root cause (a PatternSyntaxException,
+    a cast failure), not py4j's "An error occurred while calling o123.collectToPython"."""
+    text = str(exc)
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            cause = java
+            while cause.getCause() is not None:
+                cause = cause.getCause()
+            text = str(cause.toString())
+        except Exception:  # the JVM side is gone: keep the Python text
+            pass
+    lines = text.strip().splitlines()
+    return lines[0][:300] if lines else type(exc).__name__
 
 
 def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:

@@ -1,7 +1,9 @@
 """`type: sql` quality checks: a read-only query on the dataset, registered as a temporary view.
 
 The query is parsed first and refused unless every node of its plan is a query node (no
-commands, inserts, DDL, SET, CACHE...). Placeholders `{object}` / `${object}` / `{table}` become the
+commands, inserts, DDL, SET, CACHE...) and it calls no JVM method (`reflect`, `java_method`); the
+evaluator's session also turns off SQL on files (`parquet.`/path``), so a query reads the dataset
+and the catalog's tables, nothing else. Placeholders `{object}` / `${object}` / `{table}` become the
 view's name and `{property}` / `${property}` / `{column}` the rule's column, both quoted.
 """
 
@@ -63,6 +65,8 @@ _QUERY_NODES = frozenset(
 )
 
 _OBJECT = re.compile(r"\$?\{(object|table)\}")
+# Functions that call arbitrary JVM methods: a quality check has no business doing that.
+_JVM_CALLS = re.compile(r"\b(reflect|try_reflect|java_method)\s*\(", re.I)
 _PROPERTY = re.compile(r"\$?\{(property|column)\}")
 
 
@@ -96,6 +100,9 @@ def _walk(plan: Any, depth: int = 0) -> None:
 
 def check_read_only(spark: Any, query: str) -> None:
     """Parse without running; raise UnsafeQueryError for anything but a query."""
+    found = _JVM_CALLS.search(query)
+    if found:
+        raise UnsafeQueryError(f"{found.group(1)}() is not allowed in a quality query")
     parser = spark._jsparkSession.sessionState().sqlParser()
     try:
         plan = parser.parsePlan(query)

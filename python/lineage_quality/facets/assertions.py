@@ -30,8 +30,25 @@ def _params(result: RuleResult) -> dict[str, Any]:
     return params
 
 
+# Severity words of the contract formats -> the spec's `error` / `warn` (others pass lower-cased).
+_SEVERITY = {
+    "warning": "warn",
+    "warn": "warn",
+    "error": "error",
+    "critical": "error",
+    "high": "error",
+    "blocker": "error",
+}
+
+
 def _severity(result: RuleResult) -> str | None:
-    return result.rule.severity.lower() if result.rule.severity else None
+    severity = result.rule.severity
+    return _SEVERITY.get(severity.lower(), severity.lower()) if severity else None
+
+
+def _content(result: RuleResult) -> tuple[str | None, str | None]:
+    query = result.rule.query
+    return (query, "sql") if query else (None, None)
 
 
 def assertion(result: RuleResult) -> Assertion:
@@ -45,6 +62,8 @@ def assertion(result: RuleResult) -> Assertion:
         description=rule.description,
         expected=result.expected,
         actual=result.actual_text(),
+        content=_content(result)[0],
+        contentType=_content(result)[1],
         params=_params(result),
     )
 
@@ -79,6 +98,8 @@ def test_run_facet(results: Sequence[tuple[str, RuleResult]]) -> TestRunFacet:
                 description=result.rule.description,
                 expected=result.expected,
                 actual=result.actual_text(),
+                content=_content(result)[0],
+                contentType=_content(result)[1],
                 params=params,
             )
         )

@@ -44,6 +44,10 @@ def evaluator_session(master: str | None = None) -> SparkSession:
         .config("spark.scheduler.mode", "FAIR")
         # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
         .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")
+        # Counting rules compare values of any type; under ANSI a mismatch would be an exception.
+        .config("spark.sql.ansi.enabled", "false")
+        # type: sql checks read the dataset's view and catalog tables, not arbitrary files.
+        .config("spark.sql.runSQLOnFiles", "false")
     )
     if master:
         builder = builder.master(master)
