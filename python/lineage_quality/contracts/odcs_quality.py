@@ -60,8 +60,8 @@ _STAT_VERB_OPERATOR = {
     "GreaterOrEqualTo": Operator.GREATER_OR_EQUAL,
     "LessOrEqualTo": Operator.LESS_OR_EQUAL,
 }
-# The keys of an ODCS quality entry, plus the arguments ODCS 3.0 wrote at the top level.
-_ENTRY_KEYS = frozenset(DataQuality.model_fields) | {
+# Arguments ODCS 3.0 wrote at the entry's top level (3.1 moved them under `arguments`).
+_TOP_LEVEL_ARGUMENTS = (
     "validValues",
     "pattern",
     "missingValues",
@@ -69,7 +69,9 @@ _ENTRY_KEYS = frozenset(DataQuality.model_fields) | {
     "value",
     "days",
     "seconds",
-}
+)
+# The keys of an ODCS quality entry.
+_ENTRY_KEYS = frozenset(DataQuality.model_fields) | set(_TOP_LEVEL_ARGUMENTS)
 _UNITS = {"rows": Unit.ROWS, "absolute": Unit.ROWS, "percent": Unit.PERCENT}
 _NOT_EXECUTABLE = ("text", "custom")
 _NEEDS_OPERATOR = (RuleKind.STATISTIC, RuleKind.SQL)
@@ -165,17 +167,9 @@ class QualityReader:
                 where,
             )
         args: dict[str, Any] = dict(q.arguments or {})
-        for key in (
-            "validValues",
-            "pattern",
-            "missingValues",
-            "properties",
-            "value",
-            "days",
-            "seconds",
-        ):
+        for key in _TOP_LEVEL_ARGUMENTS:
             if key not in args and key in raw:
-                args[key] = raw[key]  # ODCS 3.0 put arguments at the entry's top level
+                args[key] = raw[key]
         column = (prop.physicalName or prop.name) if prop is not None else None
         if prop is not None and not column:
             raise self.fail("property has no name", where)
