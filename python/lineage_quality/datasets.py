@@ -15,6 +15,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from lineage_quality.contracts.binding import pattern_from_location
 from lineage_quality.errors import DatasetError
 
 FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "text")
@@ -122,21 +123,15 @@ def read_dataset(
         raise DatasetError(f"cannot read {location} as {fmt}: {text[0] if text else exc}") from exc
 
 
+def dataset_identity(location: str) -> tuple[str, str]:
+    """(namespace, name) OpenLineage would give a path or URI; relative paths made absolute."""
+    path = location[len("file://") :] if location.startswith("file://") else location
+    if "://" not in path:
+        path = str(Path(path).resolve())
+    pattern = pattern_from_location(path)
+    return pattern.namespace, pattern.name
+
+
 def read_location(spark: SparkSession, location: str, format_hint: str | None = None) -> DataFrame:
     """A DataFrame over a path or URI given by a user (`lineage-quality check --dataset`)."""
-    if "://" in location and not location.startswith("file://"):
-        scheme, rest = location.split("://", 1)
-        authority, _, path = rest.partition("/")
-        return read_dataset(spark, f"{scheme}://{authority}", path, None, format_hint)
-    path = location[len("file://") :] if location.startswith("file://") else location
-    return read_dataset(spark, "file", str(Path(path).resolve()), None, format_hint)
-
-
-def dataset_identity(location: str) -> tuple[str, str]:
-    """(namespace, name) OpenLineage would give the location."""
-    if "://" in location and not location.startswith("file://"):
-        scheme, rest = location.split("://", 1)
-        authority, _, path = rest.partition("/")
-        return f"{scheme}://{authority}", path
-    path = location[len("file://") :] if location.startswith("file://") else location
-    return "file", str(Path(path).resolve())
+    return read_dataset(spark, *dataset_identity(location), None, format_hint)

@@ -19,7 +19,7 @@ from openlineage.client.transport.file import FileConfig, FileTransport
 from lineage_quality.contracts import load_contracts
 from lineage_quality.errors import ConfigError
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
-from lineage_quality.sparksubmit import spark_submit
+from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +75,7 @@ def run_demo(output_dir: Path | None = None) -> int:
         shutil.rmtree(out)
     (out / "data").mkdir(parents=True)
     events_file = out / "events.jsonl"
-    listener_jar = next((root / "jvm-config" / "jars").glob("openlineage-spark_*.jar"), None)
-    if listener_jar is None:
-        raise ConfigError("OpenLineage listener jar missing: run `make jars` first")
+    listener_jar(root)  # fail before the producer starts, not after
 
     bindings = load_contracts([root / "examples" / "demo" / "contracts"])
     transport = FileTransport(FileConfig(log_file_path=str(events_file), append=True))
@@ -93,16 +91,9 @@ def run_demo(output_dir: Path | None = None) -> int:
     try:
         result = spark_submit(
             [
-                "--master",
-                "local[2]",
-                "--properties-file",
-                str(root / "jvm-config" / "spark-defaults.conf"),
-                "--conf",
-                f"spark.jars={listener_jar}",
-                "--conf",
-                f"spark.openlineage.transport.url={producer.url}",
-                "--conf",
-                "spark.openlineage.namespace=lineage-quality-demo",
+                *listener_args(
+                    root, producer.url, {"spark.openlineage.namespace": "lineage-quality-demo"}
+                ),
                 str(root / "examples" / "demo" / "pipeline.py"),
                 str(root / "examples" / "demo" / "data" / "orders_raw"),
                 str(out / "data" / "orders_clean"),

@@ -34,6 +34,34 @@ def submit_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def listener_jar(root: Path) -> Path:
+    """The OpenLineage Spark listener jar Maven put in `jvm-config/jars` (`make jars`)."""
+    jar = next((root / "jvm-config" / "jars").glob("openlineage-spark_*.jar"), None)
+    if jar is None:
+        raise ConfigError("OpenLineage listener jar missing: run `make jars` first")
+    return jar
+
+
+def listener_args(
+    root: Path, producer_url: str, conf: Mapping[str, str] | None = None, master: str = "local[2]"
+) -> list[str]:
+    """spark-submit options attaching the real listener (jvm-config/spark-defaults.conf) and
+    pointing its HTTP transport at a producer; `conf` adds or overrides settings."""
+    args = [
+        "--master",
+        master,
+        "--properties-file",
+        str(root / "jvm-config" / "spark-defaults.conf"),
+        "--conf",
+        f"spark.jars={listener_jar(root)}",
+        "--conf",
+        f"spark.openlineage.transport.url={producer_url}",
+    ]
+    for key, value in (conf or {}).items():
+        args += ["--conf", f"{key}={value}"]
+    return args
+
+
 def spark_submit(
     args: Sequence[str],
     cwd: str | Path | None = None,

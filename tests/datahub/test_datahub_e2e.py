@@ -19,7 +19,7 @@ from samples import check_metadata_file
 from lineage_quality.contracts import load_contracts
 from lineage_quality.datahub.config import DataHubConfig, build_sink
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
-from lineage_quality.sparksubmit import spark_submit
+from lineage_quality.sparksubmit import listener_args, spark_submit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
@@ -47,14 +47,7 @@ def test_demo_job_assertions_reach_datahub(repo_root: Path, tmp_path: Path) -> N
         try:
             result = spark_submit(
                 [
-                    "--master",
-                    "local[2]",
-                    "--properties-file",
-                    str(repo_root / "jvm-config" / "spark-defaults.conf"),
-                    "--conf",
-                    f"spark.jars={jar}",
-                    "--conf",
-                    f"spark.openlineage.transport.url={producer.url}",
+                    *listener_args(repo_root, producer.url),
                     str(repo_root / "examples" / "demo" / "pipeline.py"),
                     str(raw),
                     str(clean),

@@ -12,7 +12,7 @@ from openlineage.client.transport import Transport
 
 from lineage_quality.contracts import load_contracts
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
-from lineage_quality.sparksubmit import spark_submit
+from lineage_quality.sparksubmit import listener_args, spark_submit
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -49,16 +49,14 @@ def producer_for(spark: Any, transport: Transport, workdir: Path) -> Iterator[Pr
 def submit_job(producer: Producer, workdir: Path, namespace: str) -> tuple[Path, Path]:
     data = workdir / "e2e-data"
     raw, clean = data / "raw", data / "clean"
-    jar = next((REPO_ROOT / "jvm-config" / "jars").glob("openlineage-spark_*.jar"))
     log = workdir / "spark-submit.log"
     result = spark_submit(
         [
-            "--master", "local[1]",
-            "--properties-file", str(REPO_ROOT / "jvm-config" / "spark-defaults.conf"),
-            "--conf", f"spark.jars={jar}",
-            "--conf", f"spark.openlineage.transport.url={producer.url}",
-            "--conf", f"spark.openlineage.namespace={namespace}",
-            "--conf", "spark.ui.enabled=false",
+            *listener_args(
+                REPO_ROOT, producer.url, {
+                    "spark.openlineage.namespace": namespace, "spark.ui.enabled": "false",
+                }, master="local[1]",
+            ),
             str(HERE / "jobs" / "clean_job.py"), str(raw), str(clean),
         ],
         cwd=REPO_ROOT,

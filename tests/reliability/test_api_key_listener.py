@@ -10,7 +10,7 @@ import pytest
 from faultkit import REPO_ROOT, RecordingSink, http_transport, record_fault
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
-from lineage_quality.sparksubmit import spark_submit
+from lineage_quality.sparksubmit import listener_args, spark_submit
 
 pytestmark = pytest.mark.e2e
 
@@ -37,14 +37,14 @@ def test_listener_with_api_key_auth_is_accepted(
         data = tmp_path / "e2e-data"
         result = spark_submit(
             [
-                "--master", "local[1]",
-                "--properties-file", str(REPO_ROOT / "jvm-config" / "spark-defaults.conf"),
-                "--conf", f"spark.jars={jar}",
-                "--conf", f"spark.openlineage.transport.url={producer.url}",
-                "--conf", "spark.openlineage.transport.auth.type=api_key",
-                "--conf", f"spark.openlineage.transport.auth.apiKey={KEY}",
-                "--conf", "spark.openlineage.namespace=api-key",
-                "--conf", "spark.ui.enabled=false",
+                *listener_args(
+                    REPO_ROOT, producer.url, {
+                        "spark.openlineage.transport.auth.type": "api_key",
+                        "spark.openlineage.transport.auth.apiKey": KEY,
+                        "spark.openlineage.namespace": "api-key",
+                        "spark.ui.enabled": "false",
+                    }, master="local[1]",
+                ),
                 str(REPO_ROOT / "tests" / "e2e" / "jobs" / "clean_job.py"),
                 str(data / "raw"), str(data / "clean"),
             ],

@@ -63,9 +63,12 @@ class GatedEvaluator(Evaluator):
         self.cancelled: list[str] = []
 
     def evaluate_each(
-        self, event: Mapping[str, Any], job_group: str | None = None
+        self,
+        event: Mapping[str, Any],
+        job_group: str | None = None,
+        bound: Mapping[DatasetRef, Sequence[BoundRules]] | None = None,
     ) -> Iterator[tuple[DatasetRef, list[RuleResult]]]:
-        for ref, groups in self.bound(event).items():
+        for ref, groups in (bound if bound is not None else self.bound(event)).items():
             if ref.name in self.slow:
                 assert self.gate.wait(60)
                 if job_group in self.cancelled:

@@ -46,9 +46,10 @@ def _severity(result: RuleResult) -> str | None:
     return _SEVERITY.get(severity.lower(), severity.lower()) if severity else None
 
 
-def _content(result: RuleResult) -> tuple[str | None, str | None]:
+def _content(result: RuleResult) -> dict[str, str]:
+    """`content`/`contentType` of the spec: the query of a SQL rule."""
     query = result.rule.query
-    return (query, "sql") if query else (None, None)
+    return {"content": query, "contentType": "sql"} if query else {}
 
 
 def assertion(result: RuleResult) -> Assertion:
@@ -62,9 +63,8 @@ def assertion(result: RuleResult) -> Assertion:
         description=rule.description,
         expected=result.expected,
         actual=result.actual_text(),
-        content=_content(result)[0],
-        contentType=_content(result)[1],
         params=_params(result),
+        **_content(result),
     )
 
 
@@ -98,9 +98,8 @@ def test_run_facet(results: Sequence[tuple[str, RuleResult]]) -> TestRunFacet:
                 description=result.rule.description,
                 expected=result.expected,
                 actual=result.actual_text(),
-                content=_content(result)[0],
-                contentType=_content(result)[1],
                 params=params,
+                **_content(result),
             )
         )
     return TestRunFacet(tests=tests, producer=PRODUCER)

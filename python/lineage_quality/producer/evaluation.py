@@ -63,7 +63,9 @@ class Evaluation:
     def _run(self) -> None:
         started = time.monotonic()
         try:
-            for ref, results in self.evaluator.evaluate_each(self.event, self.job_group):
+            for ref, results in self.evaluator.evaluate_each(
+                self.event, self.job_group, self.bound
+            ):
                 with self._lock:
                     if not self.cancelled:
                         self._results[ref] = results

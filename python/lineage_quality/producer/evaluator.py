@@ -101,11 +101,16 @@ class Evaluator:
         return dict(self.evaluate_each(event))
 
     def evaluate_each(
-        self, event: Mapping[str, Any], job_group: str | None = None
+        self,
+        event: Mapping[str, Any],
+        job_group: str | None = None,
+        bound: Mapping[DatasetRef, Sequence[BoundRules]] | None = None,
     ) -> Iterator[tuple[DatasetRef, list[RuleResult]]]:
-        """Each bound dataset's results as soon as they are known. With `job_group`, the Spark
-        jobs run in that group, so `cancel(job_group)` stops them."""
-        bound = self.bound(event)
+        """Each bound dataset's results as soon as they are known (`bound`: what `bound(event)`
+        gave, if the caller has it). With `job_group`, the Spark jobs run in that group, so
+        `cancel(job_group)` stops them."""
+        if bound is None:
+            bound = self.bound(event)
         if not bound:
             return
         context = self.spark.sparkContext
