@@ -162,6 +162,7 @@ def test_native_parameters_carry_the_rule_and_its_threshold() -> None:
         "metric": "invalidValues",
         "unit": "percent",
         "validValues": '["pending", "shipped"]',
+        "action": "ALERT",
         "origin": "odcs",
         "ruleId": "orders.invalidValues",
         "mustBeLessThan": "5",

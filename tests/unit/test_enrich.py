@@ -56,6 +56,7 @@ def test_outputs_get_facets_inputs_get_input_facets_and_run_gets_test_facet() ->
             "params": {
                 "metric": "nullValues",
                 "unit": "rows",
+                "action": "BLOCK",
                 "origin": "odcs",
                 "ruleId": "n",
                 "status": "PASSED",

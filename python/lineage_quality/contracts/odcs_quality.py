@@ -17,7 +17,15 @@ from open_data_contract_standard.model import DataQuality, SchemaProperty
 from lineage_quality.contracts.patterns import pattern_problem
 from lineage_quality.engine.types import known_type
 from lineage_quality.errors import ContractError
-from lineage_quality.rules import STATISTICS, Operator, Rule, RuleKind, Threshold, Unit
+from lineage_quality.rules import (
+    STATISTICS,
+    Operator,
+    Rule,
+    RuleKind,
+    Threshold,
+    Unit,
+    parse_action,
+)
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +80,8 @@ _TOP_LEVEL_ARGUMENTS = (
 )
 # The keys of an ODCS quality entry.
 _ENTRY_KEYS = frozenset(DataQuality.model_fields) | set(_TOP_LEVEL_ARGUMENTS)
+# Custom property of a quality entry naming what a failure does.
+_ACTION_KEYS = ("action", "lineageQuality.action")
 _UNITS = {"rows": Unit.ROWS, "absolute": Unit.ROWS, "percent": Unit.PERCENT}
 _NOT_EXECUTABLE = ("text", "custom")
 _NEEDS_OPERATOR = (RuleKind.STATISTIC, RuleKind.SQL)
@@ -228,6 +238,7 @@ class QualityReader:
             problem = pattern_problem(pattern)
             if problem:
                 raise self.fail(f"invalid pattern {pattern!r}: {problem}", where)
+        action = self._action(q, where)
         unit = _UNITS.get((q.unit or "rows").lower())
         if unit is None:
             raise self.fail(f"unit must be rows or percent, not {q.unit!r}", where.child("unit"))
@@ -244,6 +255,7 @@ class QualityReader:
                 columns=columns,
                 unit=unit,
                 severity=q.severity,
+                action=action,
                 name=q.name,
                 description=q.description,
                 dimension=q.dimension,
@@ -257,6 +269,16 @@ class QualityReader:
             )
         except ValueError as exc:
             raise self.fail(str(exc), where) from exc
+
+    def _action(self, q: DataQuality, where: Where) -> str | None:
+        """The entry's `action` custom property (seed 002's LOG/ALERT/BLOCK/QUARANTINE...)."""
+        for i, prop in enumerate(q.customProperties or []):
+            if prop.property in _ACTION_KEYS:
+                try:
+                    return parse_action(prop.value).value
+                except ValueError as exc:
+                    raise self.fail(str(exc), where.child("customProperties").child(i)) from exc
+        return None
 
     def _kind(
         self, name: str, args: Mapping[str, Any], where: Where

@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from lineage_quality.rules.actions import Action, effective_action, parse_action
 from lineage_quality.rules.threshold import Threshold
 
 
@@ -135,6 +136,13 @@ class Rule:
             raise ValueError("freshness needs a minimum or maximum age")
         if kind is RuleKind.SQL and not (self.query or "").strip():
             raise ValueError("a sql rule needs a query")
+        if self.action is not None:
+            parse_action(self.action)
+
+    @property
+    def effective_action(self) -> Action:
+        """What a failure of this rule makes happen: the declared action, else by severity."""
+        return effective_action(self.action, self.severity)
 
     @property
     def column(self) -> str | None:
@@ -180,10 +188,10 @@ class Rule:
             ("dimension", self.dimension),
             ("constraint", self.constraint),
             ("category", self.category),
-            ("action", self.action),
         ):
             if value is not None:
                 out[key] = value
+        out["action"] = self.effective_action.value
         if self.case_sensitive:
             out["caseSensitive"] = True
         out["origin"] = self.origin
