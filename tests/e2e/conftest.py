@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,10 +30,15 @@ def marquez(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MarquezHandle]
         return
     jar, reason = resolve_marquez_jar(REPO_ROOT)
     if jar is None:
-        pytest.skip(
-            f"Marquez API artifact {MARQUEZ_ARTIFACT} is not resolvable from the configured "
-            f"Maven repositories: {reason}"
+        message = (
+            f"no Marquez to test against: {MARQUEZ_ARTIFACT} is not resolvable from the "
+            f"configured Maven repositories: {reason}"
         )
+        # A missing Marquez fails the run: a skipped e2e test is not a passed one. Developers
+        # without the jar can opt out explicitly.
+        if os.environ.get("LINEAGE_QUALITY_ALLOW_NO_MARQUEZ") == "1":
+            pytest.skip(message)
+        pytest.fail(message + " (set LINEAGE_QUALITY_ALLOW_NO_MARQUEZ=1 to skip instead)")
     workdir = tmp_path_factory.mktemp("marquez")
     with start_postgres(workdir) as pg, start_marquez(jar, pg, workdir) as handle:
         yield handle

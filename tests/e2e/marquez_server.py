@@ -5,8 +5,10 @@ Test support only: nothing here ships in the runtime package.
 Two ways to get one:
 
 * Local processes (the default, no Docker needed): PostgreSQL from the Debian server binaries,
-  plus the ``marquez-api`` jar fetched by Maven from ``jvm-config/marquez/pom.xml`` and run
-  with ``java -jar ... server jvm-config/marquez/marquez.yml``.
+  plus the ``marquez-api`` jar fetched by Maven from ``jvm-config/marquez/pom.xml`` -- or, where
+  the Maven mirror lacks it, ``../shared/marquez/marquez-api-<version>.jar`` beside the checkout,
+  checked against its SHA256SUMS -- run with
+  ``java -jar ... server jvm-config/marquez/marquez.yml``.
 * ``docker-compose.yml`` through testcontainers, when a Docker engine answers and
   testcontainers is installed.
 
@@ -16,6 +18,7 @@ Ports are picked at run time so parallel sessions and a developer's own Marquez 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import pwd
@@ -44,6 +47,7 @@ PG_DATABASE = "marquez"
 PG_SUPERUSER = "postgres"
 
 MAVEN_TIMEOUT_S = 600.0
+MARQUEZ_CONFIG = Path(__file__).resolve().parents[2] / "jvm-config" / "marquez" / "marquez.yml"
 MARQUEZ_START_TIMEOUT_S = 120.0
 PG_START_TIMEOUT_S = 60
 
@@ -342,6 +346,35 @@ def _maven_failure(output: str) -> str:
     return re.sub(r"^Could not resolve dependencies for project [^:]+(:[^:]+)*?: ", "", found)
 
 
+def shared_marquez_jar(repo_root: Path) -> tuple[Path | None, str]:
+    """``../shared/marquez/marquez-api-<version>.jar`` beside the checkout (a runnable build of
+    Marquez for machines whose Maven mirror lacks the artifact), checked against its SHA256SUMS."""
+    folder = repo_root.parent / "shared" / "marquez"
+    jar = folder / f"marquez-api-{MARQUEZ_VERSION}.jar"
+    sums = folder / "SHA256SUMS"
+    if not jar.is_file():
+        return None, f"{jar} does not exist"
+    if not sums.is_file():
+        return None, f"{sums} does not exist (the jar is not used unchecked)"
+    expected = next(
+        (
+            line.split()[0]
+            for line in sums.read_text().splitlines()
+            if line.split()[1:] and line.split()[-1].lstrip("*") == jar.name
+        ),
+        None,
+    )
+    if expected is None:
+        return None, f"{sums} has no line for {jar.name}"
+    digest = hashlib.sha256()
+    with jar.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected.lower():
+        return None, f"{jar} does not match its SHA256SUMS"
+    return jar, ""
+
+
 @cache
 def resolve_marquez_jar(repo_root: Path) -> JarResolution:
     """Fetch the Marquez jar with ``jvm-config/marquez/pom.xml`` (once per session).
@@ -373,7 +406,11 @@ def resolve_marquez_jar(repo_root: Path) -> JarResolution:
             command = " ".join(cmd[1:])
             return JarResolution(None, f"`mvn {command}` timed out after {MAVEN_TIMEOUT_S:.0f}s")
         if result.returncode != 0 or not jar.exists():
-            return JarResolution(None, _maven_failure(result.stdout + result.stderr))
+            maven = _maven_failure(result.stdout + result.stderr)
+            shared, why_not = shared_marquez_jar(repo_root)
+            if shared is None:
+                return JarResolution(None, f"{maven}; and no fallback: {why_not}")
+            jar = shared
     problem = _check_runnable(jar)
     if problem is not None:
         return JarResolution(None, f"resolved, but {problem}")
@@ -428,14 +465,14 @@ def start_marquez(
 ) -> MarquezHandle:
     """Run the Marquez jar against ``pg`` and wait until its admin healthcheck passes.
 
-    ``config`` defaults to ``jvm-config/marquez/marquez.yml`` (beside the ``jars/`` dir).
+    ``config`` defaults to ``jvm-config/marquez/marquez.yml``.
     The first start runs all of Marquez's Flyway migrations, hence the generous timeout.
     """
     java = shutil.which("java")
     if java is None:
         raise FileNotFoundError("`java` is not on PATH (Marquez needs a JDK/JRE 17)")
     jar = jar.resolve()  # the JVM runs in workdir
-    config = (config or jar.parent.parent / "marquez.yml").resolve()
+    config = (config or MARQUEZ_CONFIG).resolve()
     port, admin_port = free_port(), free_port()
     env = {
         **os.environ,
