@@ -42,7 +42,7 @@ def result_json(result: RuleResult) -> dict[str, Any]:
         "message": result.message,
         "severity": rule.severity,
         "category": rule.category,
-        "action": rule.action,
+        "action": rule.effective_action.value,
         "source": rule.source,
     }
 

@@ -22,7 +22,7 @@ class RuleResult:
 
     rule: Rule
     status: Status
-    actual: float | None = None
+    actual: int | float | None = None  # ints stay exact (sums and bounds above 2^53)
     failing_rows: int | None = None
     row_count: int | None = None
     message: str | None = None
@@ -49,7 +49,10 @@ class RuleResult:
         if self.actual is None:
             return None
         value = self.actual
-        text = str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+        if isinstance(value, int):
+            text = str(value)
+        else:
+            text = str(int(value)) if value.is_integer() else f"{value:.6g}"
         return text + ("%" if self.rule.unit is Unit.PERCENT else "")
 
 

@@ -35,13 +35,6 @@ BROKEN = [
         "schema[0].properties[0].quality[0] (line 11)",
     ),
     (
-        "regex.yaml",
-        ODCS_HEAD + "schema:\n  - name: p\n    properties:\n      - name: name\n        quality:\n"
-        "          - metric: invalidValues\n            arguments:\n              pattern: '(x'\n",
-        "invalid pattern",
-        None,
-    ),
-    (
         "between.yaml",
         ODCS_HEAD + "schema:\n  - name: p\n    quality:\n      - metric: rowCount\n"
         "        mustBeBetween: [10, 1]\n",
@@ -61,12 +54,6 @@ BROKEN = [
         '{"rules": [{"field": "age", "min": 10, "max": 1}]}',
         "min 10 is greater than max 1",
         "rules[0].min",
-    ),
-    (
-        "regex.json",
-        '{"rules": [{"field": "name", "regex": "[a-"}]}',
-        "regex does not compile",
-        "rules[0].regex",
     ),
     (
         "type.json",

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from lineage_quality.engine import build_plan, verdict
 from lineage_quality.engine.plan import ROWS, MetricKind
 from lineage_quality.results import Status
@@ -56,8 +58,11 @@ def test_preconditions_become_errors_before_any_scan() -> None:
     ]
     plan = build_plan(rules, [("a", "string")])
     assert plan.steps[0].error == "column not found in dataset: gone"
-    # Patterns are Java's to judge (the readers pre-check them); a bad one errors at the scan.
-    assert plan.steps[1].error is None and plan.steps[1].metric is not None
+    # A pattern that does not compile is this rule's ERROR, decided before the scan.
+    assert plan.steps[1].metric is None
+    assert plan.steps[1].error == (
+        "pattern '(unclosed' does not compile: missing ), unterminated subpattern at position 0"
+    )
     assert plan.steps[2].error == "column not found in dataset: gone2"
     assert plan.steps[3].error is None
     assert plan.metrics[plan.steps[3].metric or 0].column == "a"
@@ -82,3 +87,32 @@ def test_row_count_verdict_uses_rows() -> None:
     assert verdict(r, 0, 3).success
     result = verdict(r, 0, 0)
     assert result.status is Status.FAILED and result.actual == 0 and result.failing_rows is None
+
+
+def test_physical_type_is_exact_logical_type_is_a_family() -> None:
+    from lineage_quality.engine.types import type_mismatch
+
+    assert type_mismatch("integer", "bigint") is None  # logicalType: the integer family
+    assert type_mismatch("int", "bigint", exact=True) == "expected physical type int, found bigint"
+    assert type_mismatch("long", "bigint", exact=True) is None  # an alias of the same type
+    assert type_mismatch("bigint", "int", exact=True) == "expected physical type bigint, found int"
+    assert type_mismatch("decimal(10,2)", "decimal(10,2)", exact=True) is None
+    found = type_mismatch("double", "float", exact=True)
+    assert found == "expected physical type double, found float"
+
+
+def test_odcs_physical_type_rule_is_exact(tmp_path: Path) -> None:
+    from lineage_quality.contracts import load_file
+
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "apiVersion: v3.1.0\nkind: DataContract\nid: t\nversion: 1.0.0\nstatus: active\n"
+        "schema:\n  - name: p\n    customProperties:\n      - {property: openlineage.name, "
+        "value: /x}\n    properties:\n      - {name: a, logicalType: integer, physicalType: int}\n"
+        "      - {name: b, logicalType: integer}\n"
+    )
+    rules = {r.columns[0]: r for b in load_file(path) for r in b.rules if r.expected_type}
+    plan = build_plan(list(rules.values()), [("a", "bigint"), ("b", "bigint")])
+    by_column = {s.rule.columns[0]: s.result for s in plan.steps}
+    assert by_column["a"] is not None and by_column["a"].code == "TYPE_MISMATCH"
+    assert by_column["b"] is not None and by_column["b"].status is Status.PASSED

@@ -14,7 +14,6 @@ from typing import Any
 
 from open_data_contract_standard.model import DataQuality, SchemaProperty
 
-from lineage_quality.contracts.patterns import pattern_problem
 from lineage_quality.engine.types import known_type
 from lineage_quality.errors import ContractError
 from lineage_quality.rules import (
@@ -26,6 +25,7 @@ from lineage_quality.rules import (
     Unit,
     parse_action,
 )
+from lineage_quality.rules.patterns import pattern_refusal
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,13 @@ _NOT_EXECUTABLE = ("text", "custom")
 _NEEDS_OPERATOR = (RuleKind.STATISTIC, RuleKind.SQL)
 
 
+def _exact(value: Any) -> int | float:
+    """A bound as written: integers stay integers (no rounding above 2^53)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"must be a number, not {value!r}")
+    return value
+
+
 class Where:
     """Builds `schema[0].properties[2].quality[1] (line 27)` style locations."""
 
@@ -141,10 +148,10 @@ class QualityReader:
         try:
             if op.is_range:
                 low, high = value
-                return Threshold(op, float(low), float(high))
+                return Threshold(op, _exact(low), _exact(high))
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"must be a number, not {value!r}")
-            return Threshold(op, float(value))
+            return Threshold(op, value)
         except (TypeError, ValueError) as exc:
             raise self.fail(f"{op.value}: {exc}", where.child(op.value)) from exc
 
@@ -235,9 +242,9 @@ class QualityReader:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise self.fail("pattern must be a string", where)
-            problem = pattern_problem(pattern)
-            if problem:
-                raise self.fail(f"invalid pattern {pattern!r}: {problem}", where)
+            problem = pattern_refusal(pattern)
+            if problem:  # one ERROR result at evaluation; the contract's other rules still run
+                log.warning("%s: %s: %s", self.source, where, problem)
         action = self._action(q, where)
         unit = _UNITS.get((q.unit or "rows").lower())
         if unit is None:
@@ -313,11 +320,11 @@ class QualityReader:
         known = ", ".join(sorted([*METRICS, *_VERBS, "has<Stat><Comparison>"]))
         raise self.fail(f"unknown metric {name!r}; known: {known}", where)
 
-    def _number(self, args: Mapping[str, Any], key: str, name: str, where: Where) -> float:
+    def _number(self, args: Mapping[str, Any], key: str, name: str, where: Where) -> int | float:
         value = args.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(f"{name} needs a numeric arguments.{key}", where)
-        return float(value)
+        return value
 
     def _age(self, args: Mapping[str, Any], name: str, where: Where) -> float:
         days, seconds = args.get("days"), args.get("seconds")
@@ -341,6 +348,7 @@ class QualityReader:
             raise self.fail("property has no name", where)
         base = f"{self.contract_id}.{object_name}.{prop.name}.schema"
         expected = None
+        exact = False
         if prop.logicalType:
             if not known_type(prop.logicalType):
                 raise self.fail(
@@ -350,6 +358,7 @@ class QualityReader:
         if prop.physicalType:
             if known_type(prop.physicalType):
                 expected = prop.physicalType  # the more precise of the two
+                exact = True
             else:
                 log.warning(
                     "%s: %s: physicalType %r is not a Spark type; checking %s",
@@ -370,6 +379,7 @@ class QualityReader:
                 id=f"{base}.type",
                 kind=RuleKind.COLUMN_TYPE,
                 expected_type=expected,
+                exact_type=exact,
                 name=f"{column}_{'type' if expected else 'exists'}",
                 constraint="schema",
                 description=f"{column} is present" + (f" with type {expected}" if expected else ""),

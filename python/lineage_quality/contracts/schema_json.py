@@ -21,11 +21,11 @@ from typing import Any
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
 from lineage_quality.contracts.files import read_contract
-from lineage_quality.contracts.patterns import pattern_problem
 from lineage_quality.contracts.yaml_lines import LineDict, load_yaml
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.errors import ContractError
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules.patterns import pattern_refusal
 
 log = logging.getLogger(__name__)
 
@@ -260,9 +260,9 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
         pattern = item["regex"]
         if not isinstance(pattern, str):
             raise reader.fail("regex must be a string", i, "regex")
-        problem = pattern_problem(pattern)
-        if problem:
-            raise reader.fail(f"regex does not compile: {problem}", i, "regex")
+        problem = pattern_refusal(pattern)
+        if problem:  # one ERROR result at evaluation; the other rules still run
+            log.warning("%s: %s: %s", reader.source, reader.where(i, "regex"), problem)
         rules.append(make(RuleKind.INVALID_VALUES, "REGEX", pattern=pattern))
     if "date_format" in item:
         fmt = item["date_format"]

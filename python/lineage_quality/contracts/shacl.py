@@ -14,6 +14,7 @@ no dataset. A dataset binds to OpenLineage by its `dcat:accessURL` / `dcat:downl
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -26,14 +27,15 @@ from rdflib.term import Node
 
 from lineage_quality.contracts.binding import BoundRules, pattern_from_location
 from lineage_quality.contracts.files import read_contract
-from lineage_quality.contracts.patterns import pattern_problem
 from lineage_quality.errors import ContractError
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules.patterns import pattern_refusal
 
 SH = Namespace("http://www.w3.org/ns/shacl#")
 DCAT = Namespace("http://www.w3.org/ns/dcat#")
 DCTERMS = Namespace("http://purl.org/dc/terms/")
 
+log = logging.getLogger(__name__)
 _ZERO = Threshold(Operator.MUST_BE, 0)
 _SEVERITY = {SH.Violation: "error", SH.Warning: "warn", SH.Info: "info"}
 ASSERTION_TYPES = ("required_fields", "field_size", "value_checks")
@@ -243,9 +245,9 @@ def _property_rules(
             flags = _constraint(graph, prop, SH.flags)
             if flags is not None and "i" in str(flags):
                 text = "(?i)" + text
-            problem = pattern_problem(text)
-            if problem:
-                raise ContractError(source, f"sh:pattern of {field} does not compile: {problem}")
+            problem = pattern_refusal(text)
+            if problem:  # one ERROR result at evaluation; the other rules still run
+                log.warning("%s: sh:pattern of %s: %s", source, field, problem)
             yield make(
                 RuleKind.INVALID_VALUES, "pattern", f"Field {field} matches {text}", pattern=text
             )

@@ -55,8 +55,11 @@ DESCRIPTIVE_PARAMS = frozenset(
 )
 
 
-def number(value: float) -> str:
-    """A number as DataHub parameters and native parameters carry it: `0`, `2.5`."""
+def number(value: int | float) -> str:
+    """A number as DataHub parameters and native parameters carry it: `0`, `2.5`; integers
+    exactly, whatever their size."""
+    if isinstance(value, int):
+        return str(value)
     value = float(value)
     if math.isfinite(value) and value.is_integer():
         return str(int(value))

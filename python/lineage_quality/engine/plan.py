@@ -27,6 +27,7 @@ from lineage_quality.engine.types import (
 from lineage_quality.engine.verdicts import verdict
 from lineage_quality.results import RuleResult, Status, error_result, skipped_result
 from lineage_quality.rules import Rule, RuleKind
+from lineage_quality.rules.patterns import pattern_refusal
 
 
 class MetricKind(enum.Enum):
@@ -56,6 +57,7 @@ class Metric:
     arg: str | None = None
     array: bool = False  # the column is an array (length = element count)
     typed: bool = False  # BAD_DATE on a date/timestamp column: nothing can be malformed
+    integral: bool = False  # STAT on an integer column: sum/min/max are computed exactly
 
 
 ROWS = Metric(MetricKind.ROWS)
@@ -115,6 +117,10 @@ def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
     if kind is RuleKind.INVALID_VALUES:
         # A null is never invalid, so a null in the list changes nothing (and must not make
         # `value IN (..., NULL)` null for every value that is not listed).
+        if rule.pattern is not None:
+            refused = pattern_refusal(rule.pattern)
+            if refused:
+                return refused
         valid = None
         if rule.valid_values is not None:
             valid = tuple(v for v in rule.valid_values if v is not None)
@@ -124,7 +130,8 @@ def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
     if kind is RuleKind.VALUE_RANGE:
         return Metric(MetricKind.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
     if kind is RuleKind.STATISTIC:
-        return Metric(MetricKind.STAT, column, arg=rule.statistic)
+        integral = spark_type(ctype).family == "integer"
+        return Metric(MetricKind.STAT, column, arg=rule.statistic, integral=integral)
     if kind in _PER_ROW_RANGES:
         return Metric(
             _PER_ROW_RANGES[kind],
@@ -174,7 +181,9 @@ def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
     actual = types[found]
     problem = None
     if rule.expected_type is not None:
-        problem = type_mismatch(rule.expected_type, actual, rule.precision, rule.scale)
+        problem = type_mismatch(
+            rule.expected_type, actual, rule.precision, rule.scale, exact=rule.exact_type
+        )
     result = verdict(rule, 1 if problem else 0, len(names))
     if problem:
         result = attrs.evolve(result, code="TYPE_MISMATCH", message=problem)

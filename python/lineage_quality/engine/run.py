@@ -9,6 +9,7 @@ dataset registered as a temporary view.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from functools import reduce
@@ -102,6 +103,11 @@ def metric_column(metric: Metric, now: float) -> Column:
         cutoff = F.lit(now - metric.low)
         return _count_where(epoch > cutoff if kind is MetricKind.TOO_NEW else epoch < cutoff)
     assert kind is MetricKind.STAT and metric.arg is not None
+    if metric.integral and metric.arg == "sum":
+        # A bigint sum wraps at 2^63 with ANSI off; in decimal(38,0) it cannot for < 10^19 rows.
+        return F.sum(c.cast("decimal(38,0)"))
+    if metric.integral and metric.arg in ("min", "max"):
+        return _STATS[metric.arg](c).cast("long")  # exact: a double rounds above 2^53
     return _STATS[metric.arg](c).cast("double")
 
 
@@ -139,6 +145,31 @@ def duplicate_count(df: DataFrame, columns: Sequence[str]) -> int:
     ).first()
     assert row is not None
     return int(row["rows"]) - int(row["keys"])
+
+
+def _overflowed(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _rescaled_stddev(df: DataFrame, metric: Metric) -> float | str:
+    """The standard deviation of finite values whose squares overflow a double (near 1e300):
+    Spark's one-pass formula then gives NaN. Computed again on values scaled by the largest
+    magnitude (an extra pass, only in this case). A NaN or infinite value in the data leaves
+    the NaN as measured; an error says why when the rescue fails too."""
+    assert metric.column is not None
+    c = col(metric.column).cast("double")
+    bad = F.isnan(c) | (F.abs(c) == F.lit(float("inf")))
+    row = df.agg(_count_where(bad).alias("bad"), F.max(F.abs(c)).alias("scale")).first()
+    assert row is not None
+    if int(row["bad"]) > 0 or not row["scale"]:
+        return float("nan")
+    scale = float(row["scale"])
+    again = df.agg((F.stddev_samp(c / F.lit(scale)) * F.lit(scale)).alias("s")).first()
+    assert again is not None
+    value = again["s"]
+    if value is None or not math.isfinite(value):
+        return "stddev overflows a double even after rescaling the values"
+    return float(value)
 
 
 def _cancelled(exc: Exception) -> bool:
@@ -193,6 +224,11 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
         if isinstance(measured, Exception):
             results.append(error_result(step.rule, f"evaluation failed: {_short(measured)}"))
         elif metric is not None and metric.kind is MetricKind.STAT:
+            if metric.arg == "stddev" and _overflowed(measured):
+                measured = _rescaled_stddev(df, metric)
+                if isinstance(measured, str):
+                    results.append(error_result(step.rule, measured))
+                    continue
             results.append(value_verdict(step.rule, measured, int(rows)))
         else:
             results.append(verdict(step.rule, int(measured), int(rows)))

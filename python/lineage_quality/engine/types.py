@@ -73,6 +73,30 @@ _DECLARED: dict[str, frozenset[str]] = {
     "list": frozenset({"array"}),
 }
 
+# Physical type names -> the one Spark type (simpleString) they name. A `physicalType` is compared
+# exactly: `int` is not satisfied by a bigint column (a consumer reading it as int would overflow).
+_PHYSICAL = {
+    "tinyint": "tinyint",
+    "byte": "tinyint",
+    "smallint": "smallint",
+    "short": "smallint",
+    "int": "int",
+    "integer": "int",
+    "bigint": "bigint",
+    "long": "bigint",
+    "float": "float",
+    "real": "float",
+    "double": "double",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "date": "date",
+    "timestamp": "timestamp",
+    "timestamp_ltz": "timestamp",
+    "timestamp_ntz": "timestamp_ntz",
+    "binary": "binary",
+    "string": "string",
+}
+
 _DECIMAL = re.compile(r"^\s*(?:decimal|numeric)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*$", re.I)
 
 
@@ -104,8 +128,12 @@ def type_mismatch(
     actual: str,
     precision: int | None = None,
     scale: int | None = None,
+    exact: bool = False,
 ) -> str | None:
-    """None when `actual` (Spark simpleString) satisfies `declared`; else why not."""
+    """None when `actual` (Spark simpleString) satisfies `declared`; else why not.
+
+    By family (logical types, seed 002 types); with `exact` (a declared physical type), scalar
+    types must be the very Spark type (aliases such as `long` = `bigint` allowed)."""
     text = declared.strip().lower()
     base = re.split(r"[<(]", text, maxsplit=1)[0].strip()
     accepted = _DECLARED.get(base)
@@ -114,6 +142,9 @@ def type_mismatch(
     found = spark_type(actual)
     if found.family not in accepted:
         return f"expected {declared}, found {actual}"
+    actual_base = re.split(r"[<(]", actual.strip().lower(), maxsplit=1)[0].strip()
+    if exact and base in _PHYSICAL and _PHYSICAL[base] != actual_base:
+        return f"expected physical type {declared}, found {actual}"
     m = _DECIMAL.match(text)
     if m:
         precision = precision if precision is not None else int(m.group(1))

@@ -88,6 +88,7 @@ class Rule:
     max_age_seconds: float | None = None
     query: str | None = None
     expected_type: str | None = None
+    exact_type: bool = False  # expected_type is a physical type: compared exactly, not by family
     max_length: int | None = None
     precision: int | None = None
     scale: int | None = None
@@ -191,6 +192,8 @@ class Rule:
         ):
             if value is not None:
                 out[key] = value
+        if self.exact_type:
+            out["exactType"] = True
         out["action"] = self.effective_action.value
         if self.case_sensitive:
             out["caseSensitive"] = True

@@ -35,8 +35,23 @@ _SYMBOL = {
 }
 
 
-def _fmt(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+Number = int | float  # integers stay integers: 2^53 + 1 must not become 2^53 through a float
+
+
+def _number(value: Number) -> Number:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"a threshold must be a number, not {value!r}")
+    return value
+
+
+def _optional_number(value: Number | None) -> Number | None:
+    return None if value is None else _number(value)
+
+
+def _fmt(value: Number) -> str:
+    if isinstance(value, int):
+        return str(value)
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 @attrs.frozen
@@ -47,8 +62,8 @@ class Threshold:
     """
 
     operator: Operator
-    value: float = 0.0
-    high: float | None = None
+    value: Number = attrs.field(default=0, converter=_number)
+    high: Number | None = attrs.field(default=None, converter=_optional_number)
 
     def __attrs_post_init__(self) -> None:
         if self.operator.is_range:
@@ -62,9 +77,10 @@ class Threshold:
         elif self.high is not None:
             raise ValueError(f"{self.operator.value} takes one value, not a range")
 
-    def holds(self, actual: float) -> bool:
-        """Whether `actual` meets the threshold. NaN never does."""
-        if math.isnan(actual):
+    def holds(self, actual: Number) -> bool:
+        """Whether `actual` meets the threshold. NaN never does. Python compares int with float
+        exactly, so an integer measure is never rounded against an integer threshold."""
+        if isinstance(actual, float) and math.isnan(actual):
             return False
         op, v = self.operator, self.value
         if op is Operator.MUST_BE:
