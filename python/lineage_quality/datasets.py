@@ -8,14 +8,13 @@ the contract's server (`format`), else the dataset's `storage` facet, else the f
 from __future__ import annotations
 
 import os
-import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from lineage_quality.contracts.binding import pattern_from_location
+from lineage_quality.contracts.binding import normalize_name, pattern_from_location
 from lineage_quality.errors import DatasetError
 
 FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "text")
@@ -30,10 +29,14 @@ _EXTENSIONS = {
 
 
 def location_of(namespace: str, name: str) -> str:
-    """The URI Spark reads for an OpenLineage dataset identity."""
+    """The URI Spark reads for an OpenLineage dataset identity: the name normalized exactly as
+    binding matched it, so what is read is what was bound."""
+    normalized = normalize_name(namespace, name)
+    if normalized is None:
+        raise DatasetError(f"not a dataset name of namespace {namespace!r}: {name!r}")
+    name = normalized
     if namespace == "file" or namespace.startswith("file:"):
-        # `..` resolved here as in matching, so a name cannot climb out of a bound folder.
-        return posixpath.normpath(name) if name.startswith("/") else name
+        return name
     if namespace.startswith("s3://"):
         return "s3a://" + namespace[len("s3://") :].rstrip("/") + "/" + name.lstrip("/")
     if "://" in namespace:
@@ -121,6 +124,28 @@ def read_dataset(
     except Exception as exc:
         text = str(exc).strip().splitlines()
         raise DatasetError(f"cannot read {location} as {fmt}: {text[0] if text else exc}") from exc
+
+
+def escaped_binding(location: str, bound: Callable[[str], bool]) -> str | None:
+    """Why a local dataset may not be read under its binding, or None: its real path (symlinks
+    resolved) must still be bound (`bound(real_path)`), and no link inside its folder may lead
+    outside it -- otherwise `lake/link -> /private` would let `lake/*` read `/private`."""
+    if "://" in location or not os.path.lexists(location):
+        return None
+    real = os.path.realpath(location)
+    if real != location and not bound(real):
+        return f"{location} resolves to {real}, which its binding does not cover"
+    if not os.path.isdir(real):
+        return None
+    for root, dirs, files in os.walk(real):
+        for entry in [*dirs, *files]:
+            path = os.path.join(root, entry)
+            if not os.path.islink(path):
+                continue
+            target = os.path.realpath(path)
+            if os.path.commonpath([real, target]) != real and not bound(target):
+                return f"{path} links to {target}, outside the bound dataset"
+    return None
 
 
 def dataset_identity(location: str) -> tuple[str, str]:

@@ -11,27 +11,67 @@ import attrs
 from lineage_quality.rules import Rule
 
 
+def normalize_name(namespace: str, name: str) -> str | None:
+    """The dataset name as it will be read: `.`, `..` and repeated slashes resolved, for every
+    namespace. None when the name is not a name of that namespace at all, so it can never be
+    bound or read: it carries a scheme of its own (an event naming `hdfs://host/...` under `file`
+    must not make the producer connect to that host), or `..` climbs above the root."""
+    if "://" in name or name.startswith("//") or "\x00" in name:
+        return None
+    if namespace == "file" or namespace.startswith("file:"):
+        if not name.startswith("/"):
+            return None  # the spec's file names are absolute paths
+        return posixpath.normpath(name).replace("//", "/")
+    # s3://bucket + key, hdfs://host:port + /path, ...: resolve within the namespace's root.
+    rooted = "/" + name.lstrip("/")
+    parts: list[str] = []
+    for part in rooted.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None  # above the bucket / filesystem root
+            parts.pop()
+            continue
+        parts.append(part)
+    joined = "/".join(parts)
+    return "/" + joined if name.startswith("/") else joined
+
+
 @attrs.frozen
 class DatasetPattern:
     """An OpenLineage dataset identity, with shell-style globs (`*`, `?`, `[...]`) allowed.
 
-    `*` also matches `/`, so `*/clean` matches `/any/depth/clean`.
+    `*` also matches `/`, so `*/clean` matches `/any/depth/clean`. The namespace is compared
+    exactly unless the contract wrote a glob in it; the event's name is normalized first
+    (`normalize_name`), so `raw/../finance/x` is matched (and read) as `finance/x`.
     """
 
     namespace: str
     name: str
 
     def matches(self, namespace: str, name: str) -> bool:
-        return fnmatch.fnmatchcase(namespace, self.namespace) and fnmatch.fnmatchcase(
-            _normalize(name), _normalize(self.name)
-        )
+        if _has_glob(self.namespace):
+            if not fnmatch.fnmatchcase(namespace, self.namespace):
+                return False
+        elif namespace.rstrip("/") != self.namespace.rstrip("/"):
+            return False
+        normalized = normalize_name(namespace, name)
+        if normalized is None:
+            return False
+        return fnmatch.fnmatchcase(_trim(normalized), _trim(_pattern_name(self.name)))
 
 
-def _normalize(name: str) -> str:
+def _has_glob(text: str) -> bool:
+    return any(ch in text for ch in "*?[")
+
+
+def _pattern_name(name: str) -> str:
+    return posixpath.normpath(name) if name.startswith("/") else name
+
+
+def _trim(name: str) -> str:
     # Spark reports directories without a trailing slash; contracts are written either way.
-    # `..` is resolved, so `/data/../etc` never matches a binding of `/data/*`.
-    if name.startswith("/"):
-        return posixpath.normpath(name)
     return name.rstrip("/") if len(name) > 1 else name
 
 

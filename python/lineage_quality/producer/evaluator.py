@@ -17,7 +17,7 @@ from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
-from lineage_quality.datasets import read_dataset
+from lineage_quality.datasets import escaped_binding, location_of, read_dataset
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError
 from lineage_quality.producer.enrich import DatasetRef, datasets_of
@@ -137,6 +137,12 @@ class Evaluator:
         rules = [r for g in groups for r in g.rules]
         fmt = next((g.format for g in groups if g.format), None)
         try:
+            escaped = escaped_binding(
+                location_of(ref.namespace, ref.name),
+                lambda real: any(g.matches(ref.namespace, real) for g in groups),
+            )
+            if escaped:
+                raise DatasetError(f"refused: {escaped}")
             return evaluate_dataframe(self.read(ref, facets, fmt), rules)
         except DatasetError as exc:
             log.warning("%s: %s", ref.key, exc)
