@@ -24,4 +24,6 @@ USER lineage
 WORKDIR /home/lineage
 
 EXPOSE 5055
+# Listening on 0.0.0.0, serve requires LINEAGE_QUALITY_API_KEY (docker run -e ...) or, explicitly,
+# --allow-no-auth.
 CMD ["lineage-quality", "serve", "--host", "0.0.0.0", "--port", "5055", "--contracts", "/contracts"]

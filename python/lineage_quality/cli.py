@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
 import signal
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from lineage_quality.contracts.shacl import ShaclOptions
     from lineage_quality.producer.result_sinks import ResultSink
 
+log = logging.getLogger("lineage_quality")
 
 def _serve(args: argparse.Namespace) -> int:
     from lineage_quality.contracts import load_contracts
@@ -27,9 +29,12 @@ def _serve(args: argparse.Namespace) -> int:
     from lineage_quality.producer.secrets import (
         environment_secrets,
         redact_logs,
+        scrub_environment,
         transport_secrets,
     )
 
+    api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
+    _require_key_off_loopback(args.host, api_key, args.allow_no_auth)
     redact = redact_logs(environment_secrets(os.environ))
     # openlineage-python logs its transport config (custom headers too) at debug level
     logging.getLogger("openlineage.client.transport").setLevel(logging.INFO)
@@ -37,9 +42,12 @@ def _serve(args: argparse.Namespace) -> int:
         os.environ["OPENLINEAGE_CONFIG"] = args.openlineage_config
     bindings = load_contracts(args.contracts, shacl=_shacl_options(args))
     result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
-    api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
+    # Every secret has been read: none may reach the evaluator's JVM (started later).
+    scrubbed = scrub_environment(os.environ)
+    if scrubbed:
+        log.info("removed %s from the environment of the evaluator", ", ".join(scrubbed))
     producer = Producer(
         Evaluator(bindings, master=args.spark_master),
         forwarder,
@@ -69,6 +77,33 @@ def _serve(args: argparse.Namespace) -> int:
     stop.wait()
     producer.stop(drain_timeout=args.drain_seconds)
     return 0
+
+
+def _require_key_off_loopback(host: str, api_key: str | None, allowed: bool) -> None:
+    """Anyone who can reach a non-loopback address could post events (and make the producer
+    read data): refuse to listen there without a key unless told to."""
+    if api_key or _loopback(host):
+        return
+    if not allowed:
+        raise ConfigError(
+            f"refusing to listen on {host} without an API key: set LINEAGE_QUALITY_API_KEY "
+            "(the listener sends it with spark.openlineage.transport.auth.type=api_key), or pass "
+            "--allow-no-auth to accept unauthenticated events from the network"
+        )
+    log.warning(
+        "LISTENING ON %s WITHOUT AN API KEY (--allow-no-auth): anyone who can reach it can post "
+        "lineage events",
+        host,
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _datahub_sinks(args: argparse.Namespace, bindings: Sequence[BoundRules]) -> list[ResultSink]:
@@ -155,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=5055)
+    serve.add_argument(
+        "--allow-no-auth",
+        action="store_true",
+        help="listen on a non-loopback --host without LINEAGE_QUALITY_API_KEY (logged loudly)",
+    )
     serve.add_argument(
         "--spool", default=".lineage-quality/spool.db", help="durable event spool (SQLite)"
     )

@@ -5,6 +5,7 @@ from lineage_quality.engine import verdict
 from lineage_quality.producer.enrich import DatasetRef, datasets_of, enrich
 from lineage_quality.results import RuleResult, Status, error_result
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.version import PRODUCER
 
 EVENT = {
     "eventType": "COMPLETE",
@@ -87,19 +88,31 @@ def test_no_results_leaves_the_event_json_equal() -> None:
     assert json.dumps(out, sort_keys=True) == json.dumps(EVENT, sort_keys=True)
 
 
-def test_existing_assertions_of_another_producer_are_kept() -> None:
+def test_another_producers_facets_are_kept_and_never_credited_with_our_results() -> None:
     ok, _, _ = results()
     event = copy.deepcopy(EVENT)
-    event["outputs"][0]["facets"]["dataQualityAssertions"] = {
+    theirs = {
         "_producer": "dbt",
         "_schemaURL": "x",
         "assertions": [{"assertion": "unique", "success": True}],
     }
+    their_tests = {"_producer": "dbt", "_schemaURL": "y", "tests": [{"name": "t"}]}
+    event["outputs"][0]["facets"]["dataQualityAssertions"] = copy.deepcopy(theirs)
+    event["run"]["facets"] = {"test": copy.deepcopy(their_tests)}
     out = enrich(event, {DatasetRef("outputs", 0, "file", "/out"): [ok]})
-    facet = out["outputs"][0]["facets"]["dataQualityAssertions"]
-    assert facet["_producer"] == "dbt"
-    assert [a["assertion"] for a in facet["assertions"]] == ["unique", "not_null"]
-    assert ok.status is Status.PASSED
+    facets = out["outputs"][0]["facets"]
+    assert facets["dataQualityAssertions"] == theirs  # untouched: nothing of ours under dbt
+    ours = facets["lineageQuality_dataQualityAssertions"]
+    assert ours["_producer"] == PRODUCER
+    assert ours["_schemaURL"].startswith("https://openlineage.io/spec/facets/1-1-0/")
+    assert [a["assertion"] for a in ours["assertions"]] == ["not_null"]
+    assert out["run"]["facets"]["test"] == their_tests
+    assert out["run"]["facets"]["lineageQuality_test"]["_producer"] == PRODUCER
+    # Our own facet from an earlier pass (a late follow-up) is replaced, not duplicated.
+    again = enrich(out, {DatasetRef("outputs", 0, "file", "/out"): [ok]})
+    again_ours = again["outputs"][0]["facets"]["lineageQuality_dataQualityAssertions"]
+    assert [a["assertion"] for a in again_ours["assertions"]] == ["not_null"]
+    assert again["outputs"][0]["facets"]["dataQualityAssertions"] == theirs
 
 
 def test_sql_rules_carry_their_query_and_severities_use_the_spec_words() -> None:

@@ -35,7 +35,7 @@ def test_the_usual_openlineage_configuration_is_used(
     monkeypatch.setenv("OPENLINEAGE__TRANSPORT__APPEND", "true")
     forwarder = Forwarder()
     forwarder.send(
-        {"eventType": "START", "run": {"runId": "r"}, "job": {"namespace": "n", "name": "j"}}
+        '{"eventType": "START", "run": {"runId": "r"}, "job": {"namespace": "n", "name": "j"}}'
     )
     assert '"runId": "r"' in (tmp_path / "events.jsonl").read_text()
     (tmp_path / "openlineage.yml").write_text("transport:\n  type: console\n")

@@ -15,6 +15,7 @@ import attrs
 
 from lineage_quality.facets import assertions_facet, test_run_facet, to_json_dict
 from lineage_quality.results import RuleResult
+from lineage_quality.version import PRODUCER
 
 ASSERTIONS_KEY = "dataQualityAssertions"
 TEST_RUN_KEY = "test"
@@ -47,13 +48,22 @@ def datasets_of(event: Mapping[str, Any]) -> list[DatasetRef]:
     return refs
 
 
-def _merge(existing: Any, facet: dict[str, Any]) -> dict[str, Any]:
-    # Another producer's assertions on the same dataset are kept, ours appended.
-    if isinstance(existing, Mapping) and isinstance(existing.get("assertions"), list):
-        merged = dict(existing)
-        merged["assertions"] = [*existing["assertions"], *facet["assertions"]]
-        return merged
-    return facet
+# Where our facet goes when another producer's facet already holds the standard key: a facet has
+# one `_producer`, so mixing our results into theirs would credit them with ours (or us with
+# theirs). Theirs stays untouched; ours go beside it under this prefix.
+OWN_PREFIX = "lineageQuality_"
+
+
+def _place(facets: dict[str, Any], key: str, facet: dict[str, Any]) -> None:
+    existing = facets.get(key)
+    if existing is None or _ours(existing):
+        facets[key] = facet
+    else:
+        facets[OWN_PREFIX + key] = facet
+
+
+def _ours(facet: Any) -> bool:
+    return isinstance(facet, Mapping) and facet.get("_producer") == PRODUCER
 
 
 def enrich(
@@ -71,8 +81,7 @@ def enrich(
         if not isinstance(facets, dict):
             facets = {}
             dataset[where] = facets
-        facet = to_json_dict(assertions_facet(rule_results))
-        facets[ASSERTIONS_KEY] = _merge(facets.get(ASSERTIONS_KEY), facet)
+        _place(facets, ASSERTIONS_KEY, to_json_dict(assertions_facet(rule_results)))
         run_tests.extend((ref.key, r) for r in rule_results)
     if run_tests:
         run = out.setdefault("run", {})
@@ -80,9 +89,5 @@ def enrich(
         if not isinstance(run_facets, dict):
             run_facets = {}
             run["facets"] = run_facets
-        facet = to_json_dict(test_run_facet(run_tests))
-        existing = run_facets.get(TEST_RUN_KEY)
-        if isinstance(existing, Mapping) and isinstance(existing.get("tests"), list):
-            facet = {**existing, "tests": [*existing["tests"], *facet["tests"]]}
-        run_facets[TEST_RUN_KEY] = facet
+        _place(run_facets, TEST_RUN_KEY, to_json_dict(test_run_facet(run_tests)))
     return out

@@ -4,11 +4,13 @@ environment variables; file, console, http (Marquez), kafka, composite..."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from typing import Any
 
 from openlineage.client import OpenLineageClient
+from openlineage.client.serde import Serde
 from openlineage.client.transport import Transport
 
 from lineage_quality.errors import ConfigError
@@ -32,16 +34,45 @@ def configured_transport() -> Transport:
     return client.transport
 
 
+class RawEvent(dict[str, Any]):
+    """An event for openlineage-python's transports that serializes to exactly `text`.
+
+    Every transport (http, file, console, kafka, composite...) writes an event with
+    `Serde.to_json`, which drops nulls and `{}` list items and re-formats numbers; a received
+    event must reach the sink as received, with only our facets inserted. The dict holds the
+    parsed event for transports that read it (a Kafka message key, a file name)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(json.loads(text))
+        self.text = text
+
+
+def _install_raw_serialization() -> None:
+    """One targeted hook on openlineage-python's Serde: a RawEvent is written as its text;
+    every other object is serialized by openlineage-python as before."""
+    if getattr(Serde, "_lineage_quality_raw", False):
+        return
+    original = Serde.to_json
+
+    def to_json(cls: type[Serde], /, obj: Any, **kwargs: Any) -> str:
+        if isinstance(obj, RawEvent):
+            return obj.text
+        return original(obj, **kwargs)
+
+    setattr(Serde, "to_json", classmethod(to_json))  # noqa: B010
+    setattr(Serde, "_lineage_quality_raw", True)  # noqa: B010
+
+
 class Forwarder:
     def __init__(self, transport: Transport | None = None) -> None:
         self.transport = transport if transport is not None else configured_transport()
+        _install_raw_serialization()
         log.info("forwarding lineage events through %s", type(self.transport).__name__)
 
-    def send(self, event: dict[str, Any]) -> None:
-        """Hand one event to the sink; raises if the sink did not take it."""
-        # A raw dict keeps every field the listener sent (the transports serialize dicts as they
-        # are, dropping only JSON nulls).
-        self.transport.emit(event)  # type: ignore[arg-type]
+    def send(self, body: str) -> None:
+        """Hand one event (its JSON text) to the sink, byte for byte; raises if the sink did
+        not take it."""
+        self.transport.emit(RawEvent(body))  # type: ignore[arg-type]
 
     def close(self) -> None:
         self.transport.close()

@@ -18,13 +18,15 @@ import hmac
 import io
 import json
 import logging
+import re
 import socket
 import threading
+import time
 import zlib
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from lineage_quality.producer.events import InvalidEventError, check_event
 from lineage_quality.producer.spool import SpoolFullError
@@ -33,7 +35,10 @@ log = logging.getLogger(__name__)
 
 LINEAGE_PATH = "/api/v1/lineage"
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
-IDLE_TIMEOUT = 60.0  # seconds a connection may sit idle (or stall mid-request)
+IDLE_TIMEOUT = 60.0  # seconds a kept-alive connection may wait for its next request
+HEADER_TIMEOUT = 10.0  # seconds from a request's first byte to the end of its headers, in all
+BODY_TIMEOUT = 60.0  # seconds to read the whole body, in all (not per read: no slowloris)
+MAX_CONNECTIONS = 256  # open connections; more are answered 503 at once and closed
 
 
 class RejectedError(Exception):
@@ -58,12 +63,36 @@ def _gunzip(body: bytes, limit: int) -> bytes:
     return out
 
 
+# What one event may hold before any Python object is built for it. Parsed JSON costs ~50 bytes
+# per value: 16 MiB of `{}` would cost ~400 MB in the receiver and again in each worker. Real
+# listener events hold a few thousand values (wide schemas with column lineage: tens of thousands).
+MAX_JSON_CONTAINERS = 200_000  # objects + arrays
+MAX_JSON_VALUES = 1_000_000  # separators: an upper bound on members and items
+
+
+def check_structure(body: bytes) -> None:
+    """Refuse (413) a body with more containers or values than an event needs. Counted on the
+    bytes (braces and commas inside strings count too: a safe over-estimate) in C speed."""
+    containers = body.count(b"{") + body.count(b"[")
+    if containers > MAX_JSON_CONTAINERS:
+        raise RejectedError(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+            f"body holds over {MAX_JSON_CONTAINERS} JSON objects/arrays",
+        )
+    values = body.count(b",") + body.count(b":")
+    if values > MAX_JSON_VALUES:
+        raise RejectedError(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body holds over {MAX_JSON_VALUES} JSON values"
+        )
+
+
 def decode_event(body: bytes, encoding: str | None, limit: int) -> str:
     """The event's JSON text, validated as an OpenLineage-shaped object."""
     if (encoding or "").lower() == "gzip":
         body = _gunzip(body, limit)
     elif encoding and encoding.lower() != "identity":
         raise RejectedError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, f"unsupported encoding {encoding}")
+    check_structure(body)
     try:
         text = body.decode("utf-8")
         event = json.loads(text, parse_constant=_no_constant)
@@ -82,29 +111,100 @@ def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
+# RFC 9112 7.1: chunk-size = 1*HEXDIG, then optional extensions; nothing else (no `0x`, sign,
+# underscore or space), so a front proxy and this receiver can never disagree on where it ends.
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,15})(?:;[^\r\n]*)?\r\n")
+_DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+def _malformed(what: str) -> RejectedError:
+    return RejectedError(HTTPStatus.BAD_REQUEST, f"malformed chunked body: {what}")
+
+
 def _read_chunked(stream: io.BufferedIOBase, limit: int) -> bytes:
     parts: list[bytes] = []
     total = 0
     while True:
         line = stream.readline(1024)
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError as exc:
-            raise RejectedError(HTTPStatus.BAD_REQUEST, "malformed chunked body") from exc
-        if size < 0:
-            raise RejectedError(HTTPStatus.BAD_REQUEST, "malformed chunked body")
+        m = _CHUNK_SIZE.fullmatch(line)
+        if m is None:
+            raise _malformed("bad chunk size line")
+        size = int(m.group(1), 16)
         if size == 0:
-            while stream.readline(1024) not in (b"\r\n", b"\n", b""):
-                pass  # trailers
-            return b"".join(parts)
+            for _ in range(100):  # trailers, then the empty line
+                trailer = stream.readline(8192)
+                if trailer == b"\r\n":
+                    return b"".join(parts)
+                if not trailer.endswith(b"\r\n"):
+                    raise _malformed("bad trailer")
+            raise _malformed("too many trailers")
         total += size
         if total > limit:
             raise RejectedError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {limit} bytes")
         chunk = stream.read(size)
         if len(chunk) != size:
-            raise RejectedError(HTTPStatus.BAD_REQUEST, "chunked body ends early")
+            raise _malformed("ends early")
         parts.append(chunk)
-        stream.readline(1024)  # CRLF after each chunk
+        if stream.read(2) != b"\r\n":
+            raise _malformed("chunk not followed by CRLF")
+
+
+_FULL = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\nContent-Length: 33\r\n\r\n"
+    b'{"error": "too many connections"}'
+)
+
+
+class _Server(ThreadingHTTPServer):
+    """A thread per connection, at most `max_connections` of them: beyond that a connection is
+    answered 503 at once and closed, so idle or trickling clients cannot starve real senders of
+    threads (and of memory)."""
+
+    daemon_threads = True
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], max_connections: int
+    ) -> None:
+        super().__init__(address, handler)
+        self.max_connections = max_connections
+        self._active = 0
+        self._active_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._active_lock:
+            full = self._active >= self.max_connections
+            if not full:
+                self._active += 1
+        if full:
+            log.warning("refusing a connection: %d open already", self.max_connections)
+            with contextlib.suppress(OSError):
+                request.settimeout(1.0)
+                request.sendall(_FULL)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except Exception:
+            with self._active_lock:
+                self._active -= 1
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._active_lock:
+                self._active -= 1
+
+
+def _authorized(header: str, key: str) -> bool:
+    """`Bearer <key>`; the scheme is case-insensitive (RFC 9110 11.1), the key compared in
+    constant time."""
+    scheme, _, given = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), key.encode())
 
 
 class Receiver:
@@ -117,14 +217,37 @@ class Receiver:
         port: int = 5055,
         api_key: str | None = None,
         max_body: int = DEFAULT_MAX_BODY,
+        header_timeout: float = HEADER_TIMEOUT,
+        body_timeout: float = BODY_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         receiver = self
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+        self._deadlines: dict[socket.socket, float] = {}
 
         class Handler(BaseHTTPRequestHandler):
             server_version = "lineage-quality"
             protocol_version = "HTTP/1.1"  # keep-alive, as the transports' HTTP clients expect
             timeout = IDLE_TIMEOUT
             body_read = False
+
+            def handle_one_request(self) -> None:
+                # Idle keep-alive: wait for the next request's first byte (per-read timeout).
+                # From that byte on, the headers must all arrive within HEADER_TIMEOUT.
+                try:
+                    first = self.rfile.peek(1)  # type: ignore[attr-defined]  # a BufferedReader
+                except (TimeoutError, OSError):
+                    self.close_connection = True
+                    return
+                if not first:
+                    self.close_connection = True
+                    return
+                receiver._deadline(self.connection, receiver.header_timeout)
+                try:
+                    super().handle_one_request()
+                finally:
+                    receiver._deadline(self.connection, None)
 
             def setup(self) -> None:
                 super().setup()
@@ -194,17 +317,27 @@ class Receiver:
 
             def _read_body(self) -> bytes:
                 limit = receiver.max_body
-                if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                encodings = self.headers.get_all("Transfer-Encoding") or []
+                lengths = self.headers.get_all("Content-Length") or []
+                if encodings and lengths:
+                    # Request smuggling: two framings; a proxy may have used the other one.
+                    raise RejectedError(
+                        HTTPStatus.BAD_REQUEST, "both Transfer-Encoding and Content-Length"
+                    )
+                if encodings:
+                    if len(encodings) != 1 or encodings[0].strip().lower() != "chunked":
+                        raise RejectedError(
+                            HTTPStatus.NOT_IMPLEMENTED,
+                            "Transfer-Encoding must be exactly `chunked`",
+                        )
                     # The Java HTTP transport streams gzip bodies chunked, without a length.
                     return _read_chunked(self.rfile, limit)
-                length_text = self.headers.get("Content-Length")
-                if length_text is None:
+                if not lengths:
                     raise RejectedError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
-                try:
-                    length = int(length_text.strip())
-                except ValueError as exc:
-                    raise RejectedError(HTTPStatus.BAD_REQUEST, "bad Content-Length") from exc
-                if length < 0 or length > limit:
+                if len(lengths) != 1 or not _DIGITS.fullmatch(lengths[0].strip()):
+                    raise RejectedError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
+                length = int(lengths[0].strip())
+                if length > limit:
                     raise RejectedError(
                         HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {limit} bytes"
                     )
@@ -216,17 +349,17 @@ class Receiver:
             def _receive(self) -> None:
                 if self.path.split("?", 1)[0].rstrip("/") != LINEAGE_PATH:
                     raise RejectedError(HTTPStatus.NOT_FOUND, f"POST to {LINEAGE_PATH}")
-                if receiver.api_key is not None:
-                    given = self.headers.get("Authorization", "")
-                    expected = f"Bearer {receiver.api_key}"
-                    if not hmac.compare_digest(given.encode(), expected.encode()):
-                        raise RejectedError(HTTPStatus.UNAUTHORIZED, "missing or wrong API key")
+                if receiver.api_key is not None and not _authorized(
+                    self.headers.get("Authorization", ""), receiver.api_key
+                ):
+                    raise RejectedError(HTTPStatus.UNAUTHORIZED, "missing or wrong API key")
                 ctype = (self.headers.get("Content-Type") or "application/json").lower()
                 if "json" not in ctype:
                     raise RejectedError(
                         HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
                         f"Content-Type must be JSON, not {ctype[:80]}",
                     )
+                receiver._deadline(self.connection, receiver.body_timeout)
                 body = self._read_body()
                 self.body_read = True
                 text = decode_event(body, self.headers.get("Content-Encoding"), receiver.max_body)
@@ -245,9 +378,10 @@ class Receiver:
         self.max_body = max_body
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
-        self._server = ThreadingHTTPServer((host, port), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server((host, port), Handler, max_connections)
         self._thread: threading.Thread | None = None
+        self._reaper: threading.Thread | None = None
+        self._stopped = threading.Event()
 
     @property
     def address(self) -> tuple[str, int]:
@@ -264,9 +398,33 @@ class Receiver:
             target=self._server.serve_forever, args=(0.1,), name="lq-receiver", daemon=True
         )
         self._thread.start()
+        self._reaper = threading.Thread(target=self._reap, name="lq-receiver-reaper", daemon=True)
+        self._reaper.start()
+
+    def _deadline(self, conn: socket.socket, seconds: float | None) -> None:
+        with self._lock:
+            if seconds is None:
+                self._deadlines.pop(conn, None)
+            else:
+                self._deadlines[conn] = time.monotonic() + seconds
+
+    def _reap(self) -> None:
+        """Cut connections whose request is past its deadline: a client trickling headers or a
+        body a byte at a time holds a thread only that long."""
+        while not self._stopped.wait(0.25):
+            now = time.monotonic()
+            with self._lock:
+                late = [c for c, t in self._deadlines.items() if t < now]
+                for conn in late:
+                    del self._deadlines[conn]
+            for conn in late:
+                log.warning("closing a connection whose request is past its deadline")
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
 
     def stop(self) -> None:
         """Stop accepting, and end the kept-alive connections (no request after stop)."""
+        self._stopped.set()
         if self._thread is not None:  # shutdown() would wait forever for a loop never started
             self._server.shutdown()
         self._server.server_close()

@@ -9,7 +9,7 @@ OpenLineage and DataHub) in every log record, whoever logs it (openlineage-pytho
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 MASK = "***"
@@ -86,3 +86,22 @@ def transport_secrets(transport: Any) -> list[str]:
     for inner in getattr(transport, "transports", None) or []:
         found.extend(transport_secrets(inner))
     return found
+
+
+def secret_names(environ: Mapping[str, str]) -> list[str]:
+    """Names of the environment variables `environment_secrets` treats as secrets."""
+    return [
+        name
+        for name in environ
+        if name.upper().startswith(_PREFIXES) and any(w in name.upper() for w in _WORDS)
+    ]
+
+
+def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
+    """Remove the secrets from `environ` once they have been read, so that no process started
+    afterwards -- the evaluator's JVM above all, which runs contract-supplied SQL -- inherits
+    them. Returns the names removed."""
+    names = secret_names(environ)
+    for name in names:
+        environ.pop(name, None)
+    return names

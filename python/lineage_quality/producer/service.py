@@ -18,7 +18,6 @@ spool only after that (at least once: a crash between the two sends it again).
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import threading
@@ -26,6 +25,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from lineage_quality.producer import rawjson
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.evaluation import Evaluation
 from lineage_quality.producer.evaluator import Evaluator
@@ -148,12 +148,12 @@ class Producer:
     def process(self, body: str) -> str:
         """Evaluate and enrich one event's JSON, waiting as long as it takes; events with nothing
         bound come back unchanged."""
-        event = json.loads(body)
+        event = rawjson.loads(body)
         if not self._needs_evaluation(event):
             return body
         results = self.evaluator.evaluate(event)
         self._results_ready(event, results)
-        return json.dumps(enrich(event, results))
+        return rawjson.dumps(enrich(event, results))
 
     # -- workers --------------------------------------------------------------------------------
 
@@ -197,7 +197,7 @@ class Producer:
 
     def _prepare(self, item: SpooledEvent) -> str | None:
         try:
-            event = json.loads(item.body)
+            event = rawjson.loads(item.body)
         except ValueError:
             log.error("event %d in the spool is not JSON; forwarding it as it is", item.id)
             return item.body
@@ -241,14 +241,14 @@ class Producer:
         if in_time:
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, json.dumps(enrich(event, results)))
+            return self._keep(item, rawjson.dumps(enrich(event, results)))
 
         message = f"evaluation timed out after {self.evaluation_timeout:g}s"
         results, late = evaluation.partial(message)
         if not late:  # every dataset finished just now
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, json.dumps(enrich(event, results)))
+            return self._keep(item, rawjson.dumps(enrich(event, results)))
         self.counters.add("timeouts")
         log.warning(
             "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
@@ -259,11 +259,11 @@ class Producer:
             len(late),
             self.late_event_type,
         )
-        body = json.dumps(enrich(event, results))
+        body = rawjson.dumps(enrich(event, results))
         self._results_ready(event, results)
         skeleton, mapping = late_skeleton(event, late, self.late_event_type)
         try:
-            late_id = self.spool.hand_over(item.id, body, json.dumps(skeleton))
+            late_id = self.spool.hand_over(item.id, body, rawjson.dumps(skeleton))
         except sqlite3.Error as exc:
             # Without the follow-up stored, the event waits for its evaluation after all.
             log.error("could not store the follow-up of event %d (%s); waiting", item.id, exc)
@@ -271,7 +271,7 @@ class Producer:
                 return None
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, json.dumps(enrich(event, results)))
+            return self._keep(item, rawjson.dumps(enrich(event, results)))
         self.counters.add("late")
         evaluation.when_done(
             lambda: self._deliver_late(
@@ -314,7 +314,7 @@ class Producer:
             late = {mapping[ref]: r for ref, r in results.items() if ref in mapping}
             self._results_ready(skeleton, late)
             event = {**skeleton, "eventTime": now_iso()}
-            self.spool.replace(late_id, json.dumps(enrich(event, late)))
+            self.spool.replace(late_id, rawjson.dumps(enrich(event, late)))
             log.info("late results of %d dataset(s) ready as event %d", len(late), late_id)
         except Exception:
             log.exception("could not store the late results of event %d", late_id)
@@ -333,12 +333,11 @@ class Producer:
         return body
 
     def _forward(self, item: SpooledEvent, body: str) -> bool:
-        event = json.loads(body)
         backoff = self.retry_initial
         attempt = item.attempts
         while True:
             try:
-                self.forwarder.send(event)
+                self.forwarder.send(body)
             except Exception as exc:
                 attempt += 1
                 self.counters.add("forward_failures")
