@@ -28,12 +28,20 @@ def load_file(path: Path, shacl: ShaclOptions | None = None) -> list[BoundRules]
     suffix = path.suffix.lower()
     if not path.exists():
         raise ContractError(str(path), "no such contract file")
-    if suffix in (".yaml", ".yml"):
-        return load_odcs(path)
-    if suffix == ".json":
-        return [load_schema_json(path)]
-    if suffix in (".ttl", ".turtle"):
-        return load_shacl(path, shacl or ShaclOptions())
+    try:
+        if suffix in (".yaml", ".yml"):
+            return load_odcs(path)
+        if suffix == ".json":
+            return [load_schema_json(path)]
+        if suffix in (".ttl", ".turtle"):
+            return load_shacl(path, shacl or ShaclOptions())
+    except ContractError:
+        raise
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+        # A reader tripped on something its checks did not foresee: still a clear error naming
+        # the file, never a traceback; the message is cut short (it may quote a huge value).
+        text = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise ContractError(str(path), f"cannot read the contract: {text}") from exc
     raise ContractError(
         str(path), f"unknown contract format {suffix!r}: use .yaml (ODCS), .json or .ttl (SHACL)"
     )

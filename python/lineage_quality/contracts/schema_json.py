@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,12 @@ def parse_schema_json(text: str, source: str) -> BoundRules:
         raise ContractError(
             source, f"invalid JSON: {exc.msg}", f"line {exc.lineno}, column {exc.colno}"
         ) from exc
+    except RecursionError as exc:
+        raise ContractError(source, "invalid JSON: nested too deep") from exc
+    except ValueError as exc:  # an integer over Python's 4,300-digit limit
+        huge = re.search(r"\d{4300,}", text)
+        where = f"line {text.count(chr(10), 0, huge.start()) + 1}" if huge else None
+        raise ContractError(source, "invalid JSON: integer too large", where) from exc
     try:
         lines = load_yaml(text, source)
     except ContractError:

@@ -15,8 +15,74 @@ class LineDict(dict[str, Any]):
     line: int = 0
 
 
+# A contract is a few hundred nodes. Aliases let a small file stand for an exponential tree
+# ("billion laughs"), which pydantic validation or an error message would then walk: the tree as
+# it would be expanded is bounded, and so is its depth.
+MAX_EXPANDED_NODES = 200_000
+MAX_DEPTH = 64
+
+
 class _Loader(yaml.SafeLoader):
-    pass
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return self.construct_document(node)
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse documents whose expansion (aliases followed) exceeds the bounds; computed on the
+    composed graph, once per distinct node, without recursion."""
+    sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
+    # iterative post-order over the node graph
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if done:
+            on_path.discard(key)
+            size = 1 + sum(sizes[id(c)] for c in children)
+            depth = 1 + max((depths[id(c)] for c in children), default=0)
+            if size > MAX_EXPANDED_NODES:
+                raise _bound(node, f"expands to over {MAX_EXPANDED_NODES} nodes (aliases)")
+            if depth > MAX_DEPTH:
+                raise _bound(node, f"is nested over {MAX_DEPTH} levels deep")
+            sizes[key], depths[key] = size, depth
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise _bound(node, "refers to itself (a recursive alias)")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _bound(node: yaml.Node, what: str) -> yaml.YAMLError:
+    return yaml.constructor.ConstructorError(
+        None, None, f"the document {what}", node.start_mark
+    )
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+    except ValueError as exc:  # over Python's 4,300-digit limit for int()
+        raise yaml.constructor.ConstructorError(
+            None, None, f"integer too large ({len(str(node.value))} digits)", node.start_mark
+        ) from exc
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
@@ -30,11 +96,14 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def load_yaml(text: str, path: str) -> Any:
     try:
         return yaml.load(text, Loader=_Loader)
+    except RecursionError as exc:  # composing nests deeper than Python's stack
+        raise ContractError(path, "invalid YAML: nested too deep") from exc
     except yaml.YAMLError as exc:
         problem_mark = getattr(exc, "problem_mark", None)
         context_mark = getattr(exc, "context_mark", None)
