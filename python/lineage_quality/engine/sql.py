@@ -1,9 +1,10 @@
 """`type: sql` quality checks: a read-only query on the dataset, registered as a temporary view.
 
-The query is parsed first and refused unless every node of its plan is a query node (no
-commands, inserts, DDL, SET, CACHE...) and it calls no JVM method (`reflect`, `java_method`); the
-evaluator's session also turns off SQL on files (`parquet.`/path``), so a query reads the dataset
-and the catalog's tables, nothing else. Placeholders `{object}` / `${object}` / `{table}` become the
+The query is parsed first and refused unless every node of its parsed plan is a query node (no
+commands, inserts, DDL, SET, CACHE... which Spark would run while analyzing); then its analyzed
+plan must pass `sql_sandbox.check_analyzed` (allowed nodes and expressions only, reading only the
+dataset's view) before anything runs. Errors carry Spark's error class, never the JVM's text.
+Placeholders `{object}` / `${object}` / `{table}` become the
 view's name and `{property}` / `${property}` / `{column}` the rule's column, both quoted.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from lineage_quality.engine.sql_sandbox import UnsafeQueryError, check_analyzed, safe_error
 from lineage_quality.engine.verdicts import value_verdict
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Rule
@@ -65,13 +67,7 @@ _QUERY_NODES = frozenset(
 )
 
 _OBJECT = re.compile(r"\$?\{(object|table)\}")
-# Functions that call arbitrary JVM methods: a quality check has no business doing that.
-_JVM_CALLS = re.compile(r"\b(reflect|try_reflect|java_method)\s*\(", re.I)
 _PROPERTY = re.compile(r"\$?\{(property|column)\}")
-
-
-class UnsafeQueryError(ValueError):
-    pass
 
 
 def _quote(name: str) -> str:
@@ -100,15 +96,11 @@ def _walk(plan: Any, depth: int = 0) -> None:
 
 def check_read_only(spark: Any, query: str) -> None:
     """Parse without running; raise UnsafeQueryError for anything but a query."""
-    found = _JVM_CALLS.search(query)
-    if found:
-        raise UnsafeQueryError(f"{found.group(1)}() is not allowed in a quality query")
     parser = spark._jsparkSession.sessionState().sqlParser()
     try:
         plan = parser.parsePlan(query)
     except Exception as exc:
-        text = str(exc).strip().splitlines()
-        raise UnsafeQueryError(f"query does not parse: {text[0] if text else exc}") from exc
+        raise UnsafeQueryError(f"query does not parse: {safe_error(exc)}") from exc
     _walk(plan)
 
 
@@ -122,10 +114,18 @@ def run_sql_rule(df: DataFrame, rule: Rule, row_count: int) -> RuleResult:
         return error_result(rule, str(exc))
     df.createOrReplaceTempView(view)
     try:
-        row = spark.sql(query).first()
-    except Exception as exc:  # a failing check is an error result
-        text = str(exc).strip().splitlines()
-        return error_result(rule, f"query failed: {text[0][:300] if text else exc}")
+        try:
+            checked = spark.sql(query)  # analyzed here, not run
+        except Exception as exc:
+            return error_result(rule, f"query failed: {safe_error(exc)}")
+        try:
+            check_analyzed(checked._jdf.queryExecution().analyzed(), view)
+        except UnsafeQueryError as exc:
+            return error_result(rule, str(exc))
+        try:
+            row = checked.first()
+        except Exception as exc:  # a failing check is an error result
+            return error_result(rule, f"query failed: {safe_error(exc)}")
     finally:
         spark.catalog.dropTempView(view)
     if row is None or len(row) == 0:
