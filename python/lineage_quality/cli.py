@@ -64,6 +64,7 @@ def _serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         evaluation_timeout=args.evaluation_timeout or None,
         cancel_after=args.evaluation_cancel_after or None,
+        dead_letter_after=args.dead_letter_after,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -76,6 +77,46 @@ def _serve(args: argparse.Namespace) -> int:
     )
     stop.wait()
     producer.stop(drain_timeout=args.drain_seconds)
+    return 0
+
+
+def _dead_letters(args: argparse.Namespace) -> int:
+    """Inspect the spool's dead letters; safe while serve runs (SQLite WAL)."""
+    import datetime
+    import json
+
+    from lineage_quality.producer import Spool
+
+    if not Path(args.spool).exists():
+        raise ConfigError(f"no spool at {args.spool} (pass serve's --spool)")
+    spool = Spool(args.spool)
+    try:
+        letters = spool.dead_letters()
+        chosen = [d for d in letters if not args.ids or d.id in args.ids]
+        missing = sorted(set(args.ids) - {d.id for d in letters})
+        if missing:
+            raise ConfigError(f"no dead letter {', '.join(map(str, missing))} in {args.spool}")
+        if args.action == "list":
+            for d in chosen:
+                when = datetime.datetime.fromtimestamp(d.dead, datetime.timezone.utc)
+                print(f"{d.id}\t{when:%Y-%m-%dT%H:%M:%SZ}\t{d.lane}\t{d.attempts}\t{d.reason}")
+            print(f"{len(chosen)} dead letter(s)", file=sys.stderr)
+        elif args.action == "show":
+            for d in chosen:
+                print(json.dumps({"id": d.id, "lane": d.lane, "reason": d.reason,
+                                  "event": json.loads(d.body)}, indent=2))  # fmt: skip
+        elif args.action == "retry":
+            if not args.ids:
+                raise ConfigError("retry needs the ids of the dead letters to send again")
+            for d in chosen:
+                print(f"dead letter {d.id} queued again as event {spool.retry_dead_letter(d.id)}")
+        else:
+            if not args.ids:
+                print(f"purged {spool.purge_dead_letters()} dead letter(s)")
+            else:
+                print(f"purged {spool.purge_dead_letters(list(args.ids))} dead letter(s)")
+    finally:
+        spool.close()
     return 0
 
 
@@ -214,6 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reliability = serve.add_argument_group("reliability", "docs/reliability.md")
     reliability.add_argument(
+        "--dead-letter-after",
+        type=int,
+        default=5,
+        metavar="N",
+        help="move an event the sink refused N times with a 4xx to the dead letters (0: never)",
+    )
+    reliability.add_argument(
         "--spool-max-events",
         type=int,
         default=100_000,
@@ -284,6 +332,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the bundled pipeline end to end (file sink)")
     demo.add_argument("--output-dir", help="default: demo-output/ in the checkout")
     demo.set_defaults(func=_demo)
+
+    dead = sub.add_parser(
+        "dead-letters", help="events a sink kept refusing (4xx): list, show, retry, purge"
+    )
+    dead.add_argument("action", choices=["list", "show", "retry", "purge"])
+    dead.add_argument("ids", nargs="*", type=int, metavar="ID", help="dead letter ids")
+    dead.add_argument("--spool", default=".lineage-quality/spool.db", help="serve's --spool")
+    dead.set_defaults(func=_dead_letters)
     return parser
 
 

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 EVALUATED_TYPES = frozenset({"COMPLETE"})
 MAX_BACKOFF = 30.0
+DEAD_LETTER_AFTER = 5  # 4xx refusals of one event before it goes to the dead letters
 DEFAULT_WORKERS = 4
 _STOP_POLL = 0.5
 
@@ -90,8 +91,10 @@ class Producer:
         late_event_type: str = "OTHER",
         retry_initial: float = 0.5,
         retry_max: float = MAX_BACKOFF,
+        dead_letter_after: int = DEAD_LETTER_AFTER,
     ) -> None:
         self.evaluator = evaluator
+        self.dead_letter_after = dead_letter_after  # 0: retry refused events for ever
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
         self.forwarder = forwarder
         self.spool = spool
@@ -333,8 +336,12 @@ class Producer:
         return body
 
     def _forward(self, item: SpooledEvent, body: str) -> bool:
+        """Send until the sink takes it (True); False when stopping or when the event went to the
+        dead letters (a sink that refused it `dead_letter_after` times with a 4xx: retrying the
+        same body cannot succeed, and the run's later events must not wait behind it)."""
         backoff = self.retry_initial
         attempt = item.attempts
+        refusals = 0
         while True:
             try:
                 self.forwarder.send(body)
@@ -342,6 +349,11 @@ class Producer:
                 attempt += 1
                 self.counters.add("forward_failures")
                 self.spool.attempted(item.id)
+                if refused_by_sink(exc):
+                    refusals += 1
+                    if self.dead_letter_after and refusals >= self.dead_letter_after:
+                        self._bury(item, f"refused {refusals} times: {_short(exc)}")
+                        return False
                 log.warning(
                     "forwarding event %d failed (attempt %d): %s; retrying in %.1fs",
                     item.id,
@@ -356,6 +368,21 @@ class Producer:
             self.counters.add("forwarded")
             return True
 
+    def _bury(self, item: SpooledEvent, reason: str) -> None:
+        try:
+            self.spool.dead_letter(item.id, reason)
+        except sqlite3.Error as exc:
+            log.error("could not move event %d to the dead letters: %s", item.id, exc)
+            return
+        self.counters.add("dead_letters")
+        log.error(
+            "event %d moved to the dead letters (`lineage-quality dead-letters list --spool %s`): "
+            "%s",
+            item.id,
+            self.spool.path,
+            reason,
+        )
+
     def _delete(self, item: SpooledEvent) -> None:
         backoff = self.retry_initial
         while True:
@@ -368,6 +395,14 @@ class Producer:
                 if self._stop.wait(backoff):
                     return
                 backoff = min(backoff * 2, self.retry_max)
+
+
+def refused_by_sink(exc: BaseException) -> bool:
+    """The sink answered the event with a client error (4xx, not 408/429): sending the same body
+    again will be refused again. Outages, 5xx and timeouts are retried for ever."""
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    return isinstance(status, int) and 400 <= status < 500 and status not in (408, 429)
 
 
 def _short(exc: Exception) -> str:

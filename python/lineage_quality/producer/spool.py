@@ -40,6 +40,19 @@ CREATE TABLE IF NOT EXISTS events (
     received REAL NOT NULL
 )
 """
+# Events a sink refused again and again (a 4xx): kept for inspection, out of their run's lane.
+_DEAD_LETTERS = """
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id INTEGER PRIMARY KEY,
+    body TEXT NOT NULL,
+    lane TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    received REAL NOT NULL,
+    dead REAL NOT NULL
+)
+"""
 # Columns added after the first release; older spools get them on open.
 _COLUMNS = {
     "lane": "TEXT NOT NULL DEFAULT ''",
@@ -66,6 +79,16 @@ class SpooledEvent:
     attempts: int
     lane: str = ""
     kind: str = EVENT
+
+
+@attrs.frozen
+class DeadLetter:
+    id: int
+    body: str
+    lane: str
+    attempts: int
+    reason: str
+    dead: float  # when it was moved aside (epoch seconds)
 
 
 def _is_full(exc: sqlite3.Error) -> bool:
@@ -110,6 +133,7 @@ class Spool:
         self._db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
         self._db.execute(f"PRAGMA journal_size_limit={int(max(reserve_bytes // 2, 65536))}")
         self._db.execute(_SCHEMA)
+        self._db.execute(_DEAD_LETTERS)
         present = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         for name, decl in _COLUMNS.items():
             if name not in present:
@@ -363,6 +387,79 @@ class Spool:
                 self._bytes -= int(old[0])
                 self._check_level()
             self._changed.notify_all()
+
+    def dead_letter(self, event_id: int, reason: str) -> None:
+        """Move an event the sink keeps refusing out of its lane into `dead_letters`, in one
+        transaction: its run's later events go on, and nothing is lost."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT body, lane, kind, attempts, received, size FROM events WHERE id = ?",
+                (event_id,),
+            ).fetchone()
+            if row is None:
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._write(
+                    "INSERT OR REPLACE INTO dead_letters "
+                    "(id, body, lane, kind, attempts, reason, received, dead) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (event_id, row[0], row[1], row[2], row[3], reason[:2000], row[4], time.time()),
+                )
+                self._write("DELETE FROM events WHERE id = ?", (event_id,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._count -= 1
+            self._bytes -= int(row[5])
+            self._check_level()
+            self._changed.notify_all()
+
+    def dead_letters(self) -> list[DeadLetter]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, body, lane, attempts, reason, dead FROM dead_letters ORDER BY id"
+            ).fetchall()
+        return [DeadLetter(int(r[0]), r[1], r[2], int(r[3]), r[4], float(r[5])) for r in rows]
+
+    def retry_dead_letter(self, event_id: int) -> int:
+        """Put a dead letter back at the end of its lane (after the run's later events); the new
+        spool id. KeyError when there is no such dead letter."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT body, lane, kind, received FROM dead_letters WHERE id = ?", (event_id,)
+            ).fetchone()
+            if row is None:
+                raise KeyError(event_id)
+            size = len(str(row[0]).encode())
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cur = self._write(
+                    "INSERT INTO events (body, enriched, received, lane, kind, size) "
+                    "VALUES (?, 1, ?, ?, ?, ?)",
+                    (row[0], row[3], row[1], row[2], size),
+                )
+                self._write("DELETE FROM dead_letters WHERE id = ?", (event_id,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._count += 1
+            self._bytes += size
+            self._changed.notify_all()
+            return int(cur.lastrowid or 0)
+
+    def purge_dead_letters(self, event_ids: list[int] | None = None) -> int:
+        """Delete the given dead letters (all when None); how many were deleted."""
+        with self._lock:
+            if event_ids is None:
+                cur = self._write("DELETE FROM dead_letters", ())
+            else:
+                marks = ",".join("?" for _ in event_ids)
+                sql = f"DELETE FROM dead_letters WHERE id IN ({marks})"
+                cur = self._write(sql, tuple(event_ids))
+            return int(cur.rowcount)
 
     def pending(self) -> int:
         with self._lock:
