@@ -65,6 +65,7 @@ def _serve(args: argparse.Namespace) -> int:
         evaluation_timeout=args.evaluation_timeout or None,
         cancel_after=args.evaluation_cancel_after or None,
         dead_letter_after=args.dead_letter_after,
+        kill_after_cancel=args.evaluation_kill_after,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -254,6 +255,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="on shutdown, wait this long for queued events to be forwarded",
     )
     reliability = serve.add_argument_group("reliability", "docs/reliability.md")
+    reliability.add_argument(
+        "--evaluation-kill-after",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="kill (and replace) the evaluator's own JVM when cancelled work is still running "
+        "this long after its cancel (work that ignores interruption, e.g. a regex)",
+    )
     reliability.add_argument(
         "--dead-letter-after",
         type=int,

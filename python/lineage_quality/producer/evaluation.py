@@ -21,6 +21,9 @@ from lineage_quality.results import RuleResult, error_result
 log = logging.getLogger(__name__)
 
 CANCEL_REPEAT_SECONDS = 0.5
+# Work that ignores Spark's cancel (java.util.regex never checks for interruption) is ended by
+# killing the evaluator's own JVM this long after the cancel; the next evaluation starts a new one.
+KILL_AFTER_CANCEL_SECONDS = 30.0
 
 
 def _errors(groups: list[BoundRules], message: str) -> list[RuleResult]:
@@ -34,8 +37,10 @@ class Evaluation:
         event: Mapping[str, Any],
         job_group: str,
         cancel_after: float | None = None,
+        kill_after_cancel: float = KILL_AFTER_CANCEL_SECONDS,
     ) -> None:
         self.evaluator = evaluator
+        self.kill_after_cancel = kill_after_cancel
         self.event = event
         self.job_group = job_group
         self.cancel_after = cancel_after
@@ -67,8 +72,9 @@ class Evaluation:
                 self.event, self.job_group, self.bound
             ):
                 with self._lock:
-                    if not self.cancelled:
-                        self._results[ref] = results
+                    if self.cancelled:
+                        break  # the rest would be thrown away
+                    self._results[ref] = results
         except Exception as exc:
             log.exception("evaluation %s failed", self.job_group)
             self.error = f"evaluation failed: {exc}"
@@ -112,13 +118,36 @@ class Evaluation:
             self.cancelled = True
             self.cancel_reason = reason
         log.warning("evaluation %s %s: cancelling its Spark jobs", self.job_group, reason)
+        started = time.monotonic()
+        killed = False
         while True:
             try:
                 self.evaluator.cancel(self.job_group)
             except Exception:
                 log.exception("could not cancel Spark job group %s", self.job_group)
-            if self.done.wait(CANCEL_REPEAT_SECONDS):
+            self.done.wait(CANCEL_REPEAT_SECONDS)
+            # Done is not enough: a cancelled task that ignores interruption (java.util.regex)
+            # keeps running, and its core busy, after its job has failed.
+            if self.done.is_set() and (killed or not self._tasks_running()):
                 return
+            if not killed and time.monotonic() - started > self.kill_after_cancel:
+                killed = self.evaluator.kill()
+                if killed:
+                    log.error(
+                        "evaluation %s still running %.0fs after its cancel (work that ignores "
+                        "interruption): killed the evaluator's JVM; the next evaluation starts "
+                        "a new one",
+                        self.job_group,
+                        self.kill_after_cancel,
+                    )
+                elif self.done.is_set():
+                    return  # not our JVM to kill: nothing more to do
+
+    def _tasks_running(self) -> bool:
+        try:
+            return self.evaluator.tasks_running(self.job_group)
+        except Exception:
+            return False  # the JVM is gone: nothing runs
 
     def cancel_in_background(self, reason: str) -> None:
         threading.Thread(

@@ -21,6 +21,7 @@ from lineage_quality.datasets import escaped_binding, location_of, read_dataset
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError
 from lineage_quality.producer.enrich import DatasetRef, datasets_of
+from lineage_quality.producer.jvm import forget_dead_jvm, jvm_alive, kill_jvm
 from lineage_quality.results import RuleResult, error_result
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,11 @@ def evaluator_session(master: str | None = None) -> SparkSession:
     ):
         # A JVM of our own: keep Spark's startup chatter off the user's terminal.
         log4j = Path(__file__).resolve().parent.parent / "log4j2.properties"
+        # An OutOfMemoryError ends the JVM (a clean death the producer recovers from) instead
+        # of leaving it half-working for every later evaluation.
         builder = builder.config(
-            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j.as_uri()}"
+            "spark.driver.extraJavaOptions",
+            f"-Dlog4j2.configurationFile={log4j.as_uri()} -XX:+ExitOnOutOfMemoryError",
         )
     return builder.getOrCreate()
 
@@ -74,15 +78,46 @@ class Evaluator:
     ) -> None:
         self.bindings = list(bindings)
         self._spark = spark
+        self._owned = spark is None  # only a JVM we started is ever killed or replaced
         self._master = master
         self._lock = threading.Lock()
+        self.restarts = 0
 
     @property
     def spark(self) -> SparkSession:
         with self._lock:
+            if self._spark is not None and self._owned and not jvm_alive(self._spark):
+                forget_dead_jvm()
+                self._spark = None
+                self.restarts += 1
             if self._spark is None:
                 self._spark = evaluator_session(self._master)
             return self._spark
+
+    def jvm_died(self) -> bool:
+        """Whether the JVM of our own session has died (then `spark` starts a new one)."""
+        spark = self._spark
+        return spark is not None and self._owned and not jvm_alive(spark)
+
+    def tasks_running(self, job_group: str) -> bool:
+        """Whether tasks of `job_group` still run (also after their job was cancelled)."""
+        if self._spark is None:
+            return False
+        tracker = self._spark.sparkContext.statusTracker()
+        for job_id in tracker.getJobIdsForGroup(job_group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else ():
+                stage = tracker.getStageInfo(stage_id)
+                if stage is not None and stage.numActiveTasks > 0:
+                    return True
+        return False
+
+    def kill(self) -> bool:
+        """Kill our own JVM (work ignoring cancellation); False for a session we do not own."""
+        if not self._owned or self._spark is None:
+            return False
+        kill_jvm()
+        return True
 
     def bound(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[BoundRules]]:
         """The event's datasets that have rules, with those rules. Pure."""
@@ -120,7 +155,7 @@ class Evaluator:
             for ref, groups in bound.items():
                 yield ref, self._evaluate_dataset(event, ref, groups)
         finally:
-            if job_group:
+            if job_group and not self.jvm_died():
                 for key in _JOB_GROUP_PROPERTIES:
                     context.setLocalProperty(key, None)  # type: ignore[arg-type]  # None removes
 
@@ -148,5 +183,12 @@ class Evaluator:
             log.warning("%s: %s", ref.key, exc)
             return [error_result(r, str(exc)) for r in rules]
         except Exception as exc:
+            if self.jvm_died():
+                message = (
+                    "the evaluator's JVM died during this evaluation (out of memory, killed or "
+                    "crashed); a new one evaluates the next events"
+                )
+                log.error("%s: %s", ref.key, message)
+                return [error_result(r, message) for r in rules]
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}") for r in rules]

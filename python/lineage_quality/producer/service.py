@@ -27,7 +27,7 @@ from typing import Any
 
 from lineage_quality.producer import rawjson
 from lineage_quality.producer.enrich import DatasetRef, enrich
-from lineage_quality.producer.evaluation import Evaluation
+from lineage_quality.producer.evaluation import KILL_AFTER_CANCEL_SECONDS, Evaluation
 from lineage_quality.producer.evaluator import Evaluator
 from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Forwarder
@@ -92,7 +92,9 @@ class Producer:
         retry_initial: float = 0.5,
         retry_max: float = MAX_BACKOFF,
         dead_letter_after: int = DEAD_LETTER_AFTER,
+        kill_after_cancel: float = KILL_AFTER_CANCEL_SECONDS,
     ) -> None:
+        self.kill_after_cancel = kill_after_cancel
         self.evaluator = evaluator
         self.dead_letter_after = dead_letter_after  # 0: retry refused events for ever
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
@@ -212,7 +214,9 @@ class Producer:
 
     def _start(self, event: Mapping[str, Any], item: SpooledEvent) -> Evaluation:
         group = f"lq-event-{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
-        evaluation = Evaluation(self.evaluator, event, group, self.cancel_after)
+        evaluation = Evaluation(
+            self.evaluator, event, group, self.cancel_after, self.kill_after_cancel
+        )
         with self._running_lock:
             self._running[group] = evaluation
         evaluation.when_done(lambda: self._forget(group))
