@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -84,6 +84,7 @@ def run_check(
     master: str | None,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    spark_conf: Mapping[str, str] | None = None,
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -101,7 +102,7 @@ def run_check(
             else ""
         )
         err.write(f"lineage-quality: warning: {contract} declares no rules{hint}\n")
-    spark = evaluator_session(master)
+    spark = evaluator_session(master, spark_conf)
     spark.sparkContext.setLogLevel("ERROR")
     df = read_location(spark, dataset, fmt or chosen.format)
     label = f"checking {len(chosen.rules)} rules on {dataset}"

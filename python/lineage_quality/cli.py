@@ -41,6 +41,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.openlineage_config:
         os.environ["OPENLINEAGE_CONFIG"] = args.openlineage_config
     bindings = load_contracts(args.contracts, shacl=_shacl_options(args))
+    spark_conf = _spark_conf(args)
+    # e.g. spark.hadoop.fs.s3a.secret.key: never in a log line
+    redact.add(
+        v
+        for k, v in spark_conf.items()
+        if any(w in k.lower() for w in ("secret", "password", "token", "key", "credential"))
+    )
     result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
@@ -49,7 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
     if scrubbed:
         log.info("removed %s from the environment of the evaluator", ", ".join(scrubbed))
     producer = Producer(
-        Evaluator(bindings, master=args.spark_master),
+        Evaluator(bindings, master=args.spark_master, conf=spark_conf),
         forwarder,
         Spool(
             args.spool,
@@ -79,6 +86,26 @@ def _serve(args: argparse.Namespace) -> int:
     stop.wait()
     producer.stop(drain_timeout=args.drain_seconds)
     return 0
+
+
+def _spark_conf(args: argparse.Namespace) -> dict[str, str]:
+    from lineage_quality.spark_conf import evaluator_conf
+
+    return evaluator_conf(args.properties_file, args.spark_conf or [])
+
+
+def _add_spark_conf_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a Spark setting for the evaluator (repeatable): metastore, object stores, catalogs",
+    )
+    parser.add_argument(
+        "--properties-file",
+        metavar="FILE",
+        help="Spark settings for the evaluator in spark-defaults format (--spark-conf wins)",
+    )
 
 
 def _dead_letters(args: argparse.Namespace) -> int:
@@ -207,6 +234,7 @@ def _check(args: argparse.Namespace) -> int:
         args.object,
         _shacl_options(args),
         args.spark_master,
+        spark_conf=_spark_conf(args),
     )
 
 
@@ -246,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="openlineage.yml saying where to forward (else the usual lookup)",
     )
     serve.add_argument("--spark-master", help="Spark master for evaluation (default local[*])")
+    _add_spark_conf_options(serve)
     _add_shacl_flags(serve)
     serve.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
     serve.add_argument(
@@ -336,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_shacl_flags(check)
     check.add_argument("--spark-master", help="default local[*]")
+    _add_spark_conf_options(check)
     check.set_defaults(func=_check)
 
     demo = sub.add_parser("demo", help="run the bundled pipeline end to end (file sink)")

@@ -8,6 +8,7 @@ the contract's server (`format`), else the dataset's `storage` facet, else the f
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -78,15 +79,22 @@ def _facet_format(facets: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def _table_name(facets: Mapping[str, Any] | None) -> str | None:
+def table_names(facets: Mapping[str, Any] | None) -> list[str]:
+    """The catalog table identities of a dataset (its `symlinks` facet, type TABLE)."""
     symlinks = (facets or {}).get("symlinks")
+    names: list[str] = []
     if isinstance(symlinks, Mapping):
         for ident in symlinks.get("identifiers") or []:
             if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
                 name = ident.get("name")
-                if isinstance(name, str):
-                    return name
-    return None
+                if isinstance(name, str) and name:
+                    names.append(name)
+    return names
+
+
+def _table_name(facets: Mapping[str, Any] | None) -> str | None:
+    names = table_names(facets)
+    return names[0] if names else None
 
 
 def read_dataset(
@@ -99,13 +107,15 @@ def read_dataset(
     """A lazy DataFrame over the dataset; raises DatasetError if it cannot be located or opened."""
     location = location_of(namespace, name)
     local = "://" not in location
+    table = _table_name(facets)
+    if table and _catalog_knows(spark, table):
+        # Through the catalog (a shared metastore, see --spark-conf): its schema, partitions
+        # and format, as the job saw them.
+        try:
+            return spark.table(table)
+        except Exception as exc:
+            raise DatasetError(f"table {table} cannot be read: {exc}") from exc
     if local and not Path(location).exists():
-        table = _table_name(facets)
-        if table:
-            try:
-                return spark.table(table)
-            except Exception as exc:
-                raise DatasetError(f"table {table} cannot be read: {exc}") from exc
         raise DatasetError(f"dataset path does not exist: {location}")
     fmt = (format_hint or "").lower() or _facet_format(facets)
     if not fmt and local:
@@ -146,6 +156,35 @@ def escaped_binding(location: str, bound: Callable[[str], bool]) -> str | None:
             if os.path.commonpath([real, target]) != real and not bound(target):
                 return f"{path} links to {target}, outside the bound dataset"
     return None
+
+
+def outside_table_location(
+    namespace: str, location: str, facets: Mapping[str, Any] | None
+) -> str | None:
+    """For a dataset bound by its table identity: why its path is not where its catalog keeps
+    the table (the `symlinks` identifier's namespace: a warehouse folder or a bucket), or None.
+    Without this an event could pair a bound table name with any path."""
+    symlinks = (facets or {}).get("symlinks")
+    roots = []
+    if isinstance(symlinks, Mapping):
+        for ident in symlinks.get("identifiers") or []:
+            if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
+                roots.append(str(ident.get("namespace") or ""))
+    for root in roots:
+        if root.startswith("file:") and "://" not in root:
+            base = posixpath.normpath(root[len("file:") :])
+            if posixpath.commonpath([base, posixpath.normpath(location)]) == base:
+                return None
+        elif "://" in root and root.rstrip("/") == namespace.rstrip("/"):
+            return None
+    return f"{location} is not inside the location of its table ({', '.join(roots) or 'none'})"
+
+
+def _catalog_knows(spark: SparkSession, table: str) -> bool:
+    try:
+        return bool(spark.catalog.tableExists(table))
+    except Exception:
+        return False
 
 
 def dataset_identity(location: str) -> tuple[str, str]:

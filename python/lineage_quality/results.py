@@ -8,6 +8,9 @@ import attrs
 
 from lineage_quality.rules import Rule, RuleKind, Unit
 
+# skip_reason of the rules of an output whose run failed: reported in the run's test facet only.
+RUN_FAILED = "RUN_FAILED"
+
 
 class Status(enum.Enum):
     PASSED = "PASSED"

@@ -19,7 +19,8 @@ _UNBOUND = {
 }
 _UNBOUND_ODCS = (
     "add a `servers` entry with a `path` or `location`, or customProperties "
-    "`openlineage.namespace` and `openlineage.name`"
+    "`openlineage.namespace` and `openlineage.name`, or a catalog table with "
+    "`openlineage.table`"
 )
 
 
@@ -50,7 +51,7 @@ def load_file(path: Path, shacl: ShaclOptions | None = None) -> list[BoundRules]
 def require_bindings(bindings: Iterable[BoundRules]) -> None:
     """The producer can only use rules it can match to OpenLineage datasets."""
     for b in bindings:
-        if not b.patterns:
+        if not b.patterns and not b.tables:
             path, _, where = b.source.partition(": ")
             how = _UNBOUND.get(Path(path).suffix.lower(), _UNBOUND_ODCS)
             raise ContractError(

@@ -85,13 +85,29 @@ class BoundRules:
     rules: tuple[Rule, ...]
     format: str | None = None  # storage format hint from the contract's server, if any
     source: str = ""  # file and key the rules come from, for messages
+    tables: tuple[str, ...] = ()  # catalog table identities (`db.table`), matched via symlinks
 
     def matches(self, namespace: str, name: str) -> bool:
         return any(p.matches(namespace, name) for p in self.patterns)
 
+    def matches_table(self, tables: Sequence[str]) -> bool:
+        wanted = {table_key(t) for t in self.tables}
+        return any(table_key(t) in wanted for t in tables)
 
-def rules_for(bindings: Sequence[BoundRules], namespace: str, name: str) -> list[BoundRules]:
-    return [b for b in bindings if b.matches(namespace, name)]
+
+def table_key(name: str) -> str:
+    """`spark_catalog.default.Orders` and `default.orders` name one table: Spark's session
+    catalog is implied, and identifiers are case-insensitive."""
+    parts = [p.strip("`") for p in name.strip().lower().split(".")]
+    if len(parts) == 3 and parts[0] == "spark_catalog":
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def rules_for(
+    bindings: Sequence[BoundRules], namespace: str, name: str, tables: Sequence[str] = ()
+) -> list[BoundRules]:
+    return [b for b in bindings if b.matches(namespace, name) or b.matches_table(tables)]
 
 
 def pattern_from_location(location: str) -> DatasetPattern:

@@ -28,6 +28,9 @@ from lineage_quality.rules import Rule
 
 _NAMESPACE_KEYS = ("openlineage.namespace", "openlineageNamespace")
 _NAME_KEYS = ("openlineage.name", "openlineageName")
+# Catalog table identities (`db.table`, `catalog.db.table`; comma-separated), matched against the
+# `symlinks` facet the listener gives tables.
+_TABLE_KEYS = ("openlineage.table", "openlineageTable")
 _LOCATION_SERVER_KEYS = ("location", "path")
 _SCHEMA_RULES_KEYS = ("lineageQuality.schemaRules", "lineage-quality.schemaRules")
 
@@ -80,6 +83,11 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
                 rules=tuple(rules),
                 format=fmt,
                 source=f"{source}: {where}",
+                tables=tuple(
+                    t.strip()
+                    for t in (_custom(obj.customProperties, _TABLE_KEYS) or "").split(",")
+                    if t.strip()
+                ),
             )
         )
     return bindings
@@ -97,6 +105,8 @@ def _patterns(
 ) -> list[DatasetPattern]:
     ns = _custom(obj.customProperties, _NAMESPACE_KEYS)
     name = _custom(obj.customProperties, _NAME_KEYS)
+    if not (ns or name) and _custom(obj.customProperties, _TABLE_KEYS):
+        return []  # bound by table identity only
     if ns or name:
         return [DatasetPattern(ns or "*", name or "*")]
     out: list[DatasetPattern] = []

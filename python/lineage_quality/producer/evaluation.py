@@ -16,11 +16,12 @@ from typing import Any
 from lineage_quality.contracts import BoundRules
 from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.producer.evaluator import Evaluator
-from lineage_quality.results import RuleResult, error_result
+from lineage_quality.results import RUN_FAILED, RuleResult, error_result, skipped_result
 
 log = logging.getLogger(__name__)
 
 CANCEL_REPEAT_SECONDS = 0.5
+RUN_FAILED_MESSAGE = "the run failed (a FAIL event came first): its outputs were not evaluated"
 # Work that ignores Spark's cancel (java.util.regex never checks for interruption) is ended by
 # killing the evaluator's own JVM this long after the cancel; the next evaluation starts a new one.
 KILL_AFTER_CANCEL_SECONDS = 30.0
@@ -38,6 +39,7 @@ class Evaluation:
         job_group: str,
         cancel_after: float | None = None,
         kill_after_cancel: float = KILL_AFTER_CANCEL_SECONDS,
+        run_failed: bool = False,
     ) -> None:
         self.evaluator = evaluator
         self.kill_after_cancel = kill_after_cancel
@@ -45,6 +47,16 @@ class Evaluation:
         self.job_group = job_group
         self.cancel_after = cancel_after
         self.bound = evaluator.bound(event)
+        # A run that FAILed wrote nothing to judge (or half of it): its outputs' rules are
+        # reported as skipped, in the run's test facet only; its inputs are evaluated.
+        self.not_written: dict[DatasetRef, list[RuleResult]] = {}
+        if run_failed:
+            for ref in [r for r in self.bound if r.role == "outputs"]:
+                self.not_written[ref] = [
+                    skipped_result(rule, RUN_FAILED, RUN_FAILED_MESSAGE)
+                    for group in self.bound.pop(ref)
+                    for rule in group.rules
+                ]
         self.done = threading.Event()
         self.cancelled = False
         self.cancel_reason = ""
@@ -163,6 +175,7 @@ class Evaluation:
         out = {
             ref: known.get(ref) or _errors(groups, message) for ref, groups in self.bound.items()
         }
+        out.update(self.not_written)
         return out, late
 
     def final(self) -> dict[DatasetRef, list[RuleResult]]:

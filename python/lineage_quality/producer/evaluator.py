@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,16 +18,30 @@ from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
-from lineage_quality.datasets import escaped_binding, location_of, read_dataset
+from lineage_quality.datasets import (
+    escaped_binding,
+    location_of,
+    outside_table_location,
+    read_dataset,
+    table_names,
+)
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError
 from lineage_quality.producer.enrich import DatasetRef, datasets_of
 from lineage_quality.producer.jvm import forget_dead_jvm, jvm_alive, kill_jvm
-from lineage_quality.results import RuleResult, error_result
+from lineage_quality.producer.written import (
+    changed_message,
+    evaluation_key,
+    listing_change,
+    rows_change,
+    written,
+)
+from lineage_quality.results import RuleResult, Status, error_result
 
 log = logging.getLogger(__name__)
 
 APP_NAME = "lineage-quality-evaluator"
+MEMO_SIZE = 4096  # writes whose results are kept for a repeated COMPLETE
 _JOB_GROUP_PROPERTIES = (
     "spark.jobGroup.id",
     "spark.job.description",
@@ -34,15 +49,23 @@ _JOB_GROUP_PROPERTIES = (
 )
 
 
-def evaluator_session(master: str | None = None) -> SparkSession:
+def evaluator_session(
+    master: str | None = None, conf: Mapping[str, str] | None = None
+) -> SparkSession:
+    """The evaluator's session: the user's settings (`conf`: metastore, object stores, table
+    formats; see spark_conf.PROTECTED for the few it may not change), then ours."""
     builder = (
         SparkSession.builder.appName(APP_NAME)
-        .config("spark.extraListeners", "")  # never our own lineage: no listener here
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "16")
         # concurrent evaluations (one per producer worker) share the executors
         .config("spark.scheduler.mode", "FAIR")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    builder = (
+        builder.config("spark.extraListeners", "")  # never our own lineage: no listener here
         # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
         .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")
         # Counting rules compare values of any type; under ANSI a mismatch would be an exception.
@@ -62,9 +85,11 @@ def evaluator_session(master: str | None = None) -> SparkSession:
         log4j = Path(__file__).resolve().parent.parent / "log4j2.properties"
         # An OutOfMemoryError ends the JVM (a clean death the producer recovers from) instead
         # of leaving it half-working for every later evaluation.
+        user = (conf or {}).get("spark.driver.extraJavaOptions", "")
         builder = builder.config(
             "spark.driver.extraJavaOptions",
-            f"-Dlog4j2.configurationFile={log4j.as_uri()} -XX:+ExitOnOutOfMemoryError",
+            f"{user} -Dlog4j2.configurationFile={log4j.as_uri()} "
+            "-XX:+ExitOnOutOfMemoryError".strip(),
         )
     return builder.getOrCreate()
 
@@ -75,13 +100,21 @@ class Evaluator:
         bindings: Sequence[BoundRules],
         spark: SparkSession | None = None,
         master: str | None = None,
+        conf: Mapping[str, str] | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        self._conf = dict(conf or {})
         self._spark = spark
         self._owned = spark is None  # only a JVM we started is ever killed or replaced
         self._master = master
         self._lock = threading.Lock()
         self.restarts = 0
+        # One evaluation per (run, dataset, version): results by evaluation_key, and the
+        # evaluations under way (a second COMPLETE for the same write waits for the first).
+        self._memo: OrderedDict[tuple[Any, ...], list[RuleResult]] = OrderedDict()
+        self._pending: dict[tuple[Any, ...], threading.Event] = {}
+        self._memo_lock = threading.Lock()
+        self.evaluations = 0  # datasets actually evaluated (not reused)
 
     @property
     def spark(self) -> SparkSession:
@@ -91,7 +124,7 @@ class Evaluator:
                 self._spark = None
                 self.restarts += 1
             if self._spark is None:
-                self._spark = evaluator_session(self._master)
+                self._spark = evaluator_session(self._master, self._conf)
             return self._spark
 
     def jvm_died(self) -> bool:
@@ -123,7 +156,9 @@ class Evaluator:
         """The event's datasets that have rules, with those rules. Pure."""
         out: dict[DatasetRef, list[BoundRules]] = {}
         for ref in datasets_of(event):
-            found = rules_for(self.bindings, ref.namespace, ref.name)
+            dataset = event[ref.role][ref.index]
+            facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
+            found = rules_for(self.bindings, ref.namespace, ref.name, table_names(facets))
             if found:
                 out[ref] = found
         return out
@@ -153,7 +188,7 @@ class Evaluator:
             context.setJobGroup(job_group, f"lineage-quality {job_group}", interruptOnCancel=True)
         try:
             for ref, groups in bound.items():
-                yield ref, self._evaluate_dataset(event, ref, groups)
+                yield ref, self._evaluate_once(event, ref, groups)
         finally:
             if job_group and not self.jvm_died():
                 for key in _JOB_GROUP_PROPERTIES:
@@ -164,6 +199,36 @@ class Evaluator:
         if self._spark is not None:
             self._spark.sparkContext.cancelJobGroup(job_group)
 
+    def _evaluate_once(
+        self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
+    ) -> list[RuleResult]:
+        """The dataset's results, evaluated once per write: a second COMPLETE for the same
+        write (saveAsTable sends two) reuses the first one's results."""
+        key = (evaluation_key(event, ref), tuple(id(g) for g in groups))
+        while True:
+            with self._memo_lock:
+                if key in self._memo:
+                    self._memo.move_to_end(key)
+                    log.info("%s: same write as an evaluated event; results reused", ref.key)
+                    return self._memo[key]
+                waiting = self._pending.get(key)
+                if waiting is None:
+                    done = self._pending[key] = threading.Event()
+                    break
+            waiting.wait()
+        try:
+            results = self._evaluate_dataset(event, ref, groups)
+            if not any(r.status is Status.ERROR for r in results):  # errors are tried again
+                with self._memo_lock:
+                    self._memo[key] = results
+                    while len(self._memo) > MEMO_SIZE:
+                        self._memo.popitem(last=False)
+            return results
+        finally:
+            with self._memo_lock:
+                self._pending.pop(key, None)
+            done.set()
+
     def _evaluate_dataset(
         self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
     ) -> list[RuleResult]:
@@ -171,14 +236,31 @@ class Evaluator:
         facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
         rules = [r for g in groups for r in g.rules]
         fmt = next((g.format for g in groups if g.format), None)
+        account = written(event, ref)
         try:
-            escaped = escaped_binding(
-                location_of(ref.namespace, ref.name),
-                lambda real: any(g.matches(ref.namespace, real) for g in groups),
-            )
-            if escaped:
-                raise DatasetError(f"refused: {escaped}")
-            return evaluate_dataframe(self.read(ref, facets, fmt), rules)
+            location = location_of(ref.namespace, ref.name)
+            by_path = [g for g in groups if g.matches(ref.namespace, ref.name)]
+            if by_path:
+                escaped = escaped_binding(
+                    location, lambda real: any(g.matches(ref.namespace, real) for g in by_path)
+                )
+                if escaped:
+                    raise DatasetError(f"refused: {escaped}")
+            else:  # bound by table identity only: the path must be the table's own
+                outside = outside_table_location(ref.namespace, location, facets)
+                if outside:
+                    raise DatasetError(f"refused: {outside}")
+            why = listing_change(location, account) if account is not None else None
+            if why:
+                raise DatasetError(changed_message(location, why))
+            self.evaluations += 1
+            results = evaluate_dataframe(self.read(ref, facets, fmt), rules)
+            if account is not None:
+                found = next((r.row_count for r in results if r.row_count is not None), None)
+                why = rows_change(account, found)
+                if why:
+                    raise DatasetError(changed_message(location, why))
+            return results
         except DatasetError as exc:
             log.warning("%s: %s", ref.key, exc)
             return [error_result(r, str(exc)) for r in rules]

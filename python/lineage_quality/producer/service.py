@@ -208,14 +208,36 @@ class Producer:
             return item.body
         if item.kind == LATE:
             return self._evaluate_late(item, event)
+        if isinstance(event, dict) and event.get("eventType") == "FAIL":
+            self._remember_failure(event)
         if not self._needs_evaluation(event):
             return item.body
         return self._evaluate(item, event)
 
+    def _remember_failure(self, event: Mapping[str, Any]) -> None:
+        run_id = (event.get("run") or {}).get("runId")
+        if isinstance(run_id, str):
+            try:
+                self.spool.mark_run_failed(run_id)
+            except sqlite3.Error as exc:
+                log.warning("could not remember that run %s failed: %s", run_id, exc)
+
+    def _run_failed(self, event: Mapping[str, Any]) -> bool:
+        run_id = (event.get("run") or {}).get("runId")
+        try:
+            return isinstance(run_id, str) and self.spool.run_failed(run_id)
+        except sqlite3.Error:
+            return False
+
     def _start(self, event: Mapping[str, Any], item: SpooledEvent) -> Evaluation:
         group = f"lq-event-{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
         evaluation = Evaluation(
-            self.evaluator, event, group, self.cancel_after, self.kill_after_cancel
+            self.evaluator,
+            event,
+            group,
+            self.cancel_after,
+            self.kill_after_cancel,
+            run_failed=self._run_failed(event),
         )
         with self._running_lock:
             self._running[group] = evaluation

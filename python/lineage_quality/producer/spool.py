@@ -53,6 +53,12 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     dead REAL NOT NULL
 )
 """
+# Runs whose FAIL event was seen: their outputs are never evaluated (the listener follows a FAIL
+# with a COMPLETE for the same run). Pruned by age.
+_FAILED_RUNS = """
+CREATE TABLE IF NOT EXISTS failed_runs (run_id TEXT PRIMARY KEY, at REAL NOT NULL)
+"""
+FAILED_RUN_MEMORY_SECONDS = 7 * 24 * 3600
 # Columns added after the first release; older spools get them on open.
 _COLUMNS = {
     "lane": "TEXT NOT NULL DEFAULT ''",
@@ -134,6 +140,7 @@ class Spool:
         self._db.execute(f"PRAGMA journal_size_limit={int(max(reserve_bytes // 2, 65536))}")
         self._db.execute(_SCHEMA)
         self._db.execute(_DEAD_LETTERS)
+        self._db.execute(_FAILED_RUNS)
         present = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         for name, decl in _COLUMNS.items():
             if name not in present:
@@ -387,6 +394,23 @@ class Spool:
                 self._bytes -= int(old[0])
                 self._check_level()
             self._changed.notify_all()
+
+    def mark_run_failed(self, run_id: str) -> None:
+        now = time.time()
+        with self._lock:
+            self._write(
+                "INSERT OR REPLACE INTO failed_runs (run_id, at) VALUES (?, ?)", (run_id, now)
+            )
+            self._write(
+                "DELETE FROM failed_runs WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,)
+            )
+
+    def run_failed(self, run_id: str) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM failed_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        return row is not None
 
     def dead_letter(self, event_id: int, reason: str) -> None:
         """Move an event the sink keeps refusing out of its lane into `dead_letters`, in one
