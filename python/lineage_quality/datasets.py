@@ -7,18 +7,21 @@ the contract's server (`format`), else the dataset's `storage` facet, else the f
 
 from __future__ import annotations
 
+import datetime
 import os
 import posixpath
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts.binding import normalize_name, pattern_from_location
 from lineage_quality.errors import DatasetError
 
-FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "text")
+FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "iceberg", "text")
+VERSIONED = ("delta", "iceberg")  # formats read at a version (time travel)
 _EXTENSIONS = {
     ".parquet": "parquet",
     ".orc": "orc",
@@ -49,6 +52,8 @@ def _detect_local_format(path: str) -> str | None:
     p = Path(path)
     if (p / "_delta_log").is_dir():
         return "delta"
+    if (p / "metadata").is_dir() and any((p / "metadata").glob("*.metadata.json")):
+        return "iceberg"
     if p.is_file():
         return _EXTENSIONS.get(p.suffix.lower())
     if not p.is_dir():
@@ -73,10 +78,53 @@ def _detect_local_format(path: str) -> str | None:
 def _facet_format(facets: Mapping[str, Any] | None) -> str | None:
     storage = (facets or {}).get("storage")
     if isinstance(storage, Mapping):
+        layer = storage.get("storageLayer")  # a table format over the files comes first
+        if isinstance(layer, str) and layer.lower() in VERSIONED:
+            return layer.lower()
         fmt = storage.get("fileFormat")
         if isinstance(fmt, str) and fmt.lower() in FORMATS:
             return fmt.lower()
     return None
+
+
+@attrs.frozen
+class AsOf:
+    """Which version of a versioned table to read: the version the event names, else the table
+    as it was at `timestamp_ms` (the run's COMPLETE: its own commit is the last before it)."""
+
+    version: str | None = None
+    timestamp_ms: int | None = None
+
+    def describe(self) -> str:
+        if self.version is not None:
+            return f"version {self.version}"
+        when = datetime.datetime.fromtimestamp((self.timestamp_ms or 0) / 1000, datetime.UTC)
+        return f"as of {when.isoformat(timespec='milliseconds')}"
+
+
+def _delta_version_at(spark: SparkSession, location: str, timestamp_ms: int) -> str:
+    """The last Delta commit at or before the time (Delta's own `timestampAsOf` refuses a time
+    after the latest commit, which is exactly the case of a run's own last write)."""
+    jvm: Any = spark.sparkContext._jvm
+    history = jvm.io.delta.tables.DeltaTable.forPath(spark._jsparkSession, location).history()
+    rows = DataFrame(history, spark).select("version", "timestamp").collect()
+    # PySpark gives timestamps as naive local datetimes: .timestamp() reads them as local time.
+    found = [int(r["version"]) for r in rows if r["timestamp"].timestamp() * 1000 <= timestamp_ms]
+    if not found:
+        when = AsOf(None, timestamp_ms).describe()
+        raise DatasetError(f"no version of the Delta table {location} existed {when}")
+    return str(max(found))
+
+
+def _time_travel(spark: SparkSession, reader: Any, fmt: str, location: str, as_of: AsOf) -> Any:
+    if fmt == "delta":
+        version = as_of.version
+        if version is None:
+            version = _delta_version_at(spark, location, as_of.timestamp_ms or 0)
+        return reader.option("versionAsOf", version)
+    if as_of.version is not None:
+        return reader.option("snapshot-id", as_of.version)
+    return reader.option("as-of-timestamp", str(as_of.timestamp_ms))
 
 
 def table_names(facets: Mapping[str, Any] | None) -> list[str]:
@@ -103,12 +151,14 @@ def read_dataset(
     name: str,
     facets: Mapping[str, Any] | None = None,
     format_hint: str | None = None,
+    as_of: AsOf | None = None,
 ) -> DataFrame:
-    """A lazy DataFrame over the dataset; raises DatasetError if it cannot be located or opened."""
+    """A lazy DataFrame over the dataset; raises DatasetError if it cannot be located or opened.
+    A Delta or Iceberg table is read at `as_of` (time travel) when given."""
     location = location_of(namespace, name)
     local = "://" not in location
     table = _table_name(facets)
-    if table and _catalog_knows(spark, table):
+    if table and _catalog_knows(spark, table) and as_of is None:
         # Through the catalog (a shared metastore, see --spark-conf): its schema, partitions
         # and format, as the job saw them.
         try:
@@ -129,11 +179,53 @@ def read_dataset(
     reader = spark.read.format(fmt)
     if fmt == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
+    at = ""
+    if fmt in VERSIONED and as_of is not None:
+        try:
+            reader = _time_travel(spark, reader, fmt, location, as_of)
+        except DatasetError:
+            raise
+        except Exception as exc:
+            text = str(exc).strip().splitlines()
+            raise DatasetError(
+                f"cannot find the version of {location} {as_of.describe()}: "
+                f"{text[0] if text else exc}"
+            ) from exc
+        at = f" at {as_of.describe()}"
     try:
         return reader.load(location)
     except Exception as exc:
-        text = str(exc).strip().splitlines()
-        raise DatasetError(f"cannot read {location} as {fmt}: {text[0] if text else exc}") from exc
+        raise DatasetError(f"cannot read {location} as {fmt}{at}: {_root_cause(exc)}") from exc
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The JVM's innermost cause (not py4j's "An error occurred while calling o99.load")."""
+    text = str(exc)
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            cause = java
+            while cause.getCause() is not None:
+                cause = cause.getCause()
+            text = str(cause.toString())
+        except Exception:
+            pass
+    lines = text.strip().splitlines()
+    return lines[0][:300] if lines else type(exc).__name__
+
+
+def is_versioned(
+    namespace: str, name: str, facets: Mapping[str, Any] | None, format_hint: str | None
+) -> bool:
+    """Whether the dataset is a Delta or Iceberg table (read at a version)."""
+    fmt = (format_hint or "").lower() or _facet_format(facets)
+    if not fmt:
+        try:
+            location = location_of(namespace, name)
+            fmt = _detect_local_format(location) if "://" not in location else None
+        except (DatasetError, OSError):
+            return False
+    return fmt in VERSIONED
 
 
 def escaped_binding(location: str, bound: Callable[[str], bool]) -> str | None:

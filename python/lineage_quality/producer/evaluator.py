@@ -19,7 +19,9 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.datasets import (
+    AsOf,
     escaped_binding,
+    is_versioned,
     location_of,
     outside_table_location,
     read_dataset,
@@ -34,6 +36,7 @@ from lineage_quality.producer.written import (
     evaluation_key,
     listing_change,
     rows_change,
+    version_read,
     written,
 )
 from lineage_quality.results import RuleResult, Status, error_result
@@ -49,6 +52,17 @@ _JOB_GROUP_PROPERTIES = (
 )
 
 
+def table_format_jars() -> list[Path]:
+    """The Delta Lake and Iceberg jars `make jars` put in jvm-config/jars (or the folder named by
+    LINEAGE_QUALITY_JARS); never the OpenLineage listener."""
+    folder = os.environ.get("LINEAGE_QUALITY_JARS")
+    where = Path(folder) if folder else Path(__file__).resolve().parents[3] / "jvm-config" / "jars"
+    if not where.is_dir():
+        return []
+    patterns = ("delta-spark_*.jar", "delta-storage-*.jar", "iceberg-spark-runtime-*.jar")
+    return sorted(j for p in patterns for j in where.glob(p))
+
+
 def evaluator_session(
     master: str | None = None, conf: Mapping[str, str] | None = None
 ) -> SparkSession:
@@ -62,7 +76,23 @@ def evaluator_session(
         # concurrent evaluations (one per producer worker) share the executors
         .config("spark.scheduler.mode", "FAIR")
     )
-    for key, value in (conf or {}).items():
+    conf = dict(conf or {})
+    if "spark.jars" not in conf and SparkContext._active_spark_context is None:
+        jars = table_format_jars()
+        if jars:  # Delta Lake and Iceberg readers, for time travel (docs/evaluation.md)
+            conf["spark.jars"] = ",".join(str(j) for j in jars)
+            names = " ".join(j.name for j in jars)
+            extensions = []
+            if "delta-spark" in names:
+                extensions.append("io.delta.sql.DeltaSparkSessionExtension")
+                catalog = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+                conf.setdefault("spark.sql.catalog.spark_catalog", catalog)
+            if "iceberg-spark-runtime" in names:
+                extensions.append(
+                    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+                )
+            conf.setdefault("spark.sql.extensions", ",".join(extensions))
+    for key, value in conf.items():
         builder = builder.config(key, value)
     builder = (
         builder.config("spark.extraListeners", "")  # never our own lineage: no listener here
@@ -163,9 +193,15 @@ class Evaluator:
                 out[ref] = found
         return out
 
-    def read(self, ref: DatasetRef, facets: Mapping[str, Any] | None, fmt: str | None) -> DataFrame:
+    def read(
+        self,
+        ref: DatasetRef,
+        facets: Mapping[str, Any] | None,
+        fmt: str | None,
+        as_of: AsOf | None = None,
+    ) -> DataFrame:
         """The dataset as a lazy DataFrame; raises DatasetError when it cannot be opened."""
-        return read_dataset(self.spark, ref.namespace, ref.name, facets, fmt)
+        return read_dataset(self.spark, ref.namespace, ref.name, facets, fmt, as_of)
 
     def evaluate(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[RuleResult]]:
         return dict(self.evaluate_each(event))
@@ -183,7 +219,13 @@ class Evaluator:
             bound = self.bound(event)
         if not bound:
             return
-        context = self.spark.sparkContext
+        spark = self.spark
+        context = spark.sparkContext
+        # Each evaluation runs on a thread of its own: make the session the JVM thread's active
+        # one, or SQL settings (table-format catalogs) read from that thread are the defaults.
+        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(  # type: ignore[union-attr]
+            spark._jsparkSession
+        )
         if job_group:
             context.setJobGroup(job_group, f"lineage-quality {job_group}", interruptOnCancel=True)
         try:
@@ -250,16 +292,30 @@ class Evaluator:
                 outside = outside_table_location(ref.namespace, location, facets)
                 if outside:
                     raise DatasetError(f"refused: {outside}")
-            why = listing_change(location, account) if account is not None else None
-            if why:
-                raise DatasetError(changed_message(location, why))
+            as_of = None
+            if is_versioned(ref.namespace, ref.name, facets, fmt):
+                # A table format keeps every version: read the one this run read or wrote,
+                # whenever the evaluation happens.
+                as_of = version_read(event, ref)
+            elif account is not None:
+                why = listing_change(location, account)
+                if why:
+                    raise DatasetError(changed_message(location, why))
             self.evaluations += 1
-            results = evaluate_dataframe(self.read(ref, facets, fmt), rules)
+            try:
+                results = evaluate_dataframe(self.read(ref, facets, fmt, as_of), rules)
+            finally:
+                # Written over while being read (files gone mid-scan, or a mix of two writes):
+                # the listing after the scan says so, whatever the scan returned.
+                if account is not None and as_of is None:
+                    why = listing_change(location, account)
+                    if why:
+                        raise DatasetError(changed_message(location, why))
             if account is not None:
                 found = next((r.row_count for r in results if r.row_count is not None), None)
                 why = rows_change(account, found)
                 if why:
-                    raise DatasetError(changed_message(location, why))
+                    raise DatasetError(changed_message(location, why, as_of))
             return results
         except DatasetError as exc:
             log.warning("%s: %s", ref.key, exc)

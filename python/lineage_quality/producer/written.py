@@ -9,12 +9,15 @@ report an ERROR saying so instead of another run's numbers. Pure but for the loc
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from lineage_quality.datasets import AsOf
+from lineage_quality.errors import DatasetError
 from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.producer.rawjson import JsonNumber
 
@@ -89,13 +92,12 @@ def evaluation_key(event: Mapping[str, Any], ref: DatasetRef) -> tuple[Any, ...]
     parent_run = (parent.get("run") or {}).get("runId") if isinstance(parent, Mapping) else None
     account = written(event, ref)
     assert account is not None
-    if account.version is not None:
-        identity: tuple[Any, ...] = ("version", account.version)
-    elif account.rows is not None or account.size is not None:
-        identity = ("stats", account.rows, account.size, account.files)
-    else:
-        identity = ("run", run_id)  # nothing tells two writes apart: never shared
-    return ("outputs", parent_run or run_id, ref.namespace, ref.name, *identity)
+    if account.version is None and account.rows is None and account.size is None:
+        return ("outputs", run_id, ref.namespace, ref.name)  # nothing tells writes apart
+    # The statistics too: two events naming one version with different statistics (the
+    # listener may name the snapshot before the write) are not the same write.
+    identity = (account.version, account.rows, account.size, account.files)
+    return ("outputs", parent_run or run_id, ref.namespace, ref.name, identity)
 
 
 def listing_change(location: str, account: Written) -> str | None:
@@ -130,8 +132,38 @@ def rows_change(account: Written, found: int | None) -> str | None:
     return f"run {account.run_id} wrote {account.rows} rows, found {found}"
 
 
-def changed_message(location: str, why: str) -> str:
+def changed_message(location: str, why: str, as_of: AsOf | None = None) -> str:
+    if as_of is not None:
+        return (
+            f"the table {location} {as_of.describe()} is not what the run wrote ({why}): "
+            "these rules were not evaluated on it"
+        )
     return (
         f"dataset changed after the run wrote it ({why}): {location} now holds other data, "
         "so these rules were not evaluated on what the run wrote"
     )
+
+
+def version_read(event: Mapping[str, Any], ref: DatasetRef) -> AsOf:
+    """The version of a Delta/Iceberg dataset this run read or wrote: the one its `version` facet
+    names, else the table as of the COMPLETE event's time (the run's own commit is the last one
+    before it, whatever was written after). Which one it was is checked afterwards against the
+    run's `outputStatistics` where the listener sends them: the listener 1.53 sometimes names the
+    snapshot before the write, or reports a write before its commit."""
+    dataset = event[ref.role][ref.index]
+    version = _text(_facet(dataset, "facets", "version").get("datasetVersion"))
+    if version is not None:
+        return AsOf(version=version)
+    when = event.get("eventTime")
+    try:
+        parsed = datetime.datetime.fromisoformat(str(when))
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        if version is not None:
+            return AsOf(version=version)
+        raise DatasetError(
+            f"cannot tell which version of the table run {(event.get('run') or {}).get('runId')} "
+            f"wrote: no version facet and no usable eventTime ({when!r})"
+        )
+    return AsOf(timestamp_ms=int(parsed.timestamp() * 1000))

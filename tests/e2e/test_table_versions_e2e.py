@@ -1,0 +1,126 @@
+"""Delta Lake and Iceberg outputs are evaluated at the version their run wrote, by time travel,
+however late the evaluation (issue 8.1), under the real listener."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openlineage.client.transport.file import FileConfig, FileTransport
+from pipeline import HERE, REPO_ROOT, RecordingSpool, read_jsonl
+
+from lineage_quality.contracts import load_contracts
+from lineage_quality.producer import Evaluator, Forwarder, Producer
+from lineage_quality.producer.evaluator import table_format_jars
+from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def versions(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    workdir = tmp_path_factory.mktemp("versions")
+    base = workdir / "versions"
+    sink = workdir / "events.jsonl"
+    evaluator = Evaluator(load_contracts([HERE / "versions_contracts"]), spark=spark)
+    producer = Producer(
+        evaluator,
+        Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
+        RecordingSpool(workdir / "spool.db"),
+        port=0,
+    )
+    jars = ",".join(str(j) for j in [listener_jar(REPO_ROOT), *table_format_jars()])
+    producer.start()
+    try:
+        log = workdir / "spark-submit.log"
+        result = spark_submit(
+            [
+                *listener_args(REPO_ROOT, producer.url, {
+                    "spark.openlineage.namespace": "e2e-versions",
+                    "spark.ui.enabled": "false",
+                    "spark.jars": jars,
+                    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension,"
+                    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+                    "spark.sql.catalog.spark_catalog":
+                        "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+                    "spark.sql.catalog.lq": "org.apache.iceberg.spark.SparkCatalog",
+                    "spark.sql.catalog.lq.type": "hadoop",
+                    "spark.sql.catalog.lq.warehouse": str(base / "warehouse"),
+                }, master="local[1]"),
+                str(HERE / "jobs" / "table_versions_job.py"), str(base),
+            ],
+            cwd=REPO_ROOT,
+            log_file=log,
+        )  # fmt: skip
+        assert result.returncode == 0, log.read_text()[-4000:]
+        assert producer.spool.wait_empty(timeout=300)
+    finally:
+        producer.stop()
+    return {"base": base, "events": read_jsonl(sink), "evaluator": evaluator}
+
+
+def _verdicts(events: list[dict[str, Any]], path: Path, rule: str) -> list[tuple[str, str]]:
+    """(status, actual) of `rule` on each COMPLETE writing `path`, in the order written."""
+    out = []
+    for event in sorted(events, key=lambda e: e["eventTime"]):
+        if event["eventType"] != "COMPLETE":
+            continue
+        for dataset in event["outputs"]:
+            if dataset["name"] == str(path):
+                facet = dataset["facets"]["dataQualityAssertions"]
+                (found,) = [a for a in facet["assertions"] if a["name"] == rule]
+                text = found.get("actual") or found["params"].get("error")
+                out.append((found["params"]["status"], text))
+    return out
+
+
+def test_each_delta_write_is_judged_at_its_own_version(versions: dict[str, Any]) -> None:
+    # Both writes were done before any evaluation could finish; time travel still gives each
+    # COMPLETE its own version: 3 rows (passes < 10), then 20 (fails).
+    verdicts = _verdicts(versions["events"], versions["base"] / "delta_orders", "delta_rows")
+    assert verdicts == [("PASSED", "3"), ("FAILED", "20")]
+
+
+def test_each_iceberg_write_is_judged_at_its_own_snapshot(versions: dict[str, Any]) -> None:
+    path = versions["base"] / "warehouse" / "db" / "iceberg_orders"
+    by_write: dict[int, list[tuple[str, str]]] = {3: [], 20: []}
+    for event in versions["events"]:
+        if event["eventType"] != "COMPLETE":
+            continue
+        for dataset in event["outputs"]:
+            if dataset["name"] == str(path):
+                rows = dataset["outputFacets"]["outputStatistics"]["rowCount"]
+                facet = dataset["facets"]["dataQualityAssertions"]
+                (a,) = [a for a in facet["assertions"] if a["name"] == "iceberg_rows"]
+                text = a.get("actual") or a["params"]["error"]
+                by_write[rows].append((a["params"]["status"], text))
+    # The listener reports each createOrReplace as two runs, one of them with the snapshot of
+    # the write (then: its own numbers), the other with the snapshot before it or before the
+    # commit (then: an ERROR saying so). Never the other write's numbers.
+    assert ("PASSED", "3") in by_write[3] and ("FAILED", "20") in by_write[20]
+    for rows, verdicts in by_write.items():
+        for status, text in verdicts:
+            if status == "ERROR":
+                assert "not what the run wrote" in text or "no snapshot" in text.lower() or (
+                    "cannot" in text
+                ), text
+            else:
+                assert text == str(rows)
+
+
+def test_a_late_evaluation_still_reads_the_runs_version(versions: dict[str, Any]) -> None:
+    """The first Delta COMPLETE, evaluated again now that the table holds 20 rows: still 3."""
+    path = versions["base"] / "delta_orders"
+    first = min(
+        (
+            e
+            for e in versions["events"]
+            if e["eventType"] == "COMPLETE" and any(o["name"] == str(path) for o in e["outputs"])
+        ),
+        key=lambda e: e["eventTime"],
+    )
+    contracts = load_contracts([HERE / "versions_contracts"])
+    fresh = Evaluator(contracts, spark=versions["evaluator"].spark)
+    (results,) = fresh.evaluate(first).values()
+    assert [(r.status.value, r.actual) for r in results] == [("PASSED", 3)]
