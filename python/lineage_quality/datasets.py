@@ -18,6 +18,7 @@ import attrs
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts.binding import normalize_name, pattern_from_location
+from lineage_quality.engine.run import short_error
 from lineage_quality.errors import DatasetError
 
 FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "iceberg", "text")
@@ -195,23 +196,7 @@ def read_dataset(
     try:
         return reader.load(location)
     except Exception as exc:
-        raise DatasetError(f"cannot read {location} as {fmt}{at}: {_root_cause(exc)}") from exc
-
-
-def _root_cause(exc: BaseException) -> str:
-    """The JVM's innermost cause (not py4j's "An error occurred while calling o99.load")."""
-    text = str(exc)
-    java = getattr(exc, "java_exception", None)
-    if java is not None:
-        try:
-            cause = java
-            while cause.getCause() is not None:
-                cause = cause.getCause()
-            text = str(cause.toString())
-        except Exception:
-            pass
-    lines = text.strip().splitlines()
-    return lines[0][:300] if lines else type(exc).__name__
+        raise DatasetError(f"cannot read {location} as {fmt}{at}: {short_error(exc)}") from exc
 
 
 def is_versioned(

@@ -69,3 +69,42 @@ def submit_job(producer: Producer, workdir: Path, namespace: str) -> tuple[Path,
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def run_with_producer(
+    spark: Any,
+    contracts: Path,
+    job: str,
+    job_args: list[str],
+    workdir: Path,
+    conf: dict[str, str],
+) -> tuple[list[dict[str, Any]], Evaluator]:
+    """Run `jobs/<job>` under spark-submit with the real listener pointed at a producer that
+    evaluates `contracts` and forwards to a file; the forwarded events and the evaluator."""
+    from openlineage.client.transport.file import FileConfig, FileTransport
+
+    sink = workdir / "events.jsonl"
+    evaluator = Evaluator(load_contracts([contracts]), spark=spark)
+    producer = Producer(
+        evaluator,
+        Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
+        RecordingSpool(workdir / "spool.db"),
+        port=0,
+    )
+    producer.start()
+    try:
+        log = workdir / "spark-submit.log"
+        settings = {"spark.ui.enabled": "false", **conf}
+        result = spark_submit(
+            [
+                *listener_args(REPO_ROOT, producer.url, settings, master="local[1]"),
+                str(HERE / "jobs" / job), *job_args,
+            ],
+            cwd=REPO_ROOT,
+            log_file=log,
+        )  # fmt: skip
+        assert result.returncode == 0, log.read_text()[-4000:]
+        assert producer.spool.wait_empty(timeout=300), "producer did not forward every event"
+    finally:
+        producer.stop()
+    return read_jsonl(sink), evaluator

@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openlineage.client.transport.file import FileConfig, FileTransport
-from pipeline import HERE, REPO_ROOT, RecordingSpool, read_jsonl
+from pipeline import HERE, REPO_ROOT, run_with_producer
 
 from lineage_quality.contracts import load_contracts
-from lineage_quality.producer import Evaluator, Forwarder, Producer
+from lineage_quality.producer import Evaluator
 from lineage_quality.producer.evaluator import table_format_jars
-from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
+from lineage_quality.sparksubmit import listener_jar
 
 pytestmark = pytest.mark.e2e
 
@@ -22,42 +21,25 @@ pytestmark = pytest.mark.e2e
 def versions(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     workdir = tmp_path_factory.mktemp("versions")
     base = workdir / "versions"
-    sink = workdir / "events.jsonl"
-    evaluator = Evaluator(load_contracts([HERE / "versions_contracts"]), spark=spark)
-    producer = Producer(
-        evaluator,
-        Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
-        RecordingSpool(workdir / "spool.db"),
-        port=0,
-    )
     jars = ",".join(str(j) for j in [listener_jar(REPO_ROOT), *table_format_jars()])
-    producer.start()
-    try:
-        log = workdir / "spark-submit.log"
-        result = spark_submit(
-            [
-                *listener_args(REPO_ROOT, producer.url, {
-                    "spark.openlineage.namespace": "e2e-versions",
-                    "spark.ui.enabled": "false",
-                    "spark.jars": jars,
-                    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension,"
-                    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-                    "spark.sql.catalog.spark_catalog":
-                        "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-                    "spark.sql.catalog.lq": "org.apache.iceberg.spark.SparkCatalog",
-                    "spark.sql.catalog.lq.type": "hadoop",
-                    "spark.sql.catalog.lq.warehouse": str(base / "warehouse"),
-                }, master="local[1]"),
-                str(HERE / "jobs" / "table_versions_job.py"), str(base),
-            ],
-            cwd=REPO_ROOT,
-            log_file=log,
-        )  # fmt: skip
-        assert result.returncode == 0, log.read_text()[-4000:]
-        assert producer.spool.wait_empty(timeout=300)
-    finally:
-        producer.stop()
-    return {"base": base, "events": read_jsonl(sink), "evaluator": evaluator}
+    events, evaluator = run_with_producer(
+        spark,
+        HERE / "versions_contracts",
+        "table_versions_job.py",
+        [str(base)],
+        workdir,
+        {
+            "spark.openlineage.namespace": "e2e-versions",
+            "spark.jars": jars,
+            "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension,"
+            "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+            "spark.sql.catalog.lq": "org.apache.iceberg.spark.SparkCatalog",
+            "spark.sql.catalog.lq.type": "hadoop",
+            "spark.sql.catalog.lq.warehouse": str(base / "warehouse"),
+        },
+    )
+    return {"base": base, "events": events, "evaluator": evaluator}
 
 
 def _verdicts(events: list[dict[str, Any]], path: Path, rule: str) -> list[tuple[str, str]]:

@@ -7,12 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openlineage.client.transport.file import FileConfig, FileTransport
-from pipeline import HERE, REPO_ROOT, RecordingSpool, read_jsonl
+from pipeline import HERE, run_with_producer
 
 from lineage_quality.contracts import load_contracts
-from lineage_quality.producer import Evaluator, Forwarder, Producer
-from lineage_quality.sparksubmit import listener_args, spark_submit
+from lineage_quality.producer import Evaluator
 
 pytestmark = pytest.mark.e2e
 
@@ -20,33 +18,16 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture(scope="module")
 def shapes(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     workdir = tmp_path_factory.mktemp("shapes")
-    sink = workdir / "events.jsonl"
-    evaluator = Evaluator(load_contracts([HERE / "shapes_contracts"]), spark=spark)
-    producer = Producer(
-        evaluator,
-        Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
-        RecordingSpool(workdir / "spool.db"),
-        port=0,
+    base = workdir / "shapes"
+    events, evaluator = run_with_producer(
+        spark,
+        HERE / "shapes_contracts",
+        "write_shapes_job.py",
+        [str(base)],
+        workdir,
+        {"spark.openlineage.namespace": "e2e-shapes"},
     )
-    producer.start()
-    try:
-        base = workdir / "shapes"
-        log = workdir / "spark-submit.log"
-        result = spark_submit(
-            [
-                *listener_args(REPO_ROOT, producer.url, {
-                    "spark.openlineage.namespace": "e2e-shapes", "spark.ui.enabled": "false",
-                }, master="local[1]"),
-                str(HERE / "jobs" / "write_shapes_job.py"), str(base),
-            ],
-            cwd=REPO_ROOT,
-            log_file=log,
-        )  # fmt: skip
-        assert result.returncode == 0, log.read_text()[-4000:]
-        assert producer.spool.wait_empty(timeout=300)
-    finally:
-        producer.stop()
-    return {"base": base, "events": read_jsonl(sink), "evaluations": evaluator.evaluations}
+    return {"base": base, "events": events, "evaluations": evaluator.evaluations}
 
 
 def _completes_writing(events: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:

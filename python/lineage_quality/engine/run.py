@@ -124,7 +124,7 @@ def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
     except Exception as exc:  # isolate which metric broke the scan
         if _cancelled(exc):  # cancelled on purpose: starting more jobs would defeat the cancel
             return [exc for _ in metrics]
-        log.warning("fused aggregation failed (%s); isolating metrics", _short(exc))
+        log.warning("fused aggregation failed (%s); isolating metrics", short_error(exc))
         out: list[Any | Exception] = []
         for m in metrics:
             try:
@@ -177,7 +177,7 @@ def _cancelled(exc: Exception) -> bool:
     return "cancelled" in text and ("job" in text or "stage" in text)
 
 
-def _short(exc: Exception) -> str:
+def short_error(exc: BaseException) -> str:
     """One line saying what went wrong: for a JVM error its root cause (a PatternSyntaxException,
     a cast failure), not py4j's "An error occurred while calling o123.collectToPython"."""
     text = str(exc)
@@ -199,7 +199,7 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
     values: list[Any | Exception] = _fused(df, plan.metrics) if needs_scan else [0]
     rows = values[0]
     if isinstance(rows, Exception):
-        message = f"dataset could not be read: {_short(rows)}"
+        message = f"dataset could not be read: {short_error(rows)}"
         return [s.result or error_result(s.rule, message) for s in plan.steps]
     duplicates: dict[int, int | Exception] = {}
     for i, keys in enumerate(plan.key_sets):
@@ -222,7 +222,7 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
             measured = duplicates[step.key_set or 0]
             metric = None
         if isinstance(measured, Exception):
-            results.append(error_result(step.rule, f"evaluation failed: {_short(measured)}"))
+            results.append(error_result(step.rule, f"evaluation failed: {short_error(measured)}"))
         elif metric is not None and metric.kind is MetricKind.STAT:
             if metric.arg == "stddev" and _overflowed(measured):
                 measured = _rescaled_stddev(df, metric)
