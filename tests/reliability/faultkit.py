@@ -309,3 +309,17 @@ def http_transport(sink: RecordingSink, api_key: str | None = None) -> Any:
     if api_key:
         config["auth"] = {"type": "api_key", "apiKey": api_key}
     return HttpTransport(HttpConfig.from_dict(config))
+
+
+def java_descendants(pid: int) -> list[int]:
+    """Live JVMs started (directly or not) by process `pid`: a zombie holds nothing."""
+    out = subprocess.run(
+        ["ps", "-o", "pid=,stat=,comm=", "--ppid", str(pid)], capture_output=True, check=False
+    )
+    found = []
+    for line in out.stdout.decode().splitlines():
+        child, stat, comm = line.split(None, 2)
+        if comm.strip() == "java" and not stat.startswith("Z"):
+            found.append(int(child))
+        found.extend(java_descendants(int(child)))
+    return found

@@ -6,12 +6,18 @@ events, the other gives it a pattern whose backtracking ignores Spark's cancel."
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-from faultkit import RecordingSink, Sender, ServeProcess, make_event, openlineage_yml
+from faultkit import (
+    RecordingSink,
+    Sender,
+    ServeProcess,
+    java_descendants,
+    make_event,
+    openlineage_yml,
+)
 
 CONTRACT = """\
 apiVersion: v3.1.0
@@ -34,19 +40,6 @@ schema:
             arguments: {{pattern: "{pattern}"}}
             name: a_pattern
 """
-
-
-def _java_pids(pid: int) -> list[int]:
-    out = subprocess.run(
-        ["ps", "-o", "pid=,stat=,comm=", "--ppid", str(pid)], capture_output=True
-    )
-    found = []
-    for line in out.stdout.decode().splitlines():
-        child, stat, comm = line.split(None, 2)
-        if comm.strip() == "java" and not stat.startswith("Z"):  # a zombie holds nothing
-            found.append(int(child))
-        found.extend(_java_pids(int(child)))
-    return found
 
 
 def _serve(tmp_path: Path, pattern: str, *extra: str) -> tuple[ServeProcess, RecordingSink, Path]:
@@ -82,13 +75,13 @@ def test_a_killed_jvm_is_replaced_and_the_next_event_is_evaluated(tmp_path: Path
         _post(serve, 1, data)
         assert sink.wait_for(lambda s: len(s.events) == 1, timeout=120)
         assert _verdicts(sink.events[0]) == {"a_not_null": "PASSED", "a_pattern": "PASSED"}
-        (jvm,) = _java_pids(serve.proc.pid)
+        (jvm,) = java_descendants(serve.proc.pid)
         os.kill(jvm, 9)
         time.sleep(1)
         _post(serve, 2, data)
         assert sink.wait_for(lambda s: len(s.events) == 2, timeout=120)
         assert _verdicts(sink.events[1]) == {"a_not_null": "PASSED", "a_pattern": "PASSED"}
-        assert _java_pids(serve.proc.pid) not in ([], [jvm])  # a new JVM did it
+        assert java_descendants(serve.proc.pid) not in ([], [jvm])  # a new JVM did it
     finally:
         serve.stop()
     assert "the next evaluation starts a new one" in serve.log_path.read_text()
@@ -110,11 +103,11 @@ def test_work_ignoring_cancel_is_ended_by_replacing_the_jvm(tmp_path: Path) -> N
         assert sink.wait_for(lambda s: len(s.events) >= 1, timeout=120)
         first = _verdicts(sink.events[0])
         assert first["a_pattern"] == "ERROR"  # cancelled: reported as ERROR, never a pass
-        (jvm,) = _java_pids(serve.proc.pid)
+        (jvm,) = java_descendants(serve.proc.pid)
         deadline = time.monotonic() + 60
-        while jvm in _java_pids(serve.proc.pid) and time.monotonic() < deadline:
+        while jvm in java_descendants(serve.proc.pid) and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert jvm not in _java_pids(serve.proc.pid), "the busy JVM was never ended"
+        assert jvm not in java_descendants(serve.proc.pid), "the busy JVM was never ended"
         quick = folder / "quick.csv"
         quick.write_text("a\n" + "a" * 12 + "b\n")
         _post(serve, 2, quick)

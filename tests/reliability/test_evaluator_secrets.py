@@ -9,7 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from faultkit import REPO_ROOT, RecordingSink, Sender, ServeProcess, make_event, openlineage_yml
+from faultkit import (
+    REPO_ROOT,
+    RecordingSink,
+    Sender,
+    ServeProcess,
+    java_descendants,
+    make_event,
+    openlineage_yml,
+)
 
 SECRETS = {
     "LINEAGE_QUALITY_API_KEY": "receiver-key-0123456789",
@@ -34,17 +42,6 @@ schema:
 """
 
 
-def _java_children(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(pid)], capture_output=True)
-    found = []
-    for line in out.stdout.decode().splitlines():
-        child, comm = line.split(None, 1)
-        if comm.strip() == "java":
-            found.append(int(child))
-        found.extend(_java_children(int(child)))
-    return found
-
-
 def test_the_evaluator_jvm_inherits_no_secret(tmp_path: Path) -> None:
     data = tmp_path / "data.csv"
     data.write_text("a\n1\n")
@@ -63,7 +60,7 @@ def test_the_evaluator_jvm_inherits_no_secret(tmp_path: Path) -> None:
         assert sink.wait_for(lambda s: len(s.events) == 1, timeout=120)
         facets = sink.events[0]["inputs"][0]["inputFacets"]
         assert facets["dataQualityAssertions"]["assertions"][0]["success"] is True
-        jvms = _java_children(serve.proc.pid)
+        jvms = java_descendants(serve.proc.pid)
         assert jvms, "the evaluator's JVM was not started"
         environ = Path(f"/proc/{jvms[0]}/environ").read_bytes().decode(errors="replace")
         assert "LQ_TEST_MARKER=visible" in environ  # the check can see the JVM's environment
