@@ -190,3 +190,23 @@ def test_connections_beyond_the_cap_get_503_at_once() -> None:
         assert status(raw(receiver, request(f"Content-Length: {len(BODY)}\r\n"))) == 201
     finally:
         receiver.stop()
+
+
+def test_run_verdicts_need_the_key_when_one_is_set() -> None:
+    asked: list[str] = []
+
+    def runs(run_id: str) -> tuple[int, dict[str, object]]:
+        asked.append(run_id)
+        return 200, {"runId": run_id, "status": "evaluated", "verdicts": []}
+
+    receiver = Receiver(lambda _: None, port=0, api_key="s3cret", runs=runs)
+    receiver.start()
+    try:
+        get = b"GET /api/v1/runs/r%2F1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        assert status(raw(receiver, get + b"\r\n")) == 401
+        answer = raw(receiver, get + b"Authorization: bearer s3cret\r\n\r\n")
+        assert status(answer) == 200 and b'"runId": "r/1"' in answer
+        assert status(raw(receiver, b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n")) == 200
+    finally:
+        receiver.stop()
+    assert asked == ["r/1"]

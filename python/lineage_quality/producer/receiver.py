@@ -22,6 +22,7 @@ import re
 import socket
 import threading
 import time
+import urllib.parse
 import zlib
 from collections.abc import Callable
 from http import HTTPStatus
@@ -34,6 +35,7 @@ from lineage_quality.producer.spool import SpoolFullError
 log = logging.getLogger(__name__)
 
 LINEAGE_PATH = "/api/v1/lineage"
+RUNS_PATH = "/api/v1/runs"  # GET /api/v1/runs/{runId}: a run's verdicts (lineage-quality gate)
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 IDLE_TIMEOUT = 60.0  # seconds a kept-alive connection may wait for its next request
 HEADER_TIMEOUT = 10.0  # seconds from a request's first byte to the end of its headers, in all
@@ -220,8 +222,10 @@ class Receiver:
         header_timeout: float = HEADER_TIMEOUT,
         body_timeout: float = BODY_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
+        runs: Callable[[str], tuple[int, dict[str, Any]]] | None = None,
     ) -> None:
         receiver = self
+        self.runs = runs
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
         self._deadlines: dict[socket.socket, float] = {}
@@ -269,7 +273,7 @@ class Receiver:
             def _reply(
                 self,
                 status: HTTPStatus,
-                payload: dict[str, str] | None = None,
+                payload: dict[str, Any] | None = None,
                 headers: dict[str, str] | None = None,
             ) -> None:
                 data = json.dumps(payload or {}).encode()
@@ -287,8 +291,23 @@ class Receiver:
 
             def do_GET(self) -> None:
                 self.body_read = True
-                if self.path in ("/healthz", "/health"):
+                path = self.path.split("?", 1)[0].rstrip("/")
+                if path in ("/healthz", "/health"):
                     self._reply(HTTPStatus.OK, {"status": "ok"})
+                elif path.startswith(RUNS_PATH + "/") and receiver.runs is not None:
+                    if receiver.api_key is not None and not _authorized(
+                        self.headers.get("Authorization", ""), receiver.api_key
+                    ):
+                        self._reply(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong API key"})
+                        return
+                    run_id = urllib.parse.unquote(path[len(RUNS_PATH) + 1 :])
+                    try:
+                        status, payload = receiver.runs(run_id)
+                    except Exception:
+                        log.exception("could not answer for run %s", run_id)
+                        self._reply(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "try again"})
+                        return
+                    self._reply(HTTPStatus(status), payload)
                 else:
                     self._reply(HTTPStatus.NOT_FOUND, {"error": "not found"})
 

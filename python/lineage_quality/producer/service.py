@@ -18,6 +18,7 @@ spool only after that (at least once: a crash between the two sends it again).
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -33,6 +34,7 @@ from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
+from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
 from lineage_quality.results import RuleResult
 
@@ -109,7 +111,7 @@ class Producer:
         kwargs: dict[str, Any] = {"host": host, "port": port, "api_key": api_key}
         if max_body is not None:
             kwargs["max_body"] = max_body
-        self.receiver = Receiver(self._accept, **kwargs)
+        self.receiver = Receiver(self._accept, runs=self.run_status, **kwargs)
         self._stop = threading.Event()
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
@@ -124,6 +126,36 @@ class Producer:
 
     def _accept(self, body: str) -> None:
         self.spool.put(body)  # durable before the receiver answers 201
+        self._note_run(body, +1)
+
+    def _note_run(self, body: str, step: int) -> None:
+        """Keep `GET /api/v1/runs/{runId}` informed: a COMPLETE of the run waits (+1) or was
+        handled (-1); any other event just makes the run known."""
+        try:
+            event = json.loads(body)
+            ids = run_ids(event) if isinstance(event, dict) else []
+            if ids:
+                complete = event.get("eventType") in EVALUATED_TYPES
+                self.spool.run_seen(ids, step if complete else 0)
+        except (ValueError, sqlite3.Error) as exc:
+            log.warning("could not record the run of an event: %s", exc)
+
+    def run_status(self, run_id: str) -> tuple[int, dict[str, Any]]:
+        """What `GET /api/v1/runs/{runId}` answers: 404 unknown, 202 while a COMPLETE of the run
+        (or of a child run) waits, else 200 with every verdict and the failed BLOCK rules."""
+        report = self.spool.run_report(run_id)
+        if report is None:
+            return 404, {"runId": run_id, "status": "unknown"}
+        pending, bodies = report
+        rows = [row for body in bodies for row in json.loads(body)]
+        if pending > 0:
+            return 202, {"runId": run_id, "status": "pending", "pendingEvents": pending}
+        return 200, {
+            "runId": run_id,
+            "status": "evaluated",
+            "verdicts": rows,
+            "blocking": blocking(rows),
+        }
 
     @property
     def url(self) -> str:
@@ -191,6 +223,8 @@ class Producer:
             body = prepared
         if self._forward(item, body):
             self._delete(item)
+            if item.kind != LATE:
+                self._note_run(item.body, -1)
         return True
 
     def _needs_evaluation(self, event: Any) -> bool:
@@ -352,6 +386,12 @@ class Producer:
 
     def _results_ready(self, event: Mapping[str, Any], results: Results) -> None:
         """Results that are final for `event` (hook for result sinks, e.g. DataHub)."""
+        ids = run_ids(event)
+        if ids and results:
+            try:
+                self.spool.add_verdicts(ids, json.dumps(verdict_rows(event, results)))
+            except sqlite3.Error as exc:
+                log.warning("could not keep the verdicts of run %s: %s", ids[0], exc)
         emit_results(self.result_sinks, event, results)
 
     def _keep(self, item: SpooledEvent, body: str) -> str:
@@ -401,6 +441,7 @@ class Producer:
             log.error("could not move event %d to the dead letters: %s", item.id, exc)
             return
         self.counters.add("dead_letters")
+        self._note_run(item.body, -1)
         log.error(
             "event %d moved to the dead letters (`lineage-quality dead-letters list --spool %s`): "
             "%s",

@@ -23,6 +23,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -59,6 +60,16 @@ _FAILED_RUNS = """
 CREATE TABLE IF NOT EXISTS failed_runs (run_id TEXT PRIMARY KEY, at REAL NOT NULL)
 """
 FAILED_RUN_MEMORY_SECONDS = 7 * 24 * 3600
+# Runs for `GET /api/v1/runs/{runId}`: COMPLETE events not yet handled, and the verdicts, under
+# the run id and its parent's. Pruned by age like failed runs.
+_RUNS = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, pending INTEGER NOT NULL DEFAULT 0, at REAL NOT NULL
+)
+"""
+_RUN_VERDICTS = """
+CREATE TABLE IF NOT EXISTS run_verdicts (run_id TEXT NOT NULL, body TEXT NOT NULL, at REAL NOT NULL)
+"""
 # Columns added after the first release; older spools get them on open.
 _COLUMNS = {
     "lane": "TEXT NOT NULL DEFAULT ''",
@@ -141,6 +152,9 @@ class Spool:
         self._db.execute(_SCHEMA)
         self._db.execute(_DEAD_LETTERS)
         self._db.execute(_FAILED_RUNS)
+        self._db.execute(_RUNS)
+        self._db.execute(_RUN_VERDICTS)
+        self._db.execute("CREATE INDEX IF NOT EXISTS run_verdicts_run ON run_verdicts (run_id)")
         present = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         for name, decl in _COLUMNS.items():
             if name not in present:
@@ -394,6 +408,46 @@ class Spool:
                 self._bytes -= int(old[0])
                 self._check_level()
             self._changed.notify_all()
+
+    def run_seen(self, run_ids: Sequence[str], pending: int) -> None:
+        """Record runs (a run and its parent) and how many COMPLETE events of them wait."""
+        now = time.time()
+        with self._lock:
+            for run_id in run_ids:
+                self._write(
+                    "INSERT INTO runs (run_id, pending, at) VALUES (?, ?, ?) ON CONFLICT(run_id) "
+                    "DO UPDATE SET pending = max(0, pending + excluded.pending), at = excluded.at",
+                    (run_id, pending, now),
+                )
+
+    def add_verdicts(self, run_ids: Sequence[str], body: str) -> None:
+        now = time.time()
+        with self._lock:
+            for run_id in run_ids:
+                self._write(
+                    "INSERT INTO run_verdicts (run_id, body, at) VALUES (?, ?, ?)",
+                    (run_id, body, now),
+                )
+            self._write(
+                "DELETE FROM run_verdicts WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,)
+            )
+            self._write("DELETE FROM runs WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,))
+
+    def run_report(self, run_id: str) -> tuple[int, list[str]] | None:
+        """(COMPLETE events still waiting, verdict bodies) of a run; None when unknown."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT pending FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            bodies = [
+                str(r[0])
+                for r in self._db.execute(
+                    "SELECT body FROM run_verdicts WHERE run_id = ? ORDER BY rowid", (run_id,)
+                )
+            ]
+        return int(row[0]), bodies
 
     def mark_run_failed(self, run_id: str) -> None:
         now = time.time()
