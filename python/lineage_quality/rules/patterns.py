@@ -39,6 +39,15 @@ def _quantifier_at(text: str, i: int) -> int:
     return len(m.group(0)) if m else 0
 
 
+def _after_atom(pattern: str, i: int, stack: list[dict[str, object]]) -> int:
+    """Past the quantifier (if any) following an atom ending at i; an unbounded, non-possessive
+    one marks the enclosing group as holding a repetition."""
+    q = _quantifier_at(pattern, i)
+    if q and stack and not pattern.startswith("+", i + q):
+        stack[-1]["inner"] = True
+    return i + q
+
+
 def backtracking_problem(pattern: str) -> str | None:
     """Why the pattern may backtrack catastrophically (exponential time on a non-matching value),
     or None. java.util.regex never checks for interruption, so a cancelled Spark task running
@@ -58,10 +67,7 @@ def backtracking_problem(pattern: str) -> str | None:
                 i = n if end < 0 else end + 2
             else:
                 i += 2
-            q = _quantifier_at(pattern, i)
-            if q and stack and not pattern.startswith("+", i + q):
-                stack[-1]["inner"] = True
-            i += q
+            i = _after_atom(pattern, i, stack)
             continue
         if ch == "[":
             depth, j = 0, i + 1
@@ -81,10 +87,7 @@ def backtracking_problem(pattern: str) -> str | None:
                     depth -= 1
                 j += 1
             i = j + 1
-            q = _quantifier_at(pattern, i)
-            if q and stack and not pattern.startswith("+", i + q):
-                stack[-1]["inner"] = True
-            i += q
+            i = _after_atom(pattern, i, stack)
             continue
         if ch == "(":
             atomic = pattern.startswith("(?>", i)
