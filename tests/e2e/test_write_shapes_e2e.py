@@ -41,10 +41,14 @@ def _completes_writing(events: list[dict[str, Any]], path: Path) -> list[dict[st
 
 
 def _names_the_change(message: str, event: dict[str, Any]) -> bool:
-    """The ERROR names what the run wrote and what was found instead: its rows, or its bytes
-    (the file listing is compared before any scan)."""
+    """The ERROR names what the run wrote and what was found instead: its rows, its bytes or its
+    files (the listing is compared before and after the scan, the rows after it)."""
     stats = event["outputs"][0]["outputFacets"]["outputStatistics"]
-    return "wrote 3 rows, found 20" in message or f"wrote {stats['size']} bytes, found" in message
+    return (
+        "wrote 3 rows, found 20" in message
+        or f"wrote {stats['size']} bytes, found" in message
+        or f"wrote {stats['fileCount']} file(s), found" in message
+    )
 
 
 def _assertions(event: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:

@@ -93,23 +93,27 @@ def test_work_ignoring_cancel_is_ended_by_replacing_the_jvm(tmp_path: Path) -> N
     serve, sink, folder = _serve(
         tmp_path,
         "^(a+){12}b$",
-        "--evaluation-timeout", "60", "--evaluation-cancel-after", "15",
+        "--evaluation-timeout", "90", "--evaluation-cancel-after", "30",
         "--evaluation-kill-after", "2",
     )  # fmt: skip
     try:
+        # Warm the JVM first, so the cancel comes while the regex runs (not during start-up).
+        quick = folder / "quick.csv"
+        quick.write_text("a\n" + "a" * 12 + "b\n")
+        _post(serve, 3, quick)
+        assert sink.wait_for(lambda s: len(s.events) >= 1, timeout=120)
+        assert _verdicts(sink.events[0]) == {"a_not_null": "PASSED", "a_pattern": "PASSED"}
         slow = folder / "slow.csv"
         slow.write_text("a\n" + "a" * 40 + "\n")
         _post(serve, 1, slow)
-        assert sink.wait_for(lambda s: len(s.events) >= 1, timeout=120)
-        first = _verdicts(sink.events[0])
+        assert sink.wait_for(lambda s: len(s.events) >= 2, timeout=120)
+        first = _verdicts(sink.events[1])
         assert first["a_pattern"] == "ERROR"  # cancelled: reported as ERROR, never a pass
         (jvm,) = java_descendants(serve.proc.pid)
         deadline = time.monotonic() + 60
         while jvm in java_descendants(serve.proc.pid) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert jvm not in java_descendants(serve.proc.pid), "the busy JVM was never ended"
-        quick = folder / "quick.csv"
-        quick.write_text("a\n" + "a" * 12 + "b\n")
         _post(serve, 2, quick)
         assert sink.wait_for(
             lambda s: any(e["run"]["runId"].endswith("2") for e in s.events), timeout=120
