@@ -102,3 +102,25 @@ def test_symlinks_out_of_a_bound_folder_are_refused(tmp_path: Path) -> None:
     assert inner is not None and "part-1.csv links to" in inner
     (lake / "orders" / "part-1.csv").unlink()
     assert escaped_binding(f"{lake}/orders", inside) is None
+
+
+def test_a_name_without_namespace_never_means_any_namespace(tmp_path: Path) -> None:
+    from lineage_quality.contracts import load_file
+    from lineage_quality.errors import ContractError
+
+    head = "apiVersion: v3.1.0\nkind: DataContract\nid: t\nversion: 1.0.0\nstatus: active\n"
+    absolute = tmp_path / "abs.yaml"
+    absolute.write_text(
+        head + "schema:\n  - name: o\n    customProperties:\n"
+        "      - {property: openlineage.name, value: /data/orders}\n"
+    )
+    (binding,) = load_file(absolute)
+    assert binding.matches("file", "/data/orders")
+    assert not binding.matches("hdfs://attacker:8020", "/data/orders")
+    relative = tmp_path / "rel.yaml"
+    relative.write_text(
+        head + "schema:\n  - name: o\n    customProperties:\n"
+        "      - {property: openlineage.name, value: raw/orders}\n"
+    )
+    with pytest.raises(ContractError, match=r"needs openlineage\.namespace"):
+        load_file(relative)

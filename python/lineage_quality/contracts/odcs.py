@@ -73,7 +73,7 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
                     rule.source.partition(": ")[2] or None,
                 )
             seen_ids[rule.id] = rule.source.partition(": ")[2]
-        patterns = _patterns(obj, doc.servers or [], len(objects), base_dir)
+        patterns = _patterns(obj, doc.servers or [], len(objects), base_dir, source)
         fmt = next((s.format for s in doc.servers or [] if s.format), None)
         bindings.append(
             BoundRules(
@@ -101,14 +101,25 @@ def _custom(props: Sequence[Any] | None, keys: Sequence[str]) -> str | None:
 
 
 def _patterns(
-    obj: SchemaObject, servers: Sequence[Server], n_objects: int, base_dir: Path
+    obj: SchemaObject, servers: Sequence[Server], n_objects: int, base_dir: Path, source: str
 ) -> list[DatasetPattern]:
     ns = _custom(obj.customProperties, _NAMESPACE_KEYS)
     name = _custom(obj.customProperties, _NAME_KEYS)
     if not (ns or name) and _custom(obj.customProperties, _TABLE_KEYS):
         return []  # bound by table identity only
     if ns or name:
-        return [DatasetPattern(ns or "*", name or "*")]
+        if not ns:
+            # Never an implicit namespace glob: it would let any filesystem or host match.
+            if name and name.startswith("/"):
+                ns = "file"
+            else:
+                raise ContractError(
+                    source,
+                    f"{obj.name or 'schema object'}: openlineage.name {name!r} needs "
+                    "openlineage.namespace (e.g. file, s3://bucket, hdfs://host:8020)",
+                    "customProperties",
+                )
+        return [DatasetPattern(ns, name or "*")]
     out: list[DatasetPattern] = []
     table = obj.physicalName or obj.name or ""
     for server in servers:
