@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lineage_quality.errors import ConfigError, LineageQualityError
+from lineage_quality.logformat import configure as configure_logging
 from lineage_quality.version import __version__
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
     from lineage_quality.contracts.shacl import ShaclOptions
+    from lineage_quality.producer.alert_sender import AlertSender
     from lineage_quality.producer.result_sinks import ResultSink
 
 log = logging.getLogger("lineage_quality")
@@ -26,6 +28,7 @@ log = logging.getLogger("lineage_quality")
 def _serve(args: argparse.Namespace) -> int:
     from lineage_quality.contracts import load_contracts
     from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+    from lineage_quality.producer.alerts import parse_min_severity
     from lineage_quality.producer.secrets import (
         environment_secrets,
         redact_logs,
@@ -49,6 +52,8 @@ def _serve(args: argparse.Namespace) -> int:
         if any(w in k.lower() for w in ("secret", "password", "token", "key", "credential"))
     )
     result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
+    alerts = _alert_sender(args)
+    redact.add([*args.alert_webhook, *args.alert_slack_webhook])  # Slack URLs are secrets
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
     # Every secret has been read: none may reach the evaluator's JVM (started later).
@@ -73,6 +78,10 @@ def _serve(args: argparse.Namespace) -> int:
         cancel_after=args.evaluation_cancel_after or None,
         dead_letter_after=args.dead_letter_after,
         kill_after_cancel=args.evaluation_kill_after,
+        alerts=alerts,
+        alert_min_rank=parse_min_severity(args.alert_min_severity),
+        marquez_web_url=args.marquez_web_url,
+        warm_evaluator=True,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -297,10 +306,60 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.output_dir) if args.output_dir else None)
 
 
+def _add_alert_flags(serve: argparse.ArgumentParser) -> None:
+    alerts = serve.add_argument_group("alerts", "docs/operations.md")
+    alerts.add_argument(
+        "--alert-webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="POST a JSON alert here for failed rules whose action alerts (repeatable)",
+    )
+    alerts.add_argument(
+        "--alert-slack-webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="Slack incoming webhook for the same alerts (repeatable)",
+    )
+    alerts.add_argument(
+        "--alert-min-severity",
+        choices=["info", "warn", "error"],
+        default="info",
+        help="alert only for rules of this severity or above (default info: all)",
+    )
+    alerts.add_argument(
+        "--marquez-web-url",
+        metavar="URL",
+        help="the Marquez web UI (e.g. http://localhost:3000): alerts link to the dataset",
+    )
+
+
+def _alert_sender(args: argparse.Namespace) -> AlertSender | None:
+    from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
+    from lineage_quality.producer.alert_sender import AlertSender, Webhook
+    from lineage_quality.producer.alerts import GENERIC, SLACK
+
+    webhooks = [Webhook(u, GENERIC) for u in args.alert_webhook]
+    webhooks += [Webhook(u, SLACK) for u in args.alert_slack_webhook]
+    for hook in webhooks:
+        if not hook.url.startswith(("http://", "https://")):
+            raise ConfigError(f"alert webhook must be an http(s) URL: {hook.label}")
+    if not webhooks:
+        return None
+    return AlertSender(AlertOutbox(outbox_path(args.spool)), webhooks)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lineage-quality", description=__doc__)
     parser.add_argument("--version", action="version", version=__version__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="json: one JSON object per log line (time, level, logger, message)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="receive OpenLineage events, add quality facets, forward")
@@ -397,6 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     datahub.add_argument("--datahub-file", metavar="PATH", help="append assertion MCPs to a file")
     datahub.add_argument("--datahub-env", help="dataset URN env (default PROD)")
     datahub.add_argument("--datahub-platform-instance", help="dataset URN platform instance")
+    _add_alert_flags(serve)
     serve.set_defaults(func=_serve)
 
     check = sub.add_parser("check", help="check a dataset against a contract, without lineage")
@@ -449,10 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO, args.log_format)
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
         return int(args.func(args))

@@ -157,6 +157,11 @@ class Evaluator:
                 self._spark = evaluator_session(self._master, self._conf)
             return self._spark
 
+    @property
+    def started(self) -> bool:
+        """Whether a Spark session is up (ours started, or one given to us)."""
+        return self._spark is not None
+
     def jvm_died(self) -> bool:
         """Whether the JVM of our own session has died (then `spark` starts a new one)."""
         spark = self._spark

@@ -24,12 +24,13 @@ import threading
 import time
 import urllib.parse
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NoReturn
 
 from lineage_quality.producer.events import InvalidEventError, check_event
+from lineage_quality.producer.routes import Route
 from lineage_quality.producer.spool import SpoolFullError
 
 log = logging.getLogger(__name__)
@@ -223,9 +224,13 @@ class Receiver:
         body_timeout: float = BODY_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
         runs: Callable[[str], tuple[int, dict[str, Any]]] | None = None,
+        routes: Mapping[str, Route] | None = None,
+        on_refused: Callable[[int], None] | None = None,
     ) -> None:
         receiver = self
         self.runs = runs
+        self.routes = dict(routes or {})  # e.g. /metrics, /readyz (see routes.py)
+        self.on_refused = on_refused  # status of each refused POST, for metrics
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
         self._deadlines: dict[socket.socket, float] = {}
@@ -292,7 +297,10 @@ class Receiver:
             def do_GET(self) -> None:
                 self.body_read = True
                 path = self.path.split("?", 1)[0].rstrip("/")
-                if path in ("/healthz", "/health"):
+                route = receiver.routes.get(path)
+                if route is not None:
+                    self._route(route)
+                elif path in ("/healthz", "/health"):
                     self._reply(HTTPStatus.OK, {"status": "ok"})
                 elif path.startswith(RUNS_PATH + "/") and receiver.runs is not None:
                     if receiver.api_key is not None and not _authorized(
@@ -311,12 +319,34 @@ class Receiver:
                 else:
                     self._reply(HTTPStatus.NOT_FOUND, {"error": "not found"})
 
+            def _route(self, route: Route) -> None:
+                if (
+                    route.needs_key
+                    and receiver.api_key is not None
+                    and not _authorized(self.headers.get("Authorization", ""), receiver.api_key)
+                ):
+                    self._reply(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong API key"})
+                    return
+                try:
+                    reply = route.handler()
+                except Exception:
+                    log.exception("could not answer GET %s", self.path[:200])
+                    self._reply(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "try again"})
+                    return
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+
             def do_POST(self) -> None:
                 self.body_read = False
                 try:
                     self._receive()
                 except RejectedError as exc:
                     log.warning("rejected request from %s: %s", self.address_string(), exc)
+                    if receiver.on_refused is not None:
+                        receiver.on_refused(int(exc.status))
                     extra = (
                         {"Retry-After": "5"} if exc.status == HTTPStatus.SERVICE_UNAVAILABLE else {}
                     )

@@ -22,16 +22,21 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from lineage_quality.producer import rawjson
+from lineage_quality.producer.alert_sender import AlertSender
+from lineage_quality.producer.alerts import alerts_for
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.evaluation import KILL_AFTER_CANCEL_SECONDS, Evaluation
 from lineage_quality.producer.evaluator import Evaluator
 from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Forwarder
+from lineage_quality.producer.health import Health
+from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
@@ -95,8 +100,21 @@ class Producer:
         retry_max: float = MAX_BACKOFF,
         dead_letter_after: int = DEAD_LETTER_AFTER,
         kill_after_cancel: float = KILL_AFTER_CANCEL_SECONDS,
+        alerts: AlertSender | None = None,
+        alert_min_rank: int = 0,
+        marquez_web_url: str | None = None,
+        warm_evaluator: bool = False,
     ) -> None:
         self.kill_after_cancel = kill_after_cancel
+        self.alerts = alerts  # webhooks; delivered on their own thread, never blocking events
+        self.alert_min_rank = alert_min_rank
+        self.marquez_web_url = marquez_web_url
+        self.metrics = Metrics()
+        self.metrics.watch_spool(spool.usage)
+        if alerts is not None:
+            self.metrics.watch_alerts(alerts.outbox.pending)
+            alerts.on_sent = lambda label: self.metrics.alerts_sent.labels(sink=label).inc()
+            alerts.on_failed = lambda label: self.metrics.alerts_failed.labels(sink=label).inc()
         self.evaluator = evaluator
         self.dead_letter_after = dead_letter_after  # 0: retry refused events for ever
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
@@ -111,7 +129,16 @@ class Producer:
         kwargs: dict[str, Any] = {"host": host, "port": port, "api_key": api_key}
         if max_body is not None:
             kwargs["max_body"] = max_body
-        self.receiver = Receiver(self._accept, runs=self.run_status, **kwargs)
+        self.health = Health(evaluator, spool, warm=warm_evaluator)
+        self.receiver = Receiver(
+            self._accept,
+            runs=self.run_status,
+            routes=self.health.routes(self.metrics.exposition),
+            on_refused=lambda status: self.metrics.events_refused.labels(
+                reason=refusal_reason(status)
+            ).inc(),
+            **kwargs,
+        )
         self._stop = threading.Event()
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
@@ -126,6 +153,7 @@ class Producer:
 
     def _accept(self, body: str) -> None:
         self.spool.put(body)  # durable before the receiver answers 201
+        self.metrics.events_received.inc()
         self._note_run(body, +1)
 
     def _note_run(self, body: str, step: int) -> None:
@@ -162,6 +190,9 @@ class Producer:
         return self.receiver.url
 
     def start(self) -> None:
+        self.health.start()
+        if self.alerts is not None:
+            self.alerts.start()
         for worker in self._workers:
             worker.start()
         self.receiver.start()
@@ -181,6 +212,8 @@ class Producer:
             worker.join(timeout=10)
         self.forwarder.close()
         close_sinks(self.result_sinks)
+        if self.alerts is not None:
+            self.alerts.stop()
 
     def process(self, body: str) -> str:
         """Evaluate and enrich one event's JSON, waiting as long as it takes; events with nothing
@@ -276,7 +309,14 @@ class Producer:
         with self._running_lock:
             self._running[group] = evaluation
         evaluation.when_done(lambda: self._forget(group))
+        started = time.monotonic()
+        evaluation.when_done(lambda: self._measure(evaluation, started))
         return evaluation.start()
+
+    def _measure(self, evaluation: Evaluation, started: float) -> None:
+        outcome = "cancelled" if evaluation.cancelled else "error" if evaluation.error else "ok"
+        self.metrics.evaluations.labels(outcome=outcome).inc()
+        self.metrics.evaluation_seconds.observe(time.monotonic() - started)
 
     def _forget(self, group: str) -> None:
         with self._running_lock:
@@ -323,7 +363,7 @@ class Producer:
             self.late_event_type,
         )
         body = rawjson.dumps(enrich(event, results))
-        self._results_ready(event, results)
+        self._results_ready(event, results, provisional=late)
         skeleton, mapping = late_skeleton(event, late, self.late_event_type)
         try:
             late_id = self.spool.hand_over(item.id, body, rawjson.dumps(skeleton))
@@ -384,8 +424,16 @@ class Producer:
         finally:
             release()
 
-    def _results_ready(self, event: Mapping[str, Any], results: Results) -> None:
-        """Results that are final for `event` (hook for result sinks, e.g. DataHub)."""
+    def _results_ready(
+        self,
+        event: Mapping[str, Any],
+        results: Results,
+        provisional: Collection[DatasetRef] = (),
+    ) -> None:
+        """Results that go out with `event` (hook for result sinks, e.g. DataHub). The
+        `provisional` datasets' results are timeouts whose real results follow: no alert yet."""
+        self._alert(event, {ref: r for ref, r in results.items() if ref not in provisional})
+        self.metrics.count_results(results)
         ids = run_ids(event)
         if ids and results:
             try:
@@ -393,6 +441,18 @@ class Producer:
             except sqlite3.Error as exc:
                 log.warning("could not keep the verdicts of run %s: %s", ids[0], exc)
         emit_results(self.result_sinks, event, results)
+
+    def _alert(self, event: Mapping[str, Any], results: Results) -> None:
+        if self.alerts is None:
+            return
+        alerts = alerts_for(event, results, self.alert_min_rank, self.marquez_web_url)
+        if not alerts:
+            return
+        # An error here propagates: the event is handled again (its results are remembered), so
+        # the alert is stored before the event can leave the spool.
+        added = self.alerts.outbox.offer(self.alerts.sinks, alerts)
+        if added:
+            log.info("%d alert(s) queued for run %s", added, alerts[0].run_id)
 
     def _keep(self, item: SpooledEvent, body: str) -> str:
         try:
@@ -414,6 +474,7 @@ class Producer:
             except Exception as exc:
                 attempt += 1
                 self.counters.add("forward_failures")
+                self.metrics.forward_failures.inc()
                 self.spool.attempted(item.id)
                 if refused_by_sink(exc):
                     refusals += 1
@@ -432,6 +493,7 @@ class Producer:
                 backoff = min(backoff * 2, self.retry_max)
                 continue
             self.counters.add("forwarded")
+            self.metrics.events_forwarded.inc()
             return True
 
     def _bury(self, item: SpooledEvent, reason: str) -> None:
@@ -441,6 +503,7 @@ class Producer:
             log.error("could not move event %d to the dead letters: %s", item.id, exc)
             return
         self.counters.add("dead_letters")
+        self.metrics.dead_letters.inc()
         self._note_run(item.body, -1)
         log.error(
             "event %d moved to the dead letters (`lineage-quality dead-letters list --spool %s`): "

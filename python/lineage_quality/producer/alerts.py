@@ -1,0 +1,147 @@
+"""Which results alert, and the messages the webhooks get. Pure.
+
+A failed (or ERROR: could not run) rule alerts when its action alerts (ALERT, BLOCK, QUARANTINE,
+CORRECT) and its severity is at or above the configured minimum. One alert covers one run and one
+dataset (`Alert.key`): the outbox keeps a key once, so retries, restarts and the duplicate
+COMPLETE events the listener sends for one write never alert twice.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.results import RuleResult, Status
+
+GENERIC = "generic"
+SLACK = "slack"
+
+# Severity words of the three formats -> a rank; unknown or no severity ranks as `warn` (a
+# failure nobody classified still reaches someone at the default minimum).
+_RANKS = {
+    "info": 0,
+    "low": 0,
+    "warn": 1,
+    "warning": 1,
+    "medium": 1,
+    "high": 1,
+    "error": 2,
+    "critical": 2,
+    "blocker": 2,
+}
+SEVERITIES = ("info", "warn", "error")
+DEFAULT_MIN_SEVERITY = "info"
+
+
+def severity_rank(severity: str | None) -> int:
+    return _RANKS.get((severity or "").strip().lower(), 1)
+
+
+def parse_min_severity(value: str) -> int:
+    rank = _RANKS.get(value.strip().lower())
+    if rank is None:
+        raise ValueError(f"severity must be one of {', '.join(SEVERITIES)}, not {value!r}")
+    return rank
+
+
+@attrs.frozen
+class Alert:
+    run_id: str
+    dataset: str  # namespace:name
+    payload: dict[str, Any]  # the generic JSON message
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.run_id, self.dataset
+
+
+def alerting(results: Sequence[RuleResult], min_rank: int) -> list[RuleResult]:
+    return [
+        r
+        for r in results
+        if r.status in (Status.FAILED, Status.ERROR)
+        and r.rule.effective_action.alerts
+        and severity_rank(r.rule.severity) >= min_rank
+    ]
+
+
+def marquez_dataset_url(web_url: str, namespace: str, name: str) -> str:
+    """The dataset's page in the Marquez web UI (its route `/lineage/:nodeType/:namespace/:name`,
+    each part URI-encoded as marquez-web encodes it)."""
+    ns, ds = (urllib.parse.quote(part, safe="") for part in (namespace, name))
+    return f"{web_url.rstrip('/')}/lineage/dataset/{ns}/{ds}"
+
+
+def alerts_for(
+    event: Mapping[str, Any],
+    results: Mapping[DatasetRef, Sequence[RuleResult]],
+    min_rank: int = 0,
+    marquez_web_url: str | None = None,
+) -> list[Alert]:
+    """One alert per dataset of the event with alerting failures."""
+    run_id = (event.get("run") or {}).get("runId")
+    if not isinstance(run_id, str) or not run_id:
+        return []
+    job = event.get("job") or {}
+    out: list[Alert] = []
+    for ref, rule_results in results.items():
+        failed = alerting(rule_results, min_rank)
+        if not failed:
+            continue
+        payload: dict[str, Any] = {
+            "type": "lineage-quality.alert",
+            "runId": run_id,
+            "eventTime": event.get("eventTime"),
+            "job": {"namespace": job.get("namespace"), "name": job.get("name")},
+            "dataset": {"namespace": ref.namespace, "name": ref.name, "role": ref.role},
+            "failed": [
+                {
+                    "rule": r.rule.name or r.rule.id,
+                    "status": r.status.value,
+                    "severity": r.rule.severity,
+                    "action": r.rule.effective_action.value,
+                    "expected": r.expected,
+                    "actual": r.actual_text(),
+                    "message": r.message,
+                }
+                for r in failed
+            ],
+        }
+        if marquez_web_url:
+            payload["url"] = marquez_dataset_url(marquez_web_url, ref.namespace, ref.name)
+        out.append(Alert(run_id, ref.key, payload))
+    return out
+
+
+def slack_message(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A Slack incoming-webhook message (`text` for notifications, `blocks` for the body)."""
+    dataset = payload["dataset"]
+    job = payload["job"]
+    failed = payload["failed"]
+    title = f"{len(failed)} data-quality rule(s) failed on {dataset['namespace']}:{dataset['name']}"
+    lines = []
+    for f in failed:
+        actual = f["actual"] if f["actual"] is not None else (f["message"] or "")
+        lines.append(
+            f"• *{f['rule']}* {f['status']} [{f['action']}] expected `{f['expected']}`, "
+            f"actual `{actual}`"
+        )
+    context = f"job {job['namespace']}/{job['name']}, run {payload['runId']}"
+    if payload.get("url"):
+        context += f" · <{payload['url']}|open in Marquez>"
+    return {
+        "text": title,
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{title}*"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}},
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
+        ],
+    }
+
+
+def message_for(kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    return slack_message(payload) if kind == SLACK else dict(payload)
