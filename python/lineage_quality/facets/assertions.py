@@ -46,6 +46,11 @@ def _severity(result: RuleResult) -> str | None:
     return _SEVERITY.get(severity.lower(), severity.lower()) if severity else None
 
 
+def facet_severity(result: RuleResult) -> str | None:
+    """The severity as the facets carry it (also the metrics' `severity` label)."""
+    return _severity(result)
+
+
 def _content(result: RuleResult) -> dict[str, str]:
     """`content`/`contentType` of the spec: the query of a SQL rule."""
     query = result.rule.query

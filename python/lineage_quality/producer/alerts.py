@@ -20,15 +20,15 @@ from lineage_quality.results import RuleResult, Status
 GENERIC = "generic"
 SLACK = "slack"
 
-# Severity words of the three formats -> a rank; unknown or no severity ranks as `warn` (a
-# failure nobody classified still reaches someone at the default minimum).
+# Severity words of the three formats -> a rank, as the facets name them (`high` is `error`);
+# unknown or no severity ranks as `warn` (a failure nobody classified still reaches someone).
 _RANKS = {
     "info": 0,
     "low": 0,
     "warn": 1,
     "warning": 1,
     "medium": 1,
-    "high": 1,
+    "high": 2,
     "error": 2,
     "critical": 2,
     "blocker": 2,

@@ -12,6 +12,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
+from lineage_quality.facets.assertions import facet_severity
 from lineage_quality.results import RuleResult
 
 # Evaluations take from under a second (small files) to many minutes (big tables).
@@ -109,7 +110,7 @@ class Metrics:
             for r in rule_results:
                 self.assertions.labels(
                     result=r.status.value,
-                    severity=(r.rule.severity or "none").lower(),
+                    severity=facet_severity(r) or "none",
                     action=r.rule.effective_action.value,
                 ).inc()
 
