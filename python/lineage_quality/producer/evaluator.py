@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.datasets import read_dataset
+from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError
 from lineage_quality.producer.enrich import DatasetRef, datasets_of
@@ -71,8 +72,10 @@ class Evaluator:
         bindings: Sequence[BoundRules],
         spark: SparkSession | None = None,
         master: str | None = None,
+        quarantine: QuarantineConfig | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        self.quarantine = quarantine
         self._spark = spark
         self._master = master
         self._lock = threading.Lock()
@@ -137,7 +140,18 @@ class Evaluator:
         rules = [r for g in groups for r in g.rules]
         fmt = next((g.format for g in groups if g.format), None)
         try:
-            return evaluate_dataframe(self.read(ref, facets, fmt), rules)
+            df = self.read(ref, facets, fmt)
+            results = evaluate_dataframe(df, rules)
+            if self.quarantine is not None:
+                run_id = (event.get("run") or {}).get("runId")
+                results = quarantine_failures(
+                    df,
+                    results,
+                    self.quarantine,
+                    run_id if isinstance(run_id, str) else None,
+                    ref.key,
+                )
+            return results
         except DatasetError as exc:
             log.warning("%s: %s", ref.key, exc)
             return [error_result(r, str(exc)) for r in rules]
