@@ -33,6 +33,16 @@ _JOB_GROUP_PROPERTIES = (
     "spark.job.interruptOnCancel",
 )
 
+# Session settings the rules' semantics depend on (also set on the in-driver evaluation session).
+EVALUATION_SQL_CONF = {
+    # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
+    "spark.sql.legacy.timeParserPolicy": "CORRECTED",
+    # Counting rules compare values of any type; under ANSI a mismatch would be an exception.
+    "spark.sql.ansi.enabled": "false",
+    # type: sql checks read the dataset's view and catalog tables, not arbitrary files.
+    "spark.sql.runSQLOnFiles": "false",
+}
+
 
 def evaluator_session(master: str | None = None) -> SparkSession:
     builder = (
@@ -43,13 +53,9 @@ def evaluator_session(master: str | None = None) -> SparkSession:
         .config("spark.sql.shuffle.partitions", "16")
         # concurrent evaluations (one per producer worker) share the executors
         .config("spark.scheduler.mode", "FAIR")
-        # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
-        .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")
-        # Counting rules compare values of any type; under ANSI a mismatch would be an exception.
-        .config("spark.sql.ansi.enabled", "false")
-        # type: sql checks read the dataset's view and catalog tables, not arbitrary files.
-        .config("spark.sql.runSQLOnFiles", "false")
     )
+    for key, value in EVALUATION_SQL_CONF.items():
+        builder = builder.config(key, value)
     if master:
         builder = builder.master(master)
     elif not SparkSession.getActiveSession():

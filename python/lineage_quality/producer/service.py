@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 EVALUATED_TYPES = frozenset({"COMPLETE"})
 MAX_BACKOFF = 30.0
 DEFAULT_WORKERS = 4
+JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
 _STOP_POLL = 0.5
 
 Results = Mapping[DatasetRef, Sequence[RuleResult]]
@@ -208,7 +209,7 @@ class Producer:
         return self._evaluate(item, event)
 
     def _start(self, event: Mapping[str, Any], item: SpooledEvent) -> Evaluation:
-        group = f"lq-event-{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
+        group = f"{JOB_GROUP_PREFIX}{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the context
         evaluation = Evaluation(self.evaluator, event, group, self.cancel_after)
         with self._running_lock:
             self._running[group] = evaluation
