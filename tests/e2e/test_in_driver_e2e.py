@@ -143,3 +143,40 @@ def test_quarantined_rows_land_under_the_run_id_and_the_facet_says_where(
         (2, "bogus", STATUS_RULE),
         (4, "OPEN", STATUS_RULE),
     ]
+
+
+def test_zero_code_change_variant_with_py_files_sitecustomize(tmp_path: Path) -> None:
+    """The unchanged e2e job; --py-files sitecustomize.py + --conf attach lineage-quality."""
+    events = tmp_path / "events.jsonl"
+    env = submit_env(
+        {
+            "OPENLINEAGE__TRANSPORT__TYPE": "file",
+            "OPENLINEAGE__TRANSPORT__LOG_FILE_PATH": str(events),
+            "OPENLINEAGE__TRANSPORT__APPEND": "true",
+        }
+    )
+    raw, clean = tmp_path / "e2e-data" / "raw", tmp_path / "e2e-data" / "clean"
+    cmd = [
+        spark_submit_path(),
+        "--master", "local[1]",
+        "--driver-memory", "1g",
+        "--conf", "spark.ui.enabled=false",
+        "--py-files", str(REPO_ROOT / "examples" / "in-driver" / "sitecustomize.py"),
+        "--conf", f"spark.lineageQuality.contracts={REPO_ROOT / 'tests' / 'e2e' / 'contracts'}",
+        str(REPO_ROOT / "tests" / "e2e" / "jobs" / "clean_job.py"), str(raw), str(clean),
+    ]  # fmt: skip
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    # raw_id_not_null (severity error -> BLOCK) fails on raw: written by one run, read by the next.
+    assert done.returncode != 0, done.stdout[-3000:]
+    assert (
+        "lineage-quality: quality gate failed (1):\n"
+        f"  file:{raw}: rule raw_id_not_null failed: expected == 0, actual 1"
+    ) in done.stderr
+    forwarded = read_jsonl(events)
+    enriched = [
+        e for e in forwarded for d in e.get("inputs", []) + e.get("outputs", [])
+        if "dataQualityAssertions" in d.get("facets", {}) | d.get("inputFacets", {})
+    ]  # fmt: skip
+    assert enriched
+    groups = [(e["run"]["facets"].get("spark_jobDetails") or {}).get("jobGroup") for e in forwarded]
+    assert not [g for g in groups if g and g.startswith(JOB_GROUP_PREFIX)]

@@ -67,7 +67,8 @@ class _Attached:
                 f"{pending} lineage event(s) not evaluated and forwarded within "
                 f"{self.wait_seconds:g}s; they stay in the spool {self.spool_path}"
             )
-        return problems + [b.describe() for b in self.producer.blocking()]
+        # One line per failure: a dataset written by one run and read by the next fails twice.
+        return problems + list(dict.fromkeys(b.describe() for b in self.producer.blocking()))
 
     def finish(self, stop_spark: Callable[[], None]) -> list[str]:
         """Gate, stop Spark, forward its last events, stop the producer. Once."""
@@ -295,6 +296,11 @@ def attach(
     return builder
 
 
+def is_attached() -> bool:
+    """True between `attach` and the end of the job."""
+    return _attached is not None and not _attached.finished
+
+
 def verify() -> None:
     """Wait for the evaluations of the events sent so far; raise QualityGateFailed if a BLOCK
     rule failed or could not be evaluated, or if they did not end within `wait_seconds`."""
@@ -309,4 +315,4 @@ def verify() -> None:
         raise QualityGateFailed(gate_message(problems), problems)
 
 
-__all__ = ["attach", "verify"]
+__all__ = ["attach", "is_attached", "verify"]
