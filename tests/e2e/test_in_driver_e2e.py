@@ -180,3 +180,5 @@ def test_zero_code_change_variant_with_py_files_sitecustomize(tmp_path: Path) ->
     assert enriched
     groups = [(e["run"]["facets"].get("spark_jobDetails") or {}).get("jobGroup") for e in forwarded]
     assert not [g for g in groups if g and g.startswith(JOB_GROUP_PREFIX)]
+    # Everything was forwarded: the default per-process spool is gone.
+    assert list((tmp_path / ".lineage-quality").glob("driver-*")) == []

@@ -48,10 +48,13 @@ _LISTENER_BUS_WAIT_MS = 60_000
 class _Attached:
     """The one attachment of this process."""
 
-    def __init__(self, producer: DriverProducer, spool_path: Path, wait_seconds: float) -> None:
+    def __init__(
+        self, producer: DriverProducer, spool_path: Path, wait_seconds: float, own_spool: bool
+    ) -> None:
         self.producer = producer
         self.spool_path = spool_path
         self.wait_seconds = wait_seconds
+        self.own_spool = own_spool  # the per-process default: removed when left empty
         self.finished = False
         self.lock = threading.RLock()
 
@@ -84,7 +87,16 @@ class _Attached:
                 finally:
                     self.producer.release_held()
                     self.producer.stop(drain_timeout=self.wait_seconds)
+                    self._remove_empty_spool()
             return problems
+
+    def _remove_empty_spool(self) -> None:
+        spool = self.producer.spool
+        if not self.own_spool or spool.pending():
+            return  # events not forwarded yet stay for the next attach with this spool
+        spool.close()
+        for path in self.spool_path.parent.glob(self.spool_path.name + "*"):
+            path.unlink(missing_ok=True)
 
 
 _attached: _Attached | None = None
@@ -267,7 +279,7 @@ def attach(
         on_first_event=first_event,
     )
     producer.start()
-    _attached = _Attached(producer, spool_path, wait_seconds)
+    _attached = _Attached(producer, spool_path, wait_seconds, own_spool=spool is None)
     if _original_stop is None:
         _original_stop = SparkSession.stop
         SparkSession.stop = _patched_stop  # type: ignore[method-assign,assignment]
