@@ -2,11 +2,13 @@
 jobs and attached to their OpenLineage events."""
 
 from lineage_quality.contracts import BoundRules, DatasetPattern, load_contracts
+from lineage_quality.driver import attach, verify
 from lineage_quality.errors import (
     ConfigError,
     ContractError,
     DatasetError,
     LineageQualityError,
+    QualityGateFailed,
 )
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit
@@ -20,6 +22,7 @@ __all__ = [
     "DatasetPattern",
     "LineageQualityError",
     "Operator",
+    "QualityGateFailed",
     "Rule",
     "RuleKind",
     "RuleResult",
@@ -27,5 +30,7 @@ __all__ = [
     "Threshold",
     "Unit",
     "__version__",
+    "attach",
     "load_contracts",
+    "verify",
 ]

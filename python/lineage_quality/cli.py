@@ -20,10 +20,12 @@ from lineage_quality.version import __version__
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
     from lineage_quality.contracts.shacl import ShaclOptions
+    from lineage_quality.engine.quarantine import QuarantineConfig
     from lineage_quality.producer.alert_sender import AlertSender
     from lineage_quality.producer.result_sinks import ResultSink
 
 log = logging.getLogger("lineage_quality")
+
 
 def _serve(args: argparse.Namespace) -> int:
     from lineage_quality.contracts import load_contracts
@@ -61,7 +63,9 @@ def _serve(args: argparse.Namespace) -> int:
     if scrubbed:
         log.info("removed %s from the environment of the evaluator", ", ".join(scrubbed))
     producer = Producer(
-        Evaluator(bindings, master=args.spark_master, conf=spark_conf),
+        Evaluator(
+            bindings, master=args.spark_master, conf=spark_conf, quarantine=_quarantine(args)
+        ),
         forwarder,
         Spool(
             args.spool,
@@ -235,6 +239,18 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _quarantine(args: argparse.Namespace) -> QuarantineConfig | None:
+    from lineage_quality.engine.quarantine import QuarantineConfig
+
+    if args.quarantine_max_rows < 1:
+        raise ConfigError(
+            f"--quarantine-max-rows must be at least 1, not {args.quarantine_max_rows}"
+        )
+    if not args.quarantine:
+        return None
+    return QuarantineConfig(args.quarantine, args.quarantine_max_rows)
 
 
 def _datahub_sinks(args: argparse.Namespace, bindings: Sequence[BoundRules]) -> list[ResultSink]:
@@ -444,6 +460,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="cancel the Spark jobs of an evaluation still running after this long "
         "(default 3600; 0: never)",
+    )
+    quarantine = serve.add_argument_group("quarantine", "docs/quarantine.md")
+    quarantine.add_argument(
+        "--quarantine",
+        metavar="PATH",
+        help="write the failing rows of failed QUARANTINE rules here (Parquet, by run id)",
+    )
+    quarantine.add_argument(
+        "--quarantine-max-rows",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="at most N rows per rule (default 1000)",
     )
     datahub = serve.add_argument_group(
         "DataHub assertions", "needs pip install 'lineage-quality[datahub]'; docs/datahub.md"

@@ -5,6 +5,8 @@
     |                                 names the file and the key or line at fault
     +-- ConfigError                  producer / sink configuration is wrong or incomplete
     +-- DatasetError                 an OpenLineage dataset cannot be turned into a DataFrame
+    +-- QualityGateFailed            in-driver mode: a BLOCK rule failed (or could not run), or
+                                      the evaluations did not end in time; lists each one
 
 Rule evaluation never raises for a broken rule or dataset: that becomes an ERROR result.
 """
@@ -33,3 +35,12 @@ class ConfigError(LineageQualityError):
 
 class DatasetError(LineageQualityError):
     """An OpenLineage dataset cannot be located or read."""
+
+
+class QualityGateFailed(LineageQualityError):
+    """In-driver mode: the job must not count as a success. `failures` holds one line per BLOCK
+    rule that did not pass (dataset, rule, expected and actual), or says what timed out."""
+
+    def __init__(self, message: str, failures: list[str]) -> None:
+        super().__init__(message)
+        self.failures = failures

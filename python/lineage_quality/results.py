@@ -20,6 +20,16 @@ class Status(enum.Enum):
 
 
 @attrs.frozen
+class Quarantined:
+    """Where a QUARANTINE rule's failing rows were written: `rows` written (at most the
+    configured bound), or `error` when writing them failed."""
+
+    path: str
+    rows: int | None = None
+    error: str | None = None
+
+
+@attrs.frozen
 class RuleResult:
     """A verdict. `actual` is in the rule's unit; `failing_rows` is the raw offending count."""
 
@@ -32,6 +42,7 @@ class RuleResult:
     skip_reason: str | None = None
     code: str | None = None  # machine-readable failure cause: FIELD_MISSING, TYPE_MISMATCH, ...
     observed: str | None = None  # a non-numeric observation (a column's type), shown as actual
+    quarantine: Quarantined | None = None  # failing rows written aside (action QUARANTINE)
 
     @property
     def success(self) -> bool:

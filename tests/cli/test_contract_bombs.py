@@ -44,7 +44,8 @@ CASES = [
     ),
     (
         "bigint.ttl",
-        TTL + "ex:A a dcat:Dataset ; sh:property [ sh:path ex:a ; sh:maxLength "
+        TTL
+        + "ex:A a dcat:Dataset ; sh:property [ sh:path ex:a ; sh:maxLength "
         + "9" * 5000
         + " ] .\n",
         "invalid Turtle",

@@ -95,9 +95,7 @@ def test_a_refused_event_is_moved_aside_and_its_lane_goes_on(
     assert main(["dead-letters", "retry", str(dead_id), "--spool", str(spool_path)]) == 0
     capsys.readouterr()
     sink.refuse = None
-    producer = Producer(
-        Evaluator([]), Forwarder(HttpTransport(config)), Spool(spool_path), port=0
-    )
+    producer = Producer(Evaluator([]), Forwarder(HttpTransport(config)), Spool(spool_path), port=0)
     producer.start()
     try:
         assert producer.spool.wait_empty(timeout=60)

@@ -33,7 +33,9 @@ def body(event_type: str, dataset: str, run: str) -> str:
         ' "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",'
         ' "run": {"runId": "' + run + '", "facets": {"odd": ' + ODD + "}},"
         ' "job": {"namespace": "ns", "name": "job", "facets": {}, "extra": null},'
-        ' "inputs": [{"namespace": "file", "name": "' + dataset + '", "facets": {"odd": '
+        ' "inputs": [{"namespace": "file", "name": "'
+        + dataset
+        + '", "facets": {"odd": '
         + ODD
         + '}, "inputFacets": null}], "outputs": [], "x-unknown": [null, {}, 1e400]}'
     )

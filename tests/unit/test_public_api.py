@@ -10,6 +10,7 @@ def test_public_api_is_pinned() -> None:
         "DatasetPattern",
         "LineageQualityError",
         "Operator",
+        "QualityGateFailed",
         "Rule",
         "RuleKind",
         "RuleResult",
@@ -17,7 +18,9 @@ def test_public_api_is_pinned() -> None:
         "Threshold",
         "Unit",
         "__version__",
+        "attach",
         "load_contracts",
+        "verify",
     ]
 
 

@@ -49,10 +49,7 @@ def raw(receiver: Receiver, data: bytes, wait: float = 5.0) -> bytes:
 def request(headers: str, body: bytes = BODY) -> bytes:
     return (
         b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-        b"Content-Type: application/json\r\n"
-        + headers.encode()
-        + b"\r\n"
-        + body
+        b"Content-Type: application/json\r\n" + headers.encode() + b"\r\n" + body
     )
 
 

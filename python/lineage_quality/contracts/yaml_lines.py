@@ -71,9 +71,7 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def _bound(node: yaml.Node, what: str) -> yaml.YAMLError:
-    return yaml.constructor.ConstructorError(
-        None, None, f"the document {what}", node.start_mark
-    )
+    return yaml.constructor.ConstructorError(None, None, f"the document {what}", node.start_mark)
 
 
 def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> Any:

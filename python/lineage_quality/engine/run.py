@@ -60,19 +60,22 @@ _STATS = {
 }
 
 
-def metric_column(metric: Metric, now: float) -> Column:
+def failing_condition(metric: Metric, now: float) -> Column | None:
+    """The per-row predicate a counting metric counts (true = an offending row), or None for
+    metrics that are not row counts (ROWS, STAT). Quarantine selects rows with this same
+    expression, so what it writes aside is exactly what the verdict counted."""
     kind = metric.kind
-    if kind is MetricKind.ROWS:
-        return F.count(F.lit(1))
+    if kind is MetricKind.ROWS or kind is MetricKind.STAT:
+        return None
     assert metric.column is not None
     c = col(metric.column)
     if kind is MetricKind.NULLS:
-        return _count_where(c.isNull())
+        return c.isNull()
     if kind is MetricKind.MISSING:
         missing = c.isNull()
         if metric.values:
             missing = missing | c.isin(list(metric.values))
-        return _count_where(missing)
+        return missing
     if kind is MetricKind.INVALID:
         # null is not invalid (nullValues covers it); a value must pass every given test.
         valid: Column | None = None
@@ -82,27 +85,39 @@ def metric_column(metric: Metric, now: float) -> Column:
             matches = c.cast("string").rlike(metric.pattern)
             valid = matches if valid is None else (valid & matches)
         assert valid is not None
-        return _count_where(c.isNotNull() & ~valid)
+        return c.isNotNull() & ~valid
     if kind is MetricKind.OUT_OF_RANGE:
         # NaN sorts above every number in Spark, so it is outside any range with a maximum.
-        return _count_where(c.isNotNull() & _outside(c, metric.low, metric.high))
+        return c.isNotNull() & _outside(c, metric.low, metric.high)
     if kind is MetricKind.LENGTH_OUT:
         length = F.size(c) if metric.array else F.length(c.cast("string"))
-        return _count_where(c.isNotNull() & _outside(length, metric.low, metric.high))
+        return c.isNotNull() & _outside(length, metric.low, metric.high)
     if kind is MetricKind.CARDINALITY_OUT:
         count = F.when(c.isNull(), F.lit(0)).otherwise(F.size(c) if metric.array else F.lit(1))
-        return _count_where(_outside(count, metric.low, metric.high))
+        return _outside(count, metric.low, metric.high)
     if kind is MetricKind.BAD_DATE:
         if metric.typed:
-            return F.lit(0).cast("long")
+            return F.lit(False)
         parsed = F.to_timestamp(c, metric.arg or "")
-        return _count_where(c.isNotNull() & parsed.isNull())
-    if kind is MetricKind.TOO_NEW or kind is MetricKind.TOO_OLD:
-        assert metric.low is not None
-        epoch = c.cast("timestamp").cast("double")
-        cutoff = F.lit(now - metric.low)
-        return _count_where(epoch > cutoff if kind is MetricKind.TOO_NEW else epoch < cutoff)
-    assert kind is MetricKind.STAT and metric.arg is not None
+        return c.isNotNull() & parsed.isNull()
+    assert kind is MetricKind.TOO_NEW or kind is MetricKind.TOO_OLD
+    assert metric.low is not None
+    epoch = c.cast("timestamp").cast("double")
+    cutoff = F.lit(now - metric.low)
+    return epoch > cutoff if kind is MetricKind.TOO_NEW else epoch < cutoff
+
+
+def metric_column(metric: Metric, now: float) -> Column:
+    if metric.kind is MetricKind.ROWS:
+        return F.count(F.lit(1))
+    if metric.kind is MetricKind.BAD_DATE and metric.typed:
+        return F.lit(0).cast("long")
+    condition = failing_condition(metric, now)
+    if condition is not None:
+        return _count_where(condition)
+    assert metric.kind is MetricKind.STAT and metric.arg is not None
+    assert metric.column is not None
+    c = col(metric.column)
     if metric.integral and metric.arg == "sum":
         # A bigint sum wraps at 2^63 with ANSI off; in decimal(38,0) it cannot for < 10^19 rows.
         return F.sum(c.cast("decimal(38,0)"))

@@ -27,6 +27,7 @@ from lineage_quality.datasets import (
     read_dataset,
     table_names,
 )
+from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError
 from lineage_quality.producer.enrich import DatasetRef, datasets_of
@@ -50,6 +51,16 @@ _JOB_GROUP_PROPERTIES = (
     "spark.job.description",
     "spark.job.interruptOnCancel",
 )
+
+# Session settings the rules' semantics depend on (also set on the in-driver evaluation session).
+EVALUATION_SQL_CONF = {
+    # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
+    "spark.sql.legacy.timeParserPolicy": "CORRECTED",
+    # Counting rules compare values of any type; under ANSI a mismatch would be an exception.
+    "spark.sql.ansi.enabled": "false",
+    # type: sql checks read the dataset's view and catalog tables, not arbitrary files.
+    "spark.sql.runSQLOnFiles": "false",
+}
 
 
 def table_format_jars() -> list[Path]:
@@ -94,15 +105,9 @@ def evaluator_session(
             conf.setdefault("spark.sql.extensions", ",".join(extensions))
     for key, value in conf.items():
         builder = builder.config(key, value)
-    builder = (
-        builder.config("spark.extraListeners", "")  # never our own lineage: no listener here
-        # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
-        .config("spark.sql.legacy.timeParserPolicy", "CORRECTED")
-        # Counting rules compare values of any type; under ANSI a mismatch would be an exception.
-        .config("spark.sql.ansi.enabled", "false")
-        # type: sql checks read the dataset's view and catalog tables, not arbitrary files.
-        .config("spark.sql.runSQLOnFiles", "false")
-    )
+    builder = builder.config("spark.extraListeners", "")  # never our own lineage here
+    for key, value in EVALUATION_SQL_CONF.items():
+        builder = builder.config(key, value)
     if master:
         builder = builder.master(master)
     elif not SparkSession.getActiveSession():
@@ -131,9 +136,11 @@ class Evaluator:
         spark: SparkSession | None = None,
         master: str | None = None,
         conf: Mapping[str, str] | None = None,
+        quarantine: QuarantineConfig | None = None,
     ) -> None:
         self.bindings = list(bindings)
         self._conf = dict(conf or {})
+        self.quarantine = quarantine
         self._spark = spark
         self._owned = spark is None  # only a JVM we started is ever killed or replaced
         self._master = master
@@ -308,7 +315,8 @@ class Evaluator:
                     raise DatasetError(changed_message(location, why))
             self.evaluations += 1
             try:
-                results = evaluate_dataframe(self.read(ref, facets, fmt, as_of), rules)
+                df = self.read(ref, facets, fmt, as_of)
+                results = evaluate_dataframe(df, rules)
             finally:
                 # Written over while being read (files gone mid-scan, or a mix of two writes):
                 # the listing after the scan says so, whatever the scan returned.
@@ -321,6 +329,15 @@ class Evaluator:
                 why = rows_change(account, found)
                 if why:
                     raise DatasetError(changed_message(location, why, as_of))
+            if self.quarantine is not None:
+                run_id = (event.get("run") or {}).get("runId")
+                results = quarantine_failures(
+                    df,
+                    results,
+                    self.quarantine,
+                    run_id if isinstance(run_id, str) else None,
+                    ref.key,
+                )
             return results
         except DatasetError as exc:
             log.warning("%s: %s", ref.key, exc)

@@ -49,6 +49,7 @@ EVALUATED_TYPES = frozenset({"COMPLETE"})
 MAX_BACKOFF = 30.0
 DEAD_LETTER_AFTER = 5  # 4xx refusals of one event before it goes to the dead letters
 DEFAULT_WORKERS = 4
+JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
 _STOP_POLL = 0.5
 
 Results = Mapping[DatasetRef, Sequence[RuleResult]]
@@ -297,7 +298,7 @@ class Producer:
             return False
 
     def _start(self, event: Mapping[str, Any], item: SpooledEvent) -> Evaluation:
-        group = f"lq-event-{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
+        group = f"{JOB_GROUP_PREFIX}{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
         evaluation = Evaluation(
             self.evaluator,
             event,

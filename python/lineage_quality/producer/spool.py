@@ -428,9 +428,7 @@ class Spool:
                     "INSERT INTO run_verdicts (run_id, body, at) VALUES (?, ?, ?)",
                     (run_id, body, now),
                 )
-            self._write(
-                "DELETE FROM run_verdicts WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,)
-            )
+            self._write("DELETE FROM run_verdicts WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,))
             self._write("DELETE FROM runs WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,))
 
     def run_report(self, run_id: str) -> tuple[int, list[str]] | None:
@@ -455,9 +453,7 @@ class Spool:
             self._write(
                 "INSERT OR REPLACE INTO failed_runs (run_id, at) VALUES (?, ?)", (run_id, now)
             )
-            self._write(
-                "DELETE FROM failed_runs WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,)
-            )
+            self._write("DELETE FROM failed_runs WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,))
 
     def run_failed(self, run_id: str) -> bool:
         with self._lock:

@@ -113,13 +113,15 @@ def backtracking_problem(pattern: str) -> str | None:
             if q and not possessive and not group["atomic"]:
                 body = pattern[int(str(group["start"])) : i]
                 if group["inner"]:
-                    return f"nested repetition {body}{pattern[i:i + q]} can backtrack exponentially"
+                    return (
+                        f"nested repetition {body}{pattern[i : i + q]} can backtrack exponentially"
+                    )
                 branches = group["branches"]
                 assert isinstance(branches, list)
                 firsts = [pattern[b] for b in branches if b < n and pattern[b].isalnum()]
                 if len(firsts) != len(set(firsts)):
                     return (
-                        f"repeated alternation {body}{pattern[i:i + q]} with overlapping branches "
+                        f"repeated alternation {body}{pattern[i : i + q]} with overlapping branches "
                         "can backtrack exponentially"
                     )
             if stack and (q or group["inner"]) and not possessive and not group["atomic"]:

@@ -1,0 +1,330 @@
+"""`attach(builder, contracts=...)` and `verify()`: lineage-quality inside the job's driver.
+
+    spark = lineage_quality.attach(SparkSession.builder, contracts="contracts/").getOrCreate()
+
+`attach` starts the in-driver producer (see `runtime`) and configures the builder: the real
+OpenLineage listener (`spark.extraListeners`, its jar) with its HTTP transport pointed at the
+producer. The end of the job is gated on the BLOCK rules:
+
+- `verify()`: wait (at most `wait_seconds`) for the events posted so far to be evaluated and
+  forwarded; raise QualityGateFailed if a BLOCK rule failed or could not be evaluated;
+- `SparkSession.stop()`: the same, then the real stop, then forward the application's last
+  events; raises QualityGateFailed after the session is stopped;
+- interpreter exit without either: the same from an `atexit` hook; a failed gate prints the
+  reasons on stderr and ends the process with exit status 1, so `spark-submit` fails.
+
+Pyspark is imported only when `attach` runs: `import lineage_quality` stays Spark-free.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import secrets
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lineage_quality.driver.gate import gate_message
+from lineage_quality.errors import ConfigError, QualityGateFailed
+
+if TYPE_CHECKING:
+    from openlineage.client.transport import Transport
+    from pyspark.sql import SparkSession
+
+    from lineage_quality.driver.runtime import DriverProducer
+
+log = logging.getLogger(__name__)
+
+LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
+DEFAULT_WAIT_SECONDS = 600.0
+DEFAULT_HOLD_SECONDS = 60.0
+_LISTENER_BUS_WAIT_MS = 60_000
+
+
+class _Attached:
+    """The one attachment of this process."""
+
+    def __init__(
+        self, producer: DriverProducer, spool_path: Path, wait_seconds: float, own_spool: bool
+    ) -> None:
+        self.producer = producer
+        self.spool_path = spool_path
+        self.wait_seconds = wait_seconds
+        self.own_spool = own_spool  # the per-process default: removed when left empty
+        self.finished = False
+        self.lock = threading.RLock()
+
+    def settle(self) -> list[str]:
+        """Wait for the events posted so far to be evaluated and forwarded; the gate's failures
+        (one line each; a timeout is one too: it is never a pass)."""
+        _drain_listener_bus()
+        self.producer.release_held()
+        problems = []
+        if not self.producer.spool.wait_empty(self.wait_seconds):
+            pending = self.producer.spool.pending()
+            problems.append(
+                f"{pending} lineage event(s) not evaluated and forwarded within "
+                f"{self.wait_seconds:g}s; they stay in the spool {self.spool_path}"
+            )
+        # One line per failure: a dataset written by one run and read by the next fails twice.
+        return problems + list(dict.fromkeys(b.describe() for b in self.producer.blocking()))
+
+    def finish(self, stop_spark: Callable[[], None]) -> list[str]:
+        """Gate, stop Spark, forward its last events, stop the producer. Once."""
+        with self.lock:
+            if self.finished:
+                return []
+            self.finished = True
+            try:
+                problems = self.settle()
+            finally:
+                try:
+                    stop_spark()
+                finally:
+                    self.producer.release_held()
+                    self.producer.stop(drain_timeout=self.wait_seconds)
+                    self._remove_empty_spool()
+            return problems
+
+    def _remove_empty_spool(self) -> None:
+        spool = self.producer.spool
+        if not self.own_spool or spool.pending():
+            return  # events not forwarded yet stay for the next attach with this spool
+        spool.close()
+        for path in self.spool_path.parent.glob(self.spool_path.name + "*"):
+            path.unlink(missing_ok=True)
+
+
+_attached: _Attached | None = None
+_original_stop: Callable[[SparkSession], None] | None = None
+
+
+def _drain_listener_bus() -> None:
+    """Let Spark's listener bus deliver what it queued (the listener posts from there)."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return
+    try:
+        sc._jsc.sc().listenerBus().waitUntilEmpty(_LISTENER_BUS_WAIT_MS)
+    except Exception as exc:  # a stopped context, or a Spark without the method
+        log.debug("could not wait for Spark's listener bus: %s", exc)
+
+
+def _add_jar_to_running_jvm(jar: Path) -> None:
+    """Under spark-submit the driver JVM is running before this code: `spark.jars` set now does
+    not reach its class path, so the listener class could not load. Put the jar on the class
+    loader spark-submit made for the application (a MutableURLClassLoader)."""
+    from pyspark import SparkContext
+
+    SparkContext._ensure_initialized()
+    jvm = SparkContext._jvm
+    assert jvm is not None
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(LISTENER_CLASS, False, loader)
+        return  # already there (--jars, --packages, spark-defaults)
+    except Exception:
+        pass
+    try:
+        loader.addURL(jvm.java.io.File(str(jar)).toURI().toURL())
+    except Exception as exc:
+        raise ConfigError(
+            f"cannot load the OpenLineage listener from {jar} into the running driver JVM "
+            f"({exc}); pass it to spark-submit with --jars {jar}"
+        ) from exc
+
+
+def _find_jar(jar: str | Path | None) -> Path:
+    if jar is not None:
+        path = Path(jar)
+        if not path.is_file():
+            raise ConfigError(f"attach(jar=...): no such file {path}")
+        return path.resolve()
+    from lineage_quality.sparksubmit import listener_jar
+
+    for root in (Path.cwd(), Path(__file__).resolve().parents[3]):
+        try:
+            return listener_jar(root).resolve()
+        except ConfigError:
+            continue
+    raise ConfigError(
+        "OpenLineage listener jar not found in jvm-config/jars (run `make jars`); "
+        "pass attach(..., jar='path/to/openlineage-spark_2.12-<version>.jar')"
+    )
+
+
+def _transport(transport: Transport | Mapping[str, Any] | None) -> Transport | None:
+    if transport is None or not isinstance(transport, Mapping):
+        return transport
+    from openlineage.client.transport import get_default_factory
+
+    return get_default_factory().create(dict(transport))
+
+
+def _appended(builder: Any, key: str, value: str) -> str:
+    # Keep what the job already set (other jars, other listeners).
+    existing = [v for v in str(builder._options.get(key, "")).split(",") if v.strip()]
+    return ",".join(existing if value in existing else [*existing, value])
+
+
+def _patched_stop(session: SparkSession) -> None:
+    attached = _attached
+    assert _original_stop is not None
+    if attached is None or attached.finished:
+        _original_stop(session)
+        return
+    original = _original_stop
+    problems = attached.finish(lambda: original(session))
+    if problems:
+        _report(gate_message(problems))
+        raise QualityGateFailed(gate_message(problems), problems)
+
+
+def _report(message: str) -> None:
+    """The gate's message on stderr. Under spark-submit the Python process's stderr is merged
+    into spark-submit's stdout, so it also goes to the driver JVM's stderr."""
+    print(message, file=sys.stderr, flush=True)
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return
+    try:
+        from pyspark import SparkContext
+
+        jvm = SparkContext._jvm
+        if jvm is not None:
+            jvm.java.lang.System.err.println(message)
+            jvm.java.lang.System.err.flush()
+    except Exception:  # the gateway is gone: the Python stderr line is all there is
+        pass
+
+
+def _at_exit() -> None:
+    attached = _attached
+    if attached is None or attached.finished:
+        return
+
+    def stop_spark() -> None:
+        from pyspark import SparkContext
+
+        sc = SparkContext._active_spark_context
+        if sc is not None:
+            sc.stop()
+
+    problems = attached.finish(stop_spark)
+    if problems:
+        _report(gate_message(problems))
+        sys.stdout.flush()
+        os._exit(1)  # an atexit hook cannot change the exit status otherwise
+
+
+def attach(
+    builder: SparkSession.Builder,
+    contracts: str | Path | Sequence[str | Path],
+    *,
+    transport: Transport | Mapping[str, Any] | None = None,
+    jar: str | Path | None = None,
+    spool: str | Path | None = None,
+    namespace: str | None = None,
+    quarantine: str | None = None,
+    quarantine_max_rows: int = 1000,
+    wait_seconds: float = DEFAULT_WAIT_SECONDS,
+    hold_seconds: float = DEFAULT_HOLD_SECONDS,
+) -> SparkSession.Builder:
+    """Configure `builder` for in-driver quality checks and return it (call `.getOrCreate()`).
+
+    `contracts`: contract files or folders. `transport`: where enriched events go, an
+    openlineage-python Transport or its config dict (default: the usual OpenLineage config,
+    openlineage.yml / OPENLINEAGE__TRANSPORT__* / OPENLINEAGE_URL). `jar`: the
+    openlineage-spark jar (default: jvm-config/jars). `spool`: the durable event spool (default
+    .lineage-quality/driver-<pid>.db). `namespace`: the listener's job namespace.
+    `quarantine`, `quarantine_max_rows`: where failing rows of QUARANTINE rules go.
+    `wait_seconds`: how long the end of the job waits for pending evaluations.
+    """
+    global _attached, _original_stop
+    if _attached is not None and not _attached.finished:
+        raise ConfigError("lineage_quality.attach() was already called in this process")
+
+    from pyspark.sql import SparkSession
+
+    from lineage_quality.contracts import load_contracts
+    from lineage_quality.driver.runtime import DriverEvaluator, DriverProducer
+    from lineage_quality.engine.quarantine import QuarantineConfig
+    from lineage_quality.producer.forward import Forwarder
+    from lineage_quality.producer.spool import Spool
+
+    paths = [contracts] if isinstance(contracts, str | Path) else list(contracts)
+    bindings = load_contracts([Path(p) for p in paths])
+    jar_path = _find_jar(jar)
+    quarantine_config = QuarantineConfig(quarantine, quarantine_max_rows) if quarantine else None
+    forwarder = Forwarder(_transport(transport))
+    spool_path = Path(spool) if spool else Path(".lineage-quality") / f"driver-{os.getpid()}.db"
+    api_key = secrets.token_urlsafe(24)
+
+    def first_event() -> None:
+        # Registered now, after pyspark's own exit hook (which may kill the JVM it launched):
+        # hooks run last-in first-out, so ours runs while Spark is still up.
+        atexit.register(_at_exit)
+
+    producer = DriverProducer(
+        DriverEvaluator(bindings, quarantine_config),
+        forwarder,
+        Spool(spool_path),
+        api_key=api_key,
+        hold_seconds=hold_seconds,
+        on_first_event=first_event,
+    )
+    producer.start()
+    _attached = _Attached(producer, spool_path, wait_seconds, own_spool=spool is None)
+    if _original_stop is None:
+        _original_stop = SparkSession.stop
+        SparkSession.stop = _patched_stop  # type: ignore[method-assign,assignment]
+
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # under spark-submit: the JVM is running
+        _add_jar_to_running_jvm(jar_path)
+    settings = {
+        "spark.jars": _appended(builder, "spark.jars", str(jar_path)),
+        "spark.extraListeners": _appended(builder, "spark.extraListeners", LISTENER_CLASS),
+        "spark.openlineage.transport.type": "http",
+        "spark.openlineage.transport.url": producer.url,
+        "spark.openlineage.transport.endpoint": "/api/v1/lineage",
+        "spark.openlineage.transport.auth.type": "api_key",
+        "spark.openlineage.transport.auth.apiKey": api_key,
+    }
+    if namespace:
+        settings["spark.openlineage.namespace"] = namespace
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    log.info(
+        "lineage-quality attached: %d rule(s) on %d binding(s), events via %s",
+        sum(len(b.rules) for b in bindings),
+        len(bindings),
+        producer.url,
+    )
+    return builder
+
+
+def is_attached() -> bool:
+    """True between `attach` and the end of the job."""
+    return _attached is not None and not _attached.finished
+
+
+def verify() -> None:
+    """Wait for the evaluations of the events sent so far; raise QualityGateFailed if a BLOCK
+    rule failed or could not be evaluated, or if they did not end within `wait_seconds`."""
+    attached = _attached
+    if attached is None:
+        raise ConfigError("lineage_quality.verify() needs lineage_quality.attach() first")
+    with attached.lock:
+        if attached.finished:
+            raise ConfigError("lineage_quality.verify() after the Spark session was stopped")
+        problems = attached.settle()
+    if problems:
+        raise QualityGateFailed(gate_message(problems), problems)
+
+
+__all__ = ["attach", "is_attached", "verify"]

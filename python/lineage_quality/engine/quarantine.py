@@ -1,0 +1,107 @@
+"""QUARANTINE: write the failing rows of failed row-level rules aside, as Parquet.
+
+An extra pass over the data, only for rules whose action is QUARANTINE and whose verdict is
+FAILED. Rows are selected with the engine's own per-row predicate (`failing_condition`), so the
+rows written are the rows the verdict counted. At most `max_rows` rows per rule; each row gets
+the rule id in the `lq_rule_id` column. Layout:
+
+    <location>/run_id=<runId>/dataset=<namespace:name, %-escaped>/rule_id=<rule id, %-escaped>/
+
+Writing is idempotent per (run, dataset, rule): a re-evaluation overwrites the same folder.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from urllib.parse import quote
+
+import attrs
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lineage_quality.engine.plan import build_plan
+from lineage_quality.engine.run import failing_condition
+from lineage_quality.results import Quarantined, RuleResult, Status
+from lineage_quality.rules import Action
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ROWS = 1000
+RULE_ID_COLUMN = "lq_rule_id"
+
+
+@attrs.frozen
+class QuarantineConfig:
+    location: str  # a folder path or URI Spark can write to
+    max_rows: int = DEFAULT_MAX_ROWS
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_rows < 1:
+            raise ValueError(f"quarantine max rows must be at least 1, not {self.max_rows}")
+
+
+def _escape(value: str) -> str:
+    # One path segment whatever the value holds ('/', ':', '=' ...).
+    return quote(value, safe="")
+
+
+def quarantine_path(config: QuarantineConfig, run_id: str, dataset: str, rule_id: str) -> str:
+    return (
+        f"{config.location.rstrip('/')}/run_id={run_id}/dataset={_escape(dataset)}"
+        f"/rule_id={_escape(rule_id)}"
+    )
+
+
+def _wants_quarantine(result: RuleResult) -> bool:
+    return result.status is Status.FAILED and result.rule.effective_action is Action.QUARANTINE
+
+
+def quarantine_failures(
+    df: DataFrame,
+    results: Sequence[RuleResult],
+    config: QuarantineConfig,
+    run_id: str | None,
+    dataset: str,
+) -> list[RuleResult]:
+    """`results` with `quarantine` set on each failed QUARANTINE rule whose failing rows could be
+    selected (row-level kinds); other results come back unchanged."""
+    wanted = [r for r in results if _wants_quarantine(r)]
+    if not wanted:
+        return list(results)
+    try:
+        run = str(uuid.UUID(run_id or ""))  # a run id chooses a folder: only a UUID may
+    except ValueError:
+        log.warning("%s: run id %r is not a UUID; failing rows not quarantined", dataset, run_id)
+        return list(results)
+    schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+    plan = build_plan([r.rule for r in wanted], schema)
+    now = time.time()
+    written: dict[str, Quarantined] = {}
+    for step in plan.steps:
+        if step.metric is None:
+            continue  # not a per-row count (rowCount, duplicates, statistic, sql): no rows
+        condition = failing_condition(plan.metrics[step.metric], now)
+        if condition is None:
+            continue
+        path = quarantine_path(config, run, dataset, step.rule.id)
+        written[step.rule.id] = _write(df, condition, step.rule.id, path, config.max_rows)
+    return [
+        attrs.evolve(r, quarantine=written[r.rule.id]) if r.rule.id in written else r
+        for r in results
+    ]
+
+
+def _write(df: DataFrame, condition: Column, rule_id: str, path: str, limit: int) -> Quarantined:
+    try:
+        rows = df.where(condition).limit(limit).withColumn(RULE_ID_COLUMN, F.lit(rule_id))
+        rows.write.mode("overwrite").parquet(path)
+        count = df.sparkSession.read.parquet(path).count()  # what landed, from the files
+    except Exception as exc:
+        log.warning("quarantine of rule %s to %s failed: %s", rule_id, path, exc)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        return Quarantined(path=path, error=f"writing failing rows failed: {first}")
+    log.info("quarantined %d row(s) of rule %s to %s", count, rule_id, path)
+    return Quarantined(path=path, rows=count)
