@@ -1,79 +1,272 @@
-"""`make bench`: the engine against the bare-scan floor, on generated data.
+"""`make bench`: this engine side by side with its peers and the floors, on seeded data.
 
-    .venv/bin/python bench/run.py [--rows 5000000] [--repeat 3]
+    .venv/bin/python bench/run.py [--sizes 1000000,10000000] [--repeat 3] [--systems ...]
+                                  [--no-producer] [--out BENCHMARKS.md]
 
-Prints, per case, the best wall time of `--repeat` runs: a bare aggregation reading every
-column (the floor: one scan), the 10 fusable rules of the job-count test, the 50 mixed rules
-(one fused scan + two uniqueness passes), and, for comparison, the same 10 rules evaluated one
-query each (what a tool without fusion does).
+Every system runs in a worker process of its own virtualenv (bench/worker.py), all with the
+Spark settings of bench/settings.py. Workers stay up for the whole run; each case is warmed up
+once per system, then timed `--repeat` times with the systems interleaved (the order rotates
+each round). Verdicts are compared with this engine's, rule by rule, and every disagreement or
+unsupported rule is reported. Then the producer's benchmarks (bench/producer.py), and
+BENCHMARKS.md is written.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
-sys.path.insert(0, str(ROOT / "tests" / "spark"))
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
 
-from test_job_count import fifty_mixed_rules, ten_rules  # noqa: E402
+from rulesets import ruleset  # noqa: E402
 
-from lineage_quality.engine.run import evaluate_dataframe  # noqa: E402
-from lineage_quality.producer.evaluator import evaluator_session  # noqa: E402
+PEERS = HERE / ".peers"
+DATA = HERE / "data"
+RESULTS = HERE / "results"
+
+# system -> (virtualenv, label); floors and ours run in the project's own virtualenv
+SYSTEMS: dict[str, tuple[str, str]] = {
+    "floor_a": ("main", "floor (a): one bare aggregation"),
+    "floor_b": ("main", "floor (b): same metrics, one hand-written aggregation"),
+    "floor_c": ("main", "floor (c): (a) + one groupBy().count() per key set"),
+    "ours": ("main", "lineage-quality"),
+    "pydeequ": ("pydeequ", "PyDeequ"),
+    "soda": ("soda", "Soda Core, no samples"),
+    "soda_samples": ("soda", "Soda Core, failed-row samples"),
+    "gx": ("gx", "Great Expectations"),
+    "cuallee": ("cuallee", "cuallee"),
+    "dqx": ("dqx", "DQX"),
+}
+FLOORS = ("floor_a", "floor_b", "floor_c")
+SIDE_BY_SIDE = ("R10", "R30", "RU")
+SCALING = ("F10", "F30", "F100")
+SCALING_SYSTEMS = ("floor_b", "ours", "pydeequ")
 
 
-def best(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def python_of(venv: str) -> Path:
+    return ROOT / ".venv" / "bin" / "python" if venv == "main" else PEERS / venv / "bin" / "python"
+
+
+class Worker:
+    def __init__(self, system: str) -> None:
+        venv = SYSTEMS[system][0]
+        self.system = system
+        self.log = open(RESULTS / f"{system}.stderr", "w")  # noqa: SIM115 - lives with the worker
+        self.proc = subprocess.Popen(
+            [str(python_of(venv)), str(HERE / "worker.py"), system],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            cwd=str(HERE),
+        )
+
+    def ask(self, command: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+        for line in self.proc.stdout:
+            if line.startswith("@@ "):
+                answer: dict[str, Any] = json.loads(line[3:])
+                return answer
+        return {"error": f"worker exited (see {RESULTS / (self.system + '.stderr')})"}
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+@dataclass
+class Case:
+    rows: int
+    rules: str
+    times: dict[str, list[float]] = field(default_factory=dict)
+    verdicts: dict[str, dict[str, bool | None]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def best(self, system: str) -> float | None:
+        t = self.times.get(system)
+        return min(t) if t else None
+
+    def median(self, system: str) -> float | None:
+        t = self.times.get(system)
+        return statistics.median(t) if t else None
+
+
+def run_case(workers: dict[str, Worker], case: Case, path: Path, repeat: int) -> None:
+    command = {"op": "run", "data": str(path), "ruleset": case.rules}
+    live = [s for s in workers if s != "floor_c" or case.rules == "RU"]
+    for system in live:  # warm-up: JIT, file listing, library start-up
+        answer = workers[system].ask(command)
+        if "error" in answer:
+            case.errors[system] = answer["error"]
+        else:
+            case.verdicts[system] = answer["verdicts"]
+    live = [s for s in live if s not in case.errors]
+    for round_ in range(repeat):
+        order = live[round_ % len(live) :] + live[: round_ % len(live)] if live else []
+        for system in order:
+            answer = workers[system].ask(command)
+            if "error" in answer:
+                case.errors[system] = answer["error"]
+                continue
+            case.times.setdefault(system, []).append(answer["seconds"])
+    print(f"{case.rules} {case.rows:,} rows:", flush=True)
+    for system in live:
+        b, m = case.best(system), case.median(system)
+        if b is not None and m is not None:
+            print(f"  {system:14s} min {b:7.2f} s  median {m:7.2f} s", flush=True)
+    for system, error in case.errors.items():
+        print(f"  {system:14s} ERROR {error[:200]}", flush=True)
+
+
+def disagreements(case: Case) -> list[str]:
+    """Each system's verdicts against this engine's, rule by rule."""
+    ours = case.verdicts.get("ours") or {}
+    out = []
+    for system, verdicts in case.verdicts.items():
+        if system in ("ours", "floor_a", "floor_c"):
+            continue
+        wanted = [r["id"] for r in ruleset(case.rules)]
+        if system == "floor_b":
+            wanted = [r["id"] for r in ruleset(case.rules) if r["kind"] != "unique"]
+        for rid in wanted:
+            theirs = verdicts.get(rid, "missing")
+            if theirs is None:
+                out.append(f"{system}: {rid} cannot be expressed")
+            elif theirs == "missing":
+                out.append(f"{system}: {rid} has no verdict")
+            elif theirs != ours.get(rid):
+                mine = _word(ours.get(rid))
+                out.append(f"{system}: {rid} {_word(theirs)}, lineage-quality {mine}")
+    return out
+
+
+def _word(value: Any) -> str:
+    return {True: "passes", False: "fails"}.get(value, str(value))
+
+
+def ensure_data(sizes: list[int]) -> dict[int, Path]:
+    sys.path.insert(0, str(ROOT / "python"))
+    from data import ensure
+    from settings import session
+
+    spark = session({})
+    try:
+        return {rows: ensure(spark, rows, DATA) for rows in sizes}
+    finally:
+        spark.stop()
+
+
+def available(systems: list[str]) -> tuple[list[str], dict[str, str]]:
+    ready, missing = [], {}
+    for system in systems:
+        python = python_of(SYSTEMS[system][0])
+        if python.exists():
+            ready.append(system)
+        else:
+            missing[system] = f"no virtualenv at {python.parent.parent} (make bench-peers)"
+    return ready, missing
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+        memory = f"{int(mem) / 1024 / 1024:.0f} GiB"
+    except OSError:
+        memory = "unknown"
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": memory,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "java": java.splitlines()[0] if java else "unknown",
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000000,10000000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--rulesets", default=",".join(SIDE_BY_SIDE + SCALING))
+    parser.add_argument("--no-producer", action="store_true")
+    parser.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     args = parser.parse_args()
-    spark = evaluator_session("local[*]")
-    spark.sparkContext.setLogLevel("ERROR")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "data")
-        from pyspark.sql import functions as F
+    if args.repeat < 3:
+        print("note: fewer than 3 runs per case; BENCHMARKS.md will say so", file=sys.stderr)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    RESULTS.mkdir(exist_ok=True)
+    started = time.time()
+    paths = ensure_data(sizes)
+    systems, missing = available(args.systems.split(","))
+    workers = {s: Worker(s) for s in systems}
+    versions = {}
+    for system, worker in workers.items():
+        answer = worker.ask({"op": "version"})
+        versions[system] = answer.get("version") or f"ERROR {answer.get('error')}"
+        if "error" in answer:
+            missing[system] = answer["error"]
+    for system in list(workers):
+        if system in missing:
+            workers.pop(system).close()
+    cases: list[Case] = []
+    try:
+        for rows in sizes:
+            for rules in args.rulesets.split(","):
+                case = Case(rows, rules)
+                chosen = workers
+                if rules in SCALING:
+                    chosen = {s: w for s, w in workers.items() if s in SCALING_SYSTEMS}
+                run_case(chosen, case, paths[rows], args.repeat)
+                cases.append(case)
+    finally:
+        for worker in workers.values():
+            worker.close()
+    producer: dict[str, Any] = {}
+    if not args.no_producer:
+        from producer import run_all
 
-        (
-            spark.range(args.rows)
-            .select(
-                F.col("id").cast("int").alias("id"),
-                F.concat(F.lit("n"), (F.col("id") % 100000).cast("string")).alias("name"),
-                F.when(F.col("id") % 2 == 0, "a").otherwise("b").alias("kind"),
-                (F.col("id") % 997).cast("double").alias("score"),
-            )
-            .write.parquet(path)
-        )
-        df = spark.read.parquet(path)
-        ten, fifty = ten_rules(), fifty_mixed_rules()
-        cases = {
-            "bare scan of every column (floor)": lambda: df.agg(
-                *[F.max(c) for c in df.columns]
-            ).first(),
-            "10 fusable rules, fused": lambda: evaluate_dataframe(df, ten),
-            "10 fusable rules, one query each": lambda: [evaluate_dataframe(df, [r]) for r in ten],
-            "50 mixed rules (1 scan + 2 key sets)": lambda: evaluate_dataframe(df, fifty),
-        }
-        best(cases["bare scan of every column (floor)"], 1)  # warm-up: JIT, file listing
-        cores = spark.sparkContext.defaultParallelism
-        print(f"rows={args.rows:,} repeat={args.repeat} cores={cores}")
-        for name, fn in cases.items():
-            print(f"{name:40s} {best(fn, args.repeat):8.2f} s")
-    spark.stop()
+        producer = run_all(RESULTS)
+    doc = {
+        "machine": machine(),
+        "started": started,
+        "seconds": time.time() - started,
+        "repeat": args.repeat,
+        "versions": versions,
+        "missing": missing,
+        "cases": [c.__dict__ | {"disagreements": disagreements(c)} for c in cases],
+        "producer": producer,
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+    }
+    (RESULTS / "latest.json").write_text(json.dumps(doc, indent=1))
+    from report import write_report
+
+    write_report(doc, Path(args.out))
+    print(f"wrote {args.out} and {RESULTS / 'latest.json'} in {time.time() - started:.0f} s")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ class Metric:
     array: bool = False  # the column is an array (length = element count)
     typed: bool = False  # BAD_DATE on a date/timestamp column: nothing can be malformed
     integral: bool = False  # STAT on an integer column: sum/min/max are computed exactly
+    wide: bool = False  # ... a 64-bit one: its sum can pass 2^63, a sum of narrower ones cannot
 
 
 ROWS = Metric(MetricKind.ROWS)
@@ -131,7 +132,8 @@ def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
         return Metric(MetricKind.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
     if kind is RuleKind.STATISTIC:
         integral = spark_type(ctype).family == "integer"
-        return Metric(MetricKind.STAT, column, arg=rule.statistic, integral=integral)
+        wide = integral and ctype.lower() in ("bigint", "long")
+        return Metric(MetricKind.STAT, column, arg=rule.statistic, integral=integral, wide=wide)
     if kind in _PER_ROW_RANGES:
         return Metric(
             _PER_ROW_RANGES[kind],

@@ -121,8 +121,8 @@ def backtracking_problem(pattern: str) -> str | None:
                 firsts = [pattern[b] for b in branches if b < n and pattern[b].isalnum()]
                 if len(firsts) != len(set(firsts)):
                     return (
-                        f"repeated alternation {body}{pattern[i : i + q]} with overlapping branches "
-                        "can backtrack exponentially"
+                        f"repeated alternation {body}{pattern[i : i + q]} with overlapping "
+                        "branches can backtrack exponentially"
                     )
             if stack and (q or group["inner"]) and not possessive and not group["atomic"]:
                 stack[-1]["inner"] = True

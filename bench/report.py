@@ -1,0 +1,178 @@
+"""BENCHMARKS.md from the harness's results (bench/results/latest.json)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+PEERS = ("pydeequ", "soda", "soda_samples", "gx", "cuallee", "dqx")
+LABELS = {
+    "floor_a": "floor (a): one bare aggregation of the same columns",
+    "floor_b": "floor (b): the same metrics as one hand-written aggregation",
+    "floor_c": "floor (c): (a) + one `groupBy().count()` per key set",
+    "ours": "**lineage-quality**",
+    "pydeequ": "PyDeequ",
+    "soda": "Soda Core (no failed-row samples)",
+    "soda_samples": "Soda Core (failed-row samples, its default)",
+    "gx": "Great Expectations (BOOLEAN_ONLY)",
+    "cuallee": "cuallee",
+    "dqx": "DQX",
+}
+
+
+def _s(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _x(a: float | None, b: float | None) -> str:
+    return "n/a" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
+
+
+def _best(case: dict[str, Any], system: str) -> float | None:
+    t = case["times"].get(system)
+    return min(t) if t else None
+
+
+def _median(case: dict[str, Any], system: str) -> float | None:
+    t = sorted(case["times"].get(system) or [])
+    if not t:
+        return None
+    mid = len(t) // 2
+    return t[mid] if len(t) % 2 else (t[mid - 1] + t[mid]) / 2
+
+
+def _case(doc: dict[str, Any], rows: int, rules: str) -> dict[str, Any] | None:
+    return next((c for c in doc["cases"] if c["rows"] == rows and c["rules"] == rules), None)
+
+
+def side_by_side(case: dict[str, Any]) -> list[str]:
+    ours = _best(case, "ours")
+    lines = [
+        f"#### {case['rules']}, {case['rows']:,} rows",
+        "",
+        "| system | min s | median s | lineage-quality / system |",
+        "|---|---:|---:|---:|",
+    ]
+    for system in ("floor_a", "floor_b", "floor_c", "ours", *PEERS):
+        if system in case["times"]:
+            b = _best(case, system)
+            lines.append(
+                f"| {LABELS[system]} | {_s(b)} | {_s(_median(case, system))} | {_x(ours, b)} |"
+            )
+        elif system in case["errors"]:
+            lines.append(f"| {LABELS[system]} | error | | {case['errors'][system][:160]} |")
+    lines.append("")
+    if case.get("disagreements"):
+        lines.append("Verdicts that differ from lineage-quality's, or that a system cannot state:")
+        lines.append("")
+        lines += [f"- {d}" for d in case["disagreements"]]
+    else:
+        lines.append("Every system that ran gave the same verdict on every rule.")
+    lines.append("")
+    return lines
+
+
+def goals(doc: dict[str, Any], rows: int) -> list[str]:
+    out = [f"Goals on {rows:,} rows (min times):", ""]
+    r30, ru = _case(doc, rows, "R30"), _case(doc, rows, "RU")
+    f10, f100 = _case(doc, rows, "F10"), _case(doc, rows, "F100")
+
+    def line(ok: bool | None, text: str) -> None:
+        mark = {True: "holds", False: "MISSED", None: "not measured"}[ok]
+        out.append(f"- {text}: **{mark}**")
+
+    if r30:
+        o, a, b = _best(r30, "ours"), _best(r30, "floor_a"), _best(r30, "floor_b")
+        ok = None if o is None or b is None else o <= 1.05 * b
+        line(ok, f"R30 <= 1.05x floor (b): {_x(o, b)}")
+        line(None if o is None or a is None else o <= 2 * a, f"R30 <= 2x floor (a): {_x(o, a)}")
+        peers = {p: _best(r30, p) for p in PEERS if _best(r30, p) is not None}
+        slower = [p for p, t in peers.items() if o is not None and t is not None and t <= o]
+        line(
+            None if o is None or not peers else not slower,
+            f"R30 faster than every peer ({len(peers)} ran)"
+            + (f"; not faster than {', '.join(slower)}" if slower else ""),
+        )
+    if ru:
+        o, c = _best(ru, "ours"), _best(ru, "floor_c")
+        line(None if o is None or c is None else o < c, f"RU faster than floor (c): {_x(o, c)}")
+        peers = {p: _best(ru, p) for p in PEERS if _best(ru, p) is not None}
+        slower = [p for p, t in peers.items() if o is not None and t is not None and t <= o]
+        line(
+            None if o is None or not peers else not slower,
+            f"RU faster than every peer ({len(peers)} ran)"
+            + (f"; not faster than {', '.join(slower)}" if slower else ""),
+        )
+    if f10 and f100:
+        a, b = _best(f10, "ours"), _best(f100, "ours")
+        line(None if a is None or b is None else b <= 1.5 * a, f"10 -> 100 rules: {_x(b, a)}")
+    out.append("")
+    return out
+
+
+def write_report(doc: dict[str, Any], out: Path) -> None:
+    m = doc["machine"]
+    when = datetime.datetime.fromtimestamp(doc["started"], datetime.timezone.utc)
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `make bench` (`{doc['command']}`) on {when:%Y-%m-%d %H:%M} UTC, "
+        f"{doc['seconds'] / 60:.0f} min in all. Re-run it to get this machine's numbers.",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory']}; {m['os']}; Python {m['python']}; "
+        f"{m['java']}. Every system: Spark `local[2]`, 16 shuffle partitions, 3 GiB driver, its "
+        "own JVM, the same Parquet files (bench/data.py: seeded, 10 columns, 8 files). Each case "
+        f"is warmed up once per system, then run {doc['repeat']} times with the systems "
+        "interleaved; the time is the system's own call (planning, scans, collecting results).",
+        "",
+        "Versions:",
+        "",
+    ]
+    lines += [f"- {LABELS.get(s, s)}: {v}" for s, v in doc["versions"].items()]
+    for system, why in doc["missing"].items():
+        lines.append(f"- {LABELS.get(system, system)}: **did not run**: {why}")
+    lines += [
+        "",
+        "Rule sets (bench/rulesets.py): R10 = 10 rules (row count, not-null, accepted values, "
+        "pattern, ranges, mean/max/stddev), 5 of them failing; R30 = R10 + 20 more of those "
+        "kinds; RU = R10 + unique `order_id` + unique (`customer_id`, `created_at`); F10/F30/F100 "
+        "= fusable rules of every kind but uniqueness.",
+        "",
+    ]
+    sizes = sorted({c["rows"] for c in doc["cases"]})
+    lines += ["## Headline", ""]
+    for rows in sizes:
+        lines += goals(doc, rows)
+    lines += ["## Side by side", ""]
+    for case in doc["cases"]:
+        if case["rules"] in ("R10", "R30", "RU"):
+            lines += side_by_side(case)
+    lines += [
+        "## Scaling with the number of rules",
+        "",
+        "| rows | system | F10 s | F30 s | F100 s | F100 / F10 |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for rows in sizes:
+        for system in ("floor_b", "ours", "pydeequ"):
+            found = [_case(doc, rows, f"F{n}") for n in (10, 30, 100)]
+            t = [_best(c, system) if c else None for c in found]
+            if any(v is not None for v in t):
+                lines.append(
+                    f"| {rows:,} | {LABELS[system]} | {_s(t[0])} | {_s(t[1])} | {_s(t[2])} | "
+                    f"{_x(t[2], t[0])} |"
+                )
+    lines.append("")
+    producer = doc.get("producer") or {}
+    if producer:
+        lines += producer.get("markdown", [])
+    out.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    default = Path(__file__).parent / "results" / "latest.json"
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else default
+    write_report(json.loads(source.read_text()), Path(__file__).parents[1] / "BENCHMARKS.md")
