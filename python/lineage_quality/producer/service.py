@@ -153,9 +153,18 @@ class Producer:
         return self.counters["forwarded"]
 
     def _accept(self, body: str) -> None:
-        self.spool.put(body)  # durable before the receiver answers 201
+        ids: list[str] = []
+        complete = False
+        try:
+            event = json.loads(body)
+            if isinstance(event, dict):
+                ids = run_ids(event)
+                complete = event.get("eventType") in EVALUATED_TYPES
+        except ValueError:
+            pass
+        # durable before the receiver answers 201; the run is recorded in the same transaction
+        self.spool.put(body, ids, +1 if complete else 0)
         self.metrics.events_received.inc()
-        self._note_run(body, +1)
 
     def _note_run(self, body: str, step: int) -> None:
         """Keep `GET /api/v1/runs/{runId}` informed: a COMPLETE of the run waits (+1) or was
