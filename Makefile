@@ -8,7 +8,7 @@ LISTENER_JAR := jvm-config/jars/openlineage-spark_2.12-1.53.0.jar
 APT_STAMP := .stamp-system
 VENV_STAMP := $(VENV)/.stamp-install
 
-.PHONY: demo test lint typecheck unit e2e bench system venv jars clean
+.PHONY: demo test lint typecheck unit e2e bench bench-peers system venv jars clean
 
 demo: system venv jars
 	$(VENV)/bin/lineage-quality demo
@@ -57,8 +57,25 @@ $(LISTENER_JAR): jvm-config/pom.xml
 	mvn -q -B -f jvm-config/pom.xml dependency:copy-dependencies
 	@test -f $@ && touch $@
 
-bench: system venv jars
-	$(PY) bench/run.py
+# Peers of the benchmark, each in a virtualenv of its own (bench/peers/*.txt pins them), and
+# the Deequ jar PyDeequ needs, from Maven Central. Not part of `make test`.
+PEER_NAMES := pydeequ soda gx cuallee dqx
+PEER_STAMPS := $(PEER_NAMES:%=bench/.peers/%/.stamp-install)
+DEEQU_JAR := bench/.peers/jars/deequ-2.0.7-spark-3.5.jar
+
+bench/.peers/%/.stamp-install: bench/peers/%.txt
+	test -x bench/.peers/$*/bin/python || $(PYTHON) -m venv bench/.peers/$*
+	bench/.peers/$*/bin/pip install -q -r $<
+	@touch $@
+
+$(DEEQU_JAR):
+	mvn -q -B dependency:copy -Dartifact=com.amazon.deequ:deequ:2.0.7-spark-3.5 \
+	  -DoutputDirectory=bench/.peers/jars
+
+bench-peers: $(PEER_STAMPS) $(DEEQU_JAR)
+
+bench: system venv jars bench-peers
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) jvm-config/jars demo-output .lineage-quality $(APT_STAMP)

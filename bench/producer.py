@@ -55,7 +55,7 @@ class _Sink(http.server.BaseHTTPRequestHandler):
     received = 0
     lock = threading.Lock()
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         with _Sink.lock:
             _Sink.received += 1
@@ -63,7 +63,7 @@ class _Sink(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         body = str(_Sink.received).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -116,12 +116,15 @@ def _spawn_sink() -> tuple[subprocess.Popen[bytes], int]:
 def _spawn_serve(tmp: Path, contracts: Path, sink: int) -> tuple[subprocess.Popen[bytes], int]:
     port = _free_port()
     env = dict(os.environ)
-    env.update({"OPENLINEAGE_URL": f"http://127.0.0.1:{sink}", "OPENLINEAGE_ENDPOINT": "api/v1/lineage"})
+    env.update(
+        {"OPENLINEAGE_URL": f"http://127.0.0.1:{sink}", "OPENLINEAGE_ENDPOINT": "api/v1/lineage"}
+    )
     env.pop("OPENLINEAGE_CONFIG", None)
     log = open(tmp / f"serve-{port}.log", "w")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen(
         [str(ROOT / ".venv" / "bin" / "lineage-quality"), "serve", "--contracts", str(contracts),
-         "--port", str(port), "--spool", str(tmp / f"spool-{port}.db"), "--spark-master", "local[2]"],
+         "--port", str(port), "--spool", str(tmp / f"spool-{port}.db"),
+         "--spark-master", "local[2]"],
         env=submit_env(env), stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     _wait_http(port, "/readyz", 180)
@@ -247,24 +250,34 @@ def _contract(name: str, rules: list[dict[str, Any]]) -> str:
     for r in rules:
         c, rid = r.get("column"), r["id"]
         if r["kind"] == "row_count":
-            table.append(f"      - {{metric: rowCount, mustBeGreaterOrEqualTo: {r['min']}, name: {rid}}}")
+            table.append(
+                f"      - {{metric: rowCount, mustBeGreaterOrEqualTo: {r['min']}, name: {rid}}}"
+            )
             continue
         if r["kind"] == "not_null":
             q = f"{{metric: nullValues, mustBe: 0, name: {rid}}}"
         elif r["kind"] == "accepted":
-            q = f"{{metric: invalidValues, mustBe: 0, arguments: {{validValues: {json.dumps(r['values'])}}}, name: {rid}}}"
+            args = f"{{validValues: {json.dumps(r['values'])}}}"
+            q = f"{{metric: invalidValues, mustBe: 0, arguments: {args}, name: {rid}}}"
         elif r["kind"] == "pattern":
-            q = f"{{metric: invalidValues, mustBe: 0, arguments: {{pattern: {json.dumps(r['regex'])}}}, name: {rid}}}"
+            args = f"{{pattern: {json.dumps(r['regex'])}}}"
+            q = f"{{metric: invalidValues, mustBe: 0, arguments: {args}, name: {rid}}}"
         elif r["kind"] in ("range", "stat"):
             stat = {"mean": "avg"}.get(r.get("stat", ""), r.get("stat", ""))
             parts = []
             if r["kind"] == "range":
                 if r["min"] is not None:
-                    parts.append(f"{{metric: min, mustBeGreaterOrEqualTo: {r['min']}, name: {rid}_min}}")
+                    parts.append(
+                        f"{{metric: min, mustBeGreaterOrEqualTo: {r['min']}, name: {rid}_min}}"
+                    )
                 if r["max"] is not None:
-                    parts.append(f"{{metric: max, mustBeLessOrEqualTo: {r['max']}, name: {rid}_max}}")
+                    parts.append(
+                        f"{{metric: max, mustBeLessOrEqualTo: {r['max']}, name: {rid}_max}}"
+                    )
             elif r["min"] is not None and r["max"] is not None:
-                parts.append(f"{{metric: {stat}, mustBeBetween: [{r['min']}, {r['max']}], name: {rid}}}")
+                parts.append(
+                    f"{{metric: {stat}, mustBeBetween: [{r['min']}, {r['max']}], name: {rid}}}"
+                )
             elif r["min"] is not None:
                 parts.append(f"{{metric: {stat}, mustBeGreaterOrEqualTo: {r['min']}, name: {rid}}}")
             else:
@@ -358,6 +371,10 @@ def run_all(results: Path, repeat: int = 3) -> dict[str, Any]:
     return doc
 
 
+def _row(name: str, m: dict[str, float]) -> str:
+    return f"| {name} | {m['per_second']:.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.2f} |"
+
+
 def markdown(doc: dict[str, Any]) -> list[str]:
     p = doc["pass_through"]
     bare, ours = p["bare"], p["serve"]
@@ -370,10 +387,11 @@ def markdown(doc: dict[str, Any]) -> list[str]:
         "",
         "| server | events/s | p50 ms | p99 ms |",
         "|---|---:|---:|---:|",
-        f"| bare HTTP stack (read body, 200) | {bare['per_second']:.0f} | {bare['p50_ms']:.2f} | {bare['p99_ms']:.2f} |",
-        f"| `lineage-quality serve` (spooled, answered) | {ours['per_second']:.0f} | {ours['p50_ms']:.2f} | {ours['p99_ms']:.2f} |",
+        _row("bare HTTP stack (read body, 200)", bare),
+        _row("`lineage-quality serve` (spooled, answered)", ours),
         "",
-        f"`serve` forwarded all {EVENTS} to the sink at {ours['forwarded_per_second']:.0f} events/s "
+        f"`serve` forwarded all {EVENTS} to the sink at "
+        f"{ours['forwarded_per_second']:.0f} events/s "
         "(first POST to last event at the sink). Goal >= 2,000 events/s, p99 < 20 ms: "
         f"**{'holds' if ours['per_second'] >= 2000 and ours['p99_ms'] < 20 else 'MISSED'}**.",
         "",

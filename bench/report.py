@@ -75,6 +75,16 @@ def side_by_side(case: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _beats_peers(case: dict[str, Any], name: str) -> tuple[bool | None, str]:
+    o = _best(case, "ours")
+    peers = {p: t for p in PEERS if (t := _best(case, p)) is not None}
+    slower = [p for p, t in peers.items() if o is not None and t <= o]
+    text = f"{name} faster than every peer ({len(peers)} ran)"
+    if slower:
+        text += f"; not faster than {', '.join(slower)}"
+    return (None if o is None or not peers else not slower), text
+
+
 def goals(doc: dict[str, Any], rows: int) -> list[str]:
     out = [f"Goals on {rows:,} rows (min times):", ""]
     r30, ru = _case(doc, rows, "R30"), _case(doc, rows, "RU")
@@ -89,23 +99,11 @@ def goals(doc: dict[str, Any], rows: int) -> list[str]:
         ok = None if o is None or b is None else o <= 1.05 * b
         line(ok, f"R30 <= 1.05x floor (b): {_x(o, b)}")
         line(None if o is None or a is None else o <= 2 * a, f"R30 <= 2x floor (a): {_x(o, a)}")
-        peers = {p: _best(r30, p) for p in PEERS if _best(r30, p) is not None}
-        slower = [p for p, t in peers.items() if o is not None and t is not None and t <= o]
-        line(
-            None if o is None or not peers else not slower,
-            f"R30 faster than every peer ({len(peers)} ran)"
-            + (f"; not faster than {', '.join(slower)}" if slower else ""),
-        )
+        line(*_beats_peers(r30, "R30"))
     if ru:
         o, c = _best(ru, "ours"), _best(ru, "floor_c")
         line(None if o is None or c is None else o < c, f"RU faster than floor (c): {_x(o, c)}")
-        peers = {p: _best(ru, p) for p in PEERS if _best(ru, p) is not None}
-        slower = [p for p, t in peers.items() if o is not None and t is not None and t <= o]
-        line(
-            None if o is None or not peers else not slower,
-            f"RU faster than every peer ({len(peers)} ran)"
-            + (f"; not faster than {', '.join(slower)}" if slower else ""),
-        )
+        line(*_beats_peers(ru, "RU"))
     if f10 and f100:
         a, b = _best(f10, "ours"), _best(f100, "ours")
         line(None if a is None or b is None else b <= 1.5 * a, f"10 -> 100 rules: {_x(b, a)}")

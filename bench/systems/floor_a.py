@@ -6,17 +6,9 @@ from typing import Any
 
 from rulesets import columns_of
 
-from systems.floors import bare_aggregation
+from systems.floors import bare_aggregation, conf, version
 
-
-def conf() -> dict[str, str]:
-    return {}
-
-
-def version() -> str:
-    from pyspark import __version__
-
-    return f"pyspark {__version__}"
+__all__ = ["conf", "run", "version"]
 
 
 def run(spark: Any, df: Any, rules: list[dict[str, Any]]) -> dict[str, bool | None]:

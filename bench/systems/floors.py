@@ -5,6 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 
+def conf() -> dict[str, str]:
+    return {}
+
+
+def version() -> str:
+    from pyspark import __version__
+
+    return f"pyspark {__version__}"
+
+
 def bare_aggregation(df: Any, columns: list[str]) -> None:
     """One aggregation touching each column once: the cost of reading the data (floor a)."""
     from pyspark.sql import functions as F

@@ -11,12 +11,10 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from openlineage.client.transport.file import FileConfig, FileTransport
 from pipeline import HERE, REPO_ROOT, RecordingSpool, read_jsonl
 from prometheus_client.parser import text_string_to_metric_families
 
+from flaky_webhook import FlakyWebhook
 from lineage_quality.contracts import load_contracts
 from lineage_quality.producer import Evaluator, Forwarder, Producer
 from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
@@ -38,44 +37,14 @@ MARQUEZ_WEB = "http://marquez.example:3000"
 ALERTING = {"ALERT", "BLOCK", "QUARANTINE", "CORRECT"}
 
 
-class Webhook503:
-    """A webhook receiver that answers 503 until `up` is set; records the alerts it took."""
-
-    def __init__(self) -> None:
-        self.up = threading.Event()
-        self.taken: list[dict[str, Any]] = []
-        self.refused = 0
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                if hook.up.is_set():
-                    hook.taken.append(json.loads(body))
-                    self.send_response(204)
-                else:
-                    hook.refused += 1
-                    self.send_response(503)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/alerts"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-
 @pytest.fixture
-def webhook() -> Iterator[Webhook503]:
-    hook = Webhook503()
+def webhook() -> Iterator[FlakyWebhook]:
+    hook = FlakyWebhook()
     yield hook
-    hook.server.shutdown()
-    hook.server.server_close()
+    hook.close()
 
 
-def make_producer(spark: Any, workdir: Path, hook: Webhook503) -> Producer:
+def make_producer(spark: Any, workdir: Path, hook: FlakyWebhook) -> Producer:
     spool = RecordingSpool(workdir / "spool.db")
     sender = AlertSender(
         AlertOutbox(outbox_path(spool.path)), [Webhook(hook.url)], retry_initial=0.2, retry_max=1
@@ -129,7 +98,7 @@ def post(producer: Producer, body: str) -> int:
 
 
 def test_alerts_once_per_run_and_dataset_and_metrics_agree_with_the_run(
-    spark: Any, tmp_path: Path, webhook: Webhook503
+    spark: Any, tmp_path: Path, webhook: FlakyWebhook
 ) -> None:
     producer = make_producer(spark, tmp_path, webhook)
     producer.start()

@@ -17,6 +17,25 @@ from lineage_quality.sparksubmit import listener_args, spark_submit
 pytestmark = pytest.mark.e2e
 
 
+def run_task(url: str, parent: str, raw: Path, clean: Path, tmp: Path, *args: str) -> None:
+    """The pipeline as an orchestrator's task `parent` would run it, with the real listener."""
+    log = tmp / "spark-submit.log"
+    result = spark_submit(
+        [
+            *listener_args(REPO_ROOT, url, {
+                "spark.openlineage.namespace": "e2e-gate", "spark.ui.enabled": "false",
+                "spark.openlineage.parentRunId": parent,
+                "spark.openlineage.parentJobNamespace": "airflow",
+                "spark.openlineage.parentJobName": "dag.clean_task",
+            }, master="local[1]"),
+            str(HERE / "jobs" / "clean_job.py"), str(raw), str(clean), *args,
+        ],
+        cwd=REPO_ROOT,
+        log_file=log,
+    )  # fmt: skip
+    assert result.returncode == 0, log.read_text()[-4000:]
+
+
 def test_gate_blocks_on_a_failed_block_rule_and_passes_otherwise(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -25,21 +44,7 @@ def test_gate_blocks_on_a_failed_block_rule_and_passes_otherwise(
     transport = FileTransport(FileConfig(log_file_path=str(sink), append=True))
     data = tmp_path / "e2e-data"
     with producer_for(spark, transport, tmp_path) as producer:
-        log = tmp_path / "spark-submit.log"
-        result = spark_submit(
-            [
-                *listener_args(REPO_ROOT, producer.url, {
-                    "spark.openlineage.namespace": "e2e-gate", "spark.ui.enabled": "false",
-                    "spark.openlineage.parentRunId": parent,
-                    "spark.openlineage.parentJobNamespace": "airflow",
-                    "spark.openlineage.parentJobName": "dag.clean_task",
-                }, master="local[1]"),
-                str(HERE / "jobs" / "clean_job.py"), str(data / "raw"), str(data / "clean"),
-            ],
-            cwd=REPO_ROOT,
-            log_file=log,
-        )  # fmt: skip
-        assert result.returncode == 0, log.read_text()[-4000:]
+        run_task(producer.url, parent, data / "raw", data / "clean", tmp_path)
         url = producer.url
         # The orchestrator's next step: wait for the verdicts of its task's runs.
         assert main(["gate", "--run-id", parent, "--url", url, "--wait", "120"]) == 1
@@ -60,3 +65,17 @@ def test_gate_blocks_on_a_failed_block_rule_and_passes_otherwise(
         assert "0 failed BLOCK rule(s)" in capsys.readouterr().err
         assert main(["gate", "--run-id", str(uuid.uuid4()), "--url", url, "--wait", "1"]) == 2
         assert "unknown run" in capsys.readouterr().err
+
+        # The same pipeline on data without a null id: a whole run, every job, passes the gate,
+        # though its ALERT rules (clean_id_unique, clean_status_accepted) still fail.
+        passing = str(uuid.uuid4())
+        run_task(producer.url, passing, data / "raw2", data / "clean2", tmp_path, "valid")
+        assert main(["gate", "--run-id", passing, "--url", url, "--wait", "120"]) == 0
+        err = capsys.readouterr().err
+        assert "0 failed BLOCK rule(s)" in err
+        # the verdicts were there (not an empty pass): the run's status lists them
+        status, doc = producer.run_status(passing)
+        verdicts = doc["verdicts"]
+        assert status == 200
+        assert any(v["rule"] == "raw_id_not_null" and v["status"] == "PASSED" for v in verdicts)
+        assert any(v["rule"] == "clean_id_unique" and v["status"] == "FAILED" for v in verdicts)

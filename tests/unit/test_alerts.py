@@ -5,14 +5,13 @@ down, then up."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from flaky_webhook import FlakyWebhook
 from lineage_quality.engine import verdict
 from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
 from lineage_quality.producer.alert_sender import AlertSender, Webhook
@@ -128,41 +127,11 @@ def test_outbox_keeps_one_alert_per_sink_run_and_dataset_across_reopen(tmp_path:
     again.close()
 
 
-class _Hook:
-    """A local webhook that answers 503 until `up` is set, then 200; records what it took."""
-
-    def __init__(self) -> None:
-        self.up = threading.Event()
-        self.taken: list[dict[str, object]] = []
-        self.refused = 0
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                if hook.up.is_set():
-                    hook.taken.append(json.loads(body))
-                    self.send_response(200)
-                else:
-                    hook.refused += 1
-                    self.send_response(503)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-
 @pytest.fixture
-def hook() -> Iterator[_Hook]:
-    h = _Hook()
+def hook() -> Iterator[FlakyWebhook]:
+    h = FlakyWebhook(ok_status=200)
     yield h
-    h.server.shutdown()
-    h.server.server_close()
+    h.close()
 
 
 def wait_until(condition: object, timeout: float = 10.0) -> bool:
@@ -175,7 +144,7 @@ def wait_until(condition: object, timeout: float = 10.0) -> bool:
 
 
 def test_delivery_retries_with_back_off_until_the_webhook_is_up(
-    tmp_path: Path, hook: _Hook
+    tmp_path: Path, hook: FlakyWebhook
 ) -> None:
     outbox = AlertOutbox(tmp_path / "a.db")
     sent: list[str] = []
@@ -208,7 +177,9 @@ def test_delivery_retries_with_back_off_until_the_webhook_is_up(
         outbox.close()
 
 
-def test_an_alert_left_undelivered_is_sent_by_the_next_process(tmp_path: Path, hook: _Hook) -> None:
+def test_an_alert_left_undelivered_is_sent_by_the_next_process(
+    tmp_path: Path, hook: FlakyWebhook
+) -> None:
     path = tmp_path / "a.db"
     outbox = AlertOutbox(path)
     sinks = [(Webhook(hook.url).name, GENERIC)]

@@ -15,9 +15,10 @@ RAW = [
 ]
 
 
-def main(raw_path: str, clean_path: str) -> None:
+def main(raw_path: str, clean_path: str, valid: bool = False) -> None:
     spark = SparkSession.builder.appName("e2e_clean_job").getOrCreate()
-    spark.createDataFrame(RAW, "id INT, email STRING, status STRING").write.mode(
+    rows = [r for r in RAW if r[0] is not None] if valid else RAW  # "valid": no null id
+    spark.createDataFrame(rows, "id INT, email STRING, status STRING").write.mode(
         "overwrite"
     ).parquet(raw_path)
     raw = spark.read.parquet(raw_path)
@@ -27,4 +28,4 @@ def main(raw_path: str, clean_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], valid=sys.argv[3:] == ["valid"])
