@@ -69,7 +69,9 @@ def test_gate_blocks_on_a_failed_block_rule_and_passes_otherwise(
         # The same pipeline on data without a null id: a whole run, every job, passes the gate,
         # though its ALERT rules (clean_id_unique, clean_status_accepted) still fail.
         passing = str(uuid.uuid4())
-        run_task(producer.url, passing, data / "raw2", data / "clean2", tmp_path, "valid")
+        # (its own folder: the contracts bind */e2e-data/raw and */e2e-data/clean)
+        again = tmp_path / "second" / "e2e-data"
+        run_task(producer.url, passing, again / "raw", again / "clean", tmp_path, "valid")
         assert main(["gate", "--run-id", passing, "--url", url, "--wait", "120"]) == 0
         err = capsys.readouterr().err
         assert "0 failed BLOCK rule(s)" in err
