@@ -32,11 +32,15 @@ def _x(a: float | None, b: float | None) -> str:
 
 
 def _best(case: dict[str, Any], system: str) -> float | None:
+    if "summary" in case:  # a case read back from a run's log: min and median only
+        return case["summary"].get(system, [None])[0]
     t = case["times"].get(system)
     return min(t) if t else None
 
 
 def _median(case: dict[str, Any], system: str) -> float | None:
+    if "summary" in case:
+        return case["summary"].get(system, [None, None])[1]
     t = sorted(case["times"].get(system) or [])
     if not t:
         return None
@@ -57,7 +61,7 @@ def side_by_side(case: dict[str, Any]) -> list[str]:
         "|---|---:|---:|---:|",
     ]
     for system in ("floor_a", "floor_b", "floor_c", "ours", *PEERS):
-        if system in case["times"]:
+        if system in case["times"] or system in case.get("summary", {}):
             b = _best(case, system)
             lines.append(
                 f"| {LABELS[system]} | {_s(b)} | {_s(_median(case, system))} | {_x(ours, b)} |"
@@ -65,7 +69,11 @@ def side_by_side(case: dict[str, Any]) -> list[str]:
         elif system in case["errors"]:
             lines.append(f"| {LABELS[system]} | error | | {case['errors'][system][:160]} |")
     lines.append("")
-    if case.get("disagreements"):
+    if case.get("note"):
+        lines += [case["note"], ""]
+    if case.get("disagreements") is None:
+        pass
+    elif case.get("disagreements"):
         lines.append("Verdicts that differ from lineage-quality's, or that a system cannot state:")
         lines.append("")
         lines += [f"- {d}" for d in case["disagreements"]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,9 @@ class RecordingSpool(Spool):
         super().__init__(path)
         self.received: list[str] = []
 
-    def put(self, body: str) -> int:
+    def put(self, body: str, run_ids: Sequence[str] = (), pending: int = 0) -> int:
         self.received.append(body)
-        return super().put(body)
+        return super().put(body, run_ids, pending)
 
 
 @contextmanager
