@@ -134,6 +134,7 @@ def write_report(doc: dict[str, Any], out: Path) -> None:
         f"is warmed up once per system, then run {doc['repeat']} times with the systems "
         "interleaved; the time is the system's own call (planning, scans, collecting results).",
         "",
+        *([doc["preamble"], ""] if doc.get("preamble") else []),
         "Versions:",
         "",
     ]

@@ -243,6 +243,9 @@ def main() -> None:
                     chosen = {s: w for s, w in workers.items() if s in SCALING_SYSTEMS}
                 run_case(chosen, case, paths[rows], args.repeat)
                 cases.append(case)
+                # kept after every case: a run stopped part-way still leaves what it measured
+                partial = [c.__dict__ | {"disagreements": disagreements(c)} for c in cases]
+                (RESULTS / "partial.json").write_text(json.dumps(partial, indent=1))
     finally:
         for worker in workers.values():
             worker.close()
