@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 LISTENER_JAR := jvm-config/jars/openlineage-spark_2.12-1.53.0.jar
+ENGINE_JAR := jvm-config/jars/lineage-quality-engine.jar
+ENGINE_SRC := $(wildcard jvm-config/src/lineagequality/*.java)
 APT_STAMP := .stamp-system
 VENV_STAMP := $(VENV)/.stamp-install
 
@@ -34,7 +36,7 @@ typecheck: venv
 system: $(APT_STAMP)
 $(APT_STAMP):
 	@missing=""; \
-	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
+	command -v javac >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
@@ -52,10 +54,18 @@ $(VENV_STAMP): pyproject.toml
 	$(PIP) install -q -e '.[dev,datahub]'
 	@touch $@
 
-jars: $(LISTENER_JAR)
+jars: $(LISTENER_JAR) $(ENGINE_JAR)
 $(LISTENER_JAR): jvm-config/pom.xml
 	mvn -q -B -f jvm-config/pom.xml dependency:copy-dependencies
 	@test -f $@ && touch $@
+
+# The engine's JVM helpers (the pattern DFA), compiled against the Spark jars pyspark ships.
+$(ENGINE_JAR): $(ENGINE_SRC) $(VENV_STAMP)
+	rm -rf jvm-config/build && mkdir -p jvm-config/build jvm-config/jars
+	javac --release 11 -nowarn -d jvm-config/build \
+	  -cp "$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars/*" \
+	  $(ENGINE_SRC)
+	jar cf $@ -C jvm-config/build .
 
 # Peers of the benchmark, each in a virtualenv of its own (bench/peers/*.txt pins them), and
 # the Deequ jar PyDeequ needs, from Maven Central. Not part of `make test`.

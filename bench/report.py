@@ -63,9 +63,10 @@ def side_by_side(case: dict[str, Any]) -> list[str]:
     for system in ("floor_a", "floor_b", "floor_c", "ours", *PEERS):
         if system in case["times"] or system in case.get("summary", {}):
             b = _best(case, system)
-            lines.append(
-                f"| {LABELS[system]} | {_s(b)} | {_s(_median(case, system))} | {_x(ours, b)} |"
-            )
+            median = _s(_median(case, system))
+            if system in case.get("once", []):
+                median = f"1 run: warm-up > {_s(case.get('budget'))} s budget"
+            lines.append(f"| {LABELS[system]} | {_s(b)} | {median} | {_x(ours, b)} |")
         elif system in case["errors"]:
             lines.append(f"| {LABELS[system]} | error | | {case['errors'][system][:160]} |")
     lines.append("")
@@ -119,6 +120,37 @@ def goals(doc: dict[str, Any], rows: int) -> list[str]:
     return out
 
 
+def headline(doc: dict[str, Any]) -> list[str]:
+    """One table: every system's min time per side-by-side case at the largest size, and the
+    scaling series' F100 / F10."""
+    rows = max((c["rows"] for c in doc["cases"]), default=0)
+    cases = [c for n in ("R10", "R30", "RU") if (c := _case(doc, rows, n))]
+    if not cases:
+        return []
+    head = " | ".join(f"{c['rules']} {rows / 1e6:g}M" for c in cases)
+    lines = [
+        f"Min of the timed runs, seconds, {rows:,} rows (ratio: lineage-quality / system):",
+        "",
+        f"| system | {head} |",
+        "|---|" + "---:|" * len(cases),
+    ]
+    for system in ("floor_a", "floor_b", "floor_c", "ours", *PEERS):
+        cells = []
+        for c in cases:
+            t, ours = _best(c, system), _best(c, "ours")
+            if t is not None:
+                ratio = "" if system == "ours" else f" ({_x(ours, t)})"
+                once = " (1 run)" if system in c.get("once", []) else ""
+                cells.append(f"{_s(t)}{once}{ratio}")
+            elif system in c["errors"]:
+                cells.append("stopped" if "stopped after" in c["errors"][system] else "error")
+            else:
+                cells.append("")
+        if any(cells):
+            lines.append(f"| {LABELS[system]} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def write_report(doc: dict[str, Any], out: Path) -> None:
     m = doc["machine"]
     when = datetime.datetime.fromtimestamp(doc["started"], datetime.timezone.utc)
@@ -150,7 +182,7 @@ def write_report(doc: dict[str, Any], out: Path) -> None:
         "",
     ]
     sizes = sorted({c["rows"] for c in doc["cases"]})
-    lines += ["## Headline", ""]
+    lines += ["## Headline", "", *headline(doc)]
     for rows in sizes:
         lines += goals(doc, rows)
     lines += ["## Side by side", ""]

@@ -1,25 +1,32 @@
 """`make bench`: this engine side by side with its peers and the floors, on seeded data.
 
     .venv/bin/python bench/run.py [--sizes 1000000,10000000] [--repeat 3] [--systems ...]
-                                  [--no-producer] [--out BENCHMARKS.md]
+                                  [--budget 60] [--limit 900] [--no-producer]
+                                  [--out BENCHMARKS.md]
 
 Every system runs in a worker process of its own virtualenv (bench/worker.py), all with the
 Spark settings of bench/settings.py. Workers stay up for the whole run; each case is warmed up
 once per system, then timed `--repeat` times with the systems interleaved (the order rotates
-each round). Verdicts are compared with this engine's, rule by rule, and every disagreement or
-unsupported rule is reported. Then the producer's benchmarks (bench/producer.py), and
-BENCHMARKS.md is written.
+each round). A system whose warm-up takes longer than --budget seconds is timed by that one
+run (reported so); one without an answer after --limit seconds is stopped, its worker started
+again, and the case reported as stopped. Verdicts are compared with this engine's, rule by
+rule, and every disagreement or unsupported rule is reported. Then the producer's benchmarks
+(bench/producer.py), and BENCHMARKS.md is written.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import queue
+import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,36 +66,68 @@ def python_of(venv: str) -> Path:
 
 
 class Worker:
+    """One system's worker process. Its stdout is read on a thread, so an answer can be waited
+    for with a time limit; a worker past the limit is killed and started again."""
+
     def __init__(self, system: str) -> None:
-        venv = SYSTEMS[system][0]
         self.system = system
         self.log = open(RESULTS / f"{system}.stderr", "w")  # noqa: SIM115 - lives with the worker
+        self._start()
+
+    def _start(self) -> None:
         self.proc = subprocess.Popen(
-            [str(python_of(venv)), str(HERE / "worker.py"), system],
+            [str(python_of(SYSTEMS[self.system][0])), str(HERE / "worker.py"), self.system],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,
             text=True,
             cwd=str(HERE),
+            start_new_session=True,  # its own process group: a kill takes the JVM with it
         )
+        self.answers: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, args=(self.proc, self.answers), daemon=True).start()
 
-    def ask(self, command: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(command) + "\n")
-        self.proc.stdin.flush()
-        for line in self.proc.stdout:
+    @staticmethod
+    def _read(proc: subprocess.Popen[str], answers: queue.Queue[dict[str, Any] | None]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
             if line.startswith("@@ "):
-                answer: dict[str, Any] = json.loads(line[3:])
-                return answer
-        return {"error": f"worker exited (see {RESULTS / (self.system + '.stderr')})"}
+                answers.put(json.loads(line[3:]))
+        answers.put(None)  # the worker exited
+
+    def ask(self, command: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.flush()
+            answer = self.answers.get(timeout=timeout)
+        except queue.Empty:
+            self.restart()
+            return {"error": f"stopped after {timeout:.0f} s without an answer", "timeout": timeout}
+        except BrokenPipeError:
+            answer = None
+        if answer is None:
+            self.restart()
+            return {"error": f"worker exited (see {RESULTS / (self.system + '.stderr')})"}
+        return answer
+
+    def restart(self) -> None:
+        self._kill()
+        self._start()
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
 
     def close(self) -> None:
         if self.proc.stdin:
-            self.proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.close()
         try:
             self.proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            self._kill()
         self.log.close()
 
 
@@ -99,6 +138,8 @@ class Case:
     times: dict[str, list[float]] = field(default_factory=dict)
     verdicts: dict[str, dict[str, bool | None]] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    # systems whose warm-up took longer than the budget: timed by that one run, not repeated
+    once: list[str] = field(default_factory=list)
 
     def best(self, system: str) -> float | None:
         t = self.times.get(system)
@@ -109,29 +150,41 @@ class Case:
         return statistics.median(t) if t else None
 
 
-def run_case(workers: dict[str, Worker], case: Case, path: Path, repeat: int) -> None:
+def run_case(
+    workers: dict[str, Worker], case: Case, path: Path, repeat: int, budget: float, limit: float
+) -> None:
+    """Warm-up, then `repeat` interleaved timed rounds. A system whose warm-up takes more than
+    `budget` seconds keeps that one run as its time (reported as a single run); one that gives
+    no answer within `limit` seconds is stopped and reported as slower than the limit."""
     command = {"op": "run", "data": str(path), "ruleset": case.rules}
     live = [s for s in workers if s != "floor_c" or case.rules == "RU"]
     for system in live:  # warm-up: JIT, file listing, library start-up
-        answer = workers[system].ask(command)
+        answer = workers[system].ask(command, timeout=limit)
         if "error" in answer:
             case.errors[system] = answer["error"]
         else:
             case.verdicts[system] = answer["verdicts"]
-    live = [s for s in live if s not in case.errors]
+            if answer["seconds"] > budget:
+                case.times[system] = [answer["seconds"]]
+                case.once.append(system)
+    live = [s for s in live if s not in case.errors and s not in case.once]
     for round_ in range(repeat):
         order = live[round_ % len(live) :] + live[: round_ % len(live)] if live else []
         for system in order:
-            answer = workers[system].ask(command)
+            if system in case.errors:
+                continue
+            answer = workers[system].ask(command, timeout=limit)
             if "error" in answer:
                 case.errors[system] = answer["error"]
+                case.times.pop(system, None)
                 continue
             case.times.setdefault(system, []).append(answer["seconds"])
     print(f"{case.rules} {case.rows:,} rows:", flush=True)
-    for system in live:
+    for system in case.times:
         b, m = case.best(system), case.median(system)
         if b is not None and m is not None:
-            print(f"  {system:14s} min {b:7.2f} s  median {m:7.2f} s", flush=True)
+            runs = "1 run" if system in case.once else f"median {m:7.2f} s"
+            print(f"  {system:14s} min {b:7.2f} s  {runs}", flush=True)
     for system, error in case.errors.items():
         print(f"  {system:14s} ERROR {error[:200]}", flush=True)
 
@@ -156,6 +209,10 @@ def disagreements(case: Case) -> list[str]:
                 mine = _word(ours.get(rid))
                 out.append(f"{system}: {rid} {_word(theirs)}, lineage-quality {mine}")
     return out
+
+
+def record(case: Case, budget: float) -> dict[str, Any]:
+    return case.__dict__ | {"disagreements": disagreements(case), "budget": budget}
 
 
 def _word(value: Any) -> str:
@@ -213,6 +270,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--rulesets", default=",".join(SIDE_BY_SIDE + SCALING))
+    parser.add_argument(
+        "--budget", type=float, default=60.0,
+        help="a warm-up slower than this (s) is the system's only timed run in that case",
+    )
+    parser.add_argument(
+        "--limit", type=float, default=900.0,
+        help="a run without an answer after this (s) is stopped and reported as such",
+    )
     parser.add_argument("--no-producer", action="store_true")
     parser.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     args = parser.parse_args()
@@ -241,10 +306,10 @@ def main() -> None:
                 chosen = workers
                 if rules in SCALING:
                     chosen = {s: w for s, w in workers.items() if s in SCALING_SYSTEMS}
-                run_case(chosen, case, paths[rows], args.repeat)
+                run_case(chosen, case, paths[rows], args.repeat, args.budget, args.limit)
                 cases.append(case)
                 # kept after every case: a run stopped part-way still leaves what it measured
-                partial = [c.__dict__ | {"disagreements": disagreements(c)} for c in cases]
+                partial = [record(c, args.budget) for c in cases]
                 (RESULTS / "partial.json").write_text(json.dumps(partial, indent=1))
     finally:
         for worker in workers.values():
@@ -259,9 +324,11 @@ def main() -> None:
         "started": started,
         "seconds": time.time() - started,
         "repeat": args.repeat,
+        "budget": args.budget,
+        "limit": args.limit,
         "versions": versions,
         "missing": missing,
-        "cases": [c.__dict__ | {"disagreements": disagreements(c)} for c in cases],
+        "cases": [record(c, args.budget) for c in cases],
         "producer": producer,
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
     }

@@ -5,14 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from lineage_quality.engine.run import evaluate_dataframe
-from lineage_quality.producer.evaluator import EVALUATION_SQL_CONF
+from lineage_quality.producer.evaluator import EVALUATION_SQL_CONF, engine_jar
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 
 _STAT = {"mean": "avg", "min": "min", "max": "max", "stddev": "stddev", "sum": "sum"}
 
 
 def conf() -> dict[str, str]:
-    return dict(EVALUATION_SQL_CONF)  # the semantics the producer evaluates with
+    # the semantics and the helper jar the producer evaluates with (evaluator_session)
+    settings = dict(EVALUATION_SQL_CONF)
+    jar = engine_jar()
+    if jar is None:
+        raise RuntimeError("jvm-config/jars/lineage-quality-engine.jar is missing: make jars")
+    settings["spark.jars"] = str(jar)
+    return settings
 
 
 def version() -> str:

@@ -27,6 +27,7 @@ from lineage_quality.datasets import (
     read_dataset,
     table_names,
 )
+from lineage_quality.engine.patterns import ENGINE_JAR_NAME
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError
@@ -74,6 +75,15 @@ def table_format_jars() -> list[Path]:
     return sorted(j for p in patterns for j in where.glob(p))
 
 
+def engine_jar() -> Path | None:
+    """The engine's JVM helpers (`make jars` builds it from jvm-config/src): pattern rules run
+    on a byte-level DFA with it, on `rlike` without it."""
+    folder = os.environ.get("LINEAGE_QUALITY_JARS")
+    where = Path(folder) if folder else Path(__file__).resolve().parents[3] / "jvm-config" / "jars"
+    jar = where / ENGINE_JAR_NAME
+    return jar if jar.is_file() else None
+
+
 def evaluator_session(
     master: str | None = None, conf: Mapping[str, str] | None = None
 ) -> SparkSession:
@@ -103,6 +113,10 @@ def evaluator_session(
                     "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
                 )
             conf.setdefault("spark.sql.extensions", ",".join(extensions))
+    helper = engine_jar()
+    if helper is not None and SparkContext._active_spark_context is None:
+        listed = [j for j in conf.get("spark.jars", "").split(",") if j.strip()]
+        conf["spark.jars"] = ",".join([*listed, str(helper)])
     for key, value in conf.items():
         builder = builder.config(key, value)
     builder = builder.config("spark.extraListeners", "")  # never our own lineage here

@@ -1,0 +1,94 @@
+package lineagequality;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
+
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
+
+import scala.collection.JavaConverters;
+import scala.collection.Seq;
+
+/**
+ * Pattern rules on a DFA built by lineage_quality.engine.regex_dfa (the table layout is
+ * described there). Same answer as Spark's rlike (java.util.regex find): the DFA decides values
+ * made of ASCII bytes; a value with any other byte goes to java.util.regex itself.
+ */
+public final class RegexDfa {
+  private static final int SYMBOLS = 129;
+  private static final int END = 128;
+  private static final ConcurrentHashMap<String, Pattern> PATTERNS = new ConcurrentHashMap<>();
+
+  private RegexDfa() {}
+
+  /** True when `value` contains a match of the pattern `table` was compiled from. */
+  public static boolean find(UTF8String value, byte[] table, UTF8String pattern) {
+    final Object base = value.getBaseObject();
+    final long offset = value.getBaseOffset();
+    final int length = value.numBytes();
+    final int states =
+        ((table[0] & 0xff) << 24) | ((table[1] & 0xff) << 16) | ((table[2] & 0xff) << 8)
+            | (table[3] & 0xff);
+    if ((table[4] & 1) != 0 && length > 0) {
+      // the pattern ends with `$`, which java.util.regex also matches before a final line
+      // terminator (but not between \r and \n): such values are left to it
+      final byte last = Platform.getByte(base, offset + length - 1);
+      if (last == '\n' || last == '\r') {
+        return javaFind(value, pattern);
+      }
+    }
+    final int flags = 5;
+    final int next = flags + states;
+    int state = 0;
+    for (int i = 0; i < length; i++) {
+      final int b = Platform.getByte(base, offset + i);
+      if (b < 0) {
+        return javaFind(value, pattern);
+      }
+      final int at = next + (state * SYMBOLS + b) * 2;
+      state = ((table[at] & 0xff) << 8) | (table[at + 1] & 0xff);
+      if ((table[flags + state] & 2) != 0) {
+        // no ASCII continuation matches; a non-ASCII byte later still could (e.g. [^a-z])
+        for (int j = i + 1; j < length; j++) {
+          if (Platform.getByte(base, offset + j) < 0) {
+            return javaFind(value, pattern);
+          }
+        }
+        return false;
+      }
+    }
+    final int at = next + (state * SYMBOLS + END) * 2;
+    state = ((table[at] & 0xff) << 8) | (table[at + 1] & 0xff);
+    return (table[flags + state] & 1) != 0;
+  }
+
+  private static boolean javaFind(UTF8String value, UTF8String pattern) {
+    return PATTERNS.computeIfAbsent(pattern.toString(), Pattern::compile)
+        .matcher(value.toString())
+        .find(0);
+  }
+
+  /** `value RLIKE pattern` as a DFA walk; null in, null out. */
+  public static Column column(Column value, byte[] table, String pattern) {
+    Seq<Expression> arguments =
+        JavaConverters.asScalaBuffer(
+                Arrays.<Expression>asList(
+                    value.expr(),
+                    Literal.create(table, DataTypes.BinaryType),
+                    Literal.create(pattern, DataTypes.StringType)))
+            .toSeq();
+    Seq<AbstractDataType> noCasts =
+        JavaConverters.asScalaBuffer(Collections.<AbstractDataType>emptyList()).toSeq();
+    return new Column(
+        new StaticInvoke(
+            RegexDfa.class, DataTypes.BooleanType, "find", arguments, noCasts, true, true, true));
+  }
+}

@@ -1,0 +1,140 @@
+"""The pattern DFA (engine/regex_dfa.py run by the JVM helper) gives exactly `rlike`'s answer,
+row by row, on a corpus built to hit its edges: line terminators under `$`, non-ASCII bytes,
+empty strings, nulls, and values that only match late."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+from lineage_quality.engine import patterns
+from lineage_quality.engine.patterns import pattern_matches
+from lineage_quality.engine.regex_dfa import compile_dfa
+
+PATTERNS = [
+    r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$",
+    r"^[A-Z]{2}-\d{4}$",
+    r"\d{3}",
+    r"^ab*c?$",
+    r"(?:foo|bar)baz",
+    r"^(?:x|yz)+$",
+    r"[^a-z]",
+    r"^\s*$",
+    r"a.c",
+    r"^\w+\.\w{1,3}$",
+    r"^$",
+    r"colou?r",
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+    r"\.",
+    r"^a{2,3}?b",
+    r"end$",
+]
+
+FIXED = [
+    "",
+    "a@b.de",
+    "a@b.de\n",
+    "a@b.de\r\n",
+    "a@b.de\r",
+    "a@b.de\n\n",
+    "\r\n",
+    "\n",
+    "AB-1234",
+    "AB-1234\n",
+    "AB-12345",
+    "ab-1234",
+    "ümlaut@b.de",
+    "a@b.dé",
+    "x123é",
+    "ÄÖ",
+    "é",
+    "abc",
+    "ac",
+    "abbbc",
+    "foobaz",
+    "barbaz!",
+    "fobaz",
+    "xyzx",
+    "xyzy",
+    "   ",
+    " \t\n",
+    "a\nc",
+    "a.c",
+    "name.txt",
+    "name.text",
+    "color",
+    "colour\n",
+    "aab",
+    "aaab",
+    "aaaab",
+    "the end",
+    "the end\n",
+    "the end\r\n",
+    "endless",
+    "123e4567-e89b-12d3-a456-426614174000",
+    "123e4567-e89b-12d3-a456-42661417400Z",
+]
+
+ALPHABET = "aAbBcxyz019-_.@ \t\n\r%+éü€"
+
+
+def _corpus(seed: int, count: int) -> list[Any]:
+    rng = random.Random(seed)
+    values: list[Any] = [*FIXED, None]
+    for _ in range(count):
+        size = rng.randint(0, 12)
+        values.append("".join(rng.choice(ALPHABET) for _ in range(size)))
+    # mutate the fixed values too, so near misses of every pattern are present
+    for value in FIXED:
+        if value:
+            i = rng.randrange(len(value))
+            values.append(value[:i] + rng.choice(ALPHABET) + value[i + 1 :])
+    return values
+
+
+def test_every_pattern_here_is_within_the_dfa_subset() -> None:
+    # otherwise the comparison below would compare rlike with itself
+    assert [p for p in PATTERNS if compile_dfa(p) is None] == []
+
+
+def test_the_session_has_the_helper(spark: Any) -> None:
+    assert patterns._helper() is not None, "the engine jar is not on spark.jars: run `make jars`"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_dfa_equals_rlike_row_by_row(spark: Any, seed: int) -> None:
+    values = _corpus(seed, 400)
+    frame = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i long, v string")
+    dfa_columns = [pattern_matches(F.col("v"), p).alias(f"d{n}") for n, p in enumerate(PATTERNS)]
+    rlike_columns = [F.col("v").rlike(p).alias(f"r{n}") for n, p in enumerate(PATTERNS)]
+    result = frame.select("i", "v", *dfa_columns, *rlike_columns)
+    plan = result._jdf.queryExecution().executedPlan().toString()
+    assert "lineagequality.RegexDfa" in plan, plan
+    differences = []
+    for row in result.collect():
+        for n, pattern in enumerate(PATTERNS):
+            if row[f"d{n}"] != row[f"r{n}"]:
+                differences.append((pattern, row["v"], row[f"d{n}"], row[f"r{n}"]))
+    assert differences == []
+    # both answers happen for every pattern, or the corpus proves little
+    rows = result.collect()
+    for n, pattern in enumerate(PATTERNS):
+        answers = {row[f"r{n}"] for row in rows if row["v"] is not None}
+        assert answers == {True, False}, pattern
+
+
+def test_null_in_null_out(spark: Any) -> None:
+    frame = spark.createDataFrame([(None,)], "v string")
+    row = frame.select(pattern_matches(F.col("v"), r"^a+$").alias("m")).first()
+    assert row is not None and row["m"] is None
+
+
+def test_outside_the_subset_falls_back_to_rlike(spark: Any) -> None:
+    pattern = r"(a)\1"  # a backreference: no DFA
+    assert compile_dfa(pattern) is None
+    frame = spark.createDataFrame([("aa",), ("ab",)], "v string")
+    got = [r["m"] for r in frame.select(pattern_matches(F.col("v"), pattern).alias("m")).collect()]
+    assert got == [True, False]
