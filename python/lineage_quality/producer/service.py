@@ -33,7 +33,7 @@ from lineage_quality.producer.alerts import alerts_for
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.evaluation import KILL_AFTER_CANCEL_SECONDS, Evaluation
 from lineage_quality.producer.evaluator import Evaluator
-from lineage_quality.producer.events import late_skeleton, now_iso
+from lineage_quality.producer.events import lane_of, late_skeleton, now_iso
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.health import Health
 from lineage_quality.producer.metrics import Metrics, refusal_reason
@@ -155,27 +155,39 @@ class Producer:
     def _accept(self, body: str) -> None:
         ids: list[str] = []
         complete = False
+        lane = None
         try:
             event = json.loads(body)
             if isinstance(event, dict):
                 ids = run_ids(event)
                 complete = event.get("eventType") in EVALUATED_TYPES
+                lane = lane_of(event)
         except ValueError:
             pass
         # durable before the receiver answers 201; the run is recorded in the same transaction
-        self.spool.put(body, ids, +1 if complete else 0)
+        self.spool.put(body, ids, +1 if complete else 0, lane)
         self.metrics.events_received.inc()
+
+    @staticmethod
+    def _run_of(body: str) -> tuple[list[str], bool]:
+        """The event's run ids (its run and parent), and whether it is a COMPLETE-like event."""
+        try:
+            event = json.loads(body)
+        except ValueError:
+            return [], False
+        if not isinstance(event, dict):
+            return [], False
+        return run_ids(event), event.get("eventType") in EVALUATED_TYPES
 
     def _note_run(self, body: str, step: int) -> None:
         """Keep `GET /api/v1/runs/{runId}` informed: a COMPLETE of the run waits (+1) or was
         handled (-1); any other event just makes the run known."""
+        ids, complete = self._run_of(body)
+        if not ids:
+            return
         try:
-            event = json.loads(body)
-            ids = run_ids(event) if isinstance(event, dict) else []
-            if ids:
-                complete = event.get("eventType") in EVALUATED_TYPES
-                self.spool.run_seen(ids, step if complete else 0)
-        except (ValueError, sqlite3.Error) as exc:
+            self.spool.run_seen(ids, step if complete else 0)
+        except sqlite3.Error as exc:
             log.warning("could not record the run of an event: %s", exc)
 
     def run_status(self, run_id: str) -> tuple[int, dict[str, Any]]:
@@ -265,9 +277,9 @@ class Producer:
                 return item.kind != LATE or self._stop.is_set()
             body = prepared
         if self._forward(item, body):
-            self._delete(item)
-            if item.kind != LATE:
-                self._note_run(item.body, -1)
+            # the run's waiting COMPLETE count drops in the delete's own transaction
+            ids, complete = self._run_of(item.body) if item.kind != LATE else ([], False)
+            self._delete(item, ids, -1 if complete else 0)
         return True
 
     def _needs_evaluation(self, event: Any) -> bool:
@@ -523,11 +535,11 @@ class Producer:
             reason,
         )
 
-    def _delete(self, item: SpooledEvent) -> None:
+    def _delete(self, item: SpooledEvent, run_ids: Sequence[str] = (), step: int = 0) -> None:
         backoff = self.retry_initial
         while True:
             try:
-                self.spool.done(item.id)
+                self.spool.done(item.id, run_ids, step)
                 return
             except sqlite3.Error as exc:
                 # Not forwarded again by this process; a restart before the delete works would.

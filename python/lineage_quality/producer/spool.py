@@ -23,7 +23,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,29 @@ class SpooledEvent:
     kind: str = EVENT
 
 
+@attrs.define
+class _Queued:
+    """A put waiting for its group commit; settled once committed (or refused: `error`)."""
+
+    body: str
+    lane: str
+    size: int
+    run_ids: tuple[str, ...]
+    pending: int
+    id: int = 0
+    error: BaseException | None = None
+    settled: bool = False
+
+
+def _batch_error(exc: BaseException) -> BaseException:
+    # each failed put raises its own exception object (they are raised in several threads)
+    if isinstance(exc, SpoolFullError):
+        return SpoolFullError(str(exc))
+    if isinstance(exc, sqlite3.Error):
+        return sqlite3.OperationalError(f"event not stored: {exc}")
+    return RuntimeError(f"event not stored: {exc!r}")
+
+
 @attrs.frozen
 class DeadLetter:
     id: int
@@ -169,6 +192,10 @@ class Spool:
         self._busy: set[str] = set()  # lanes a worker holds
         self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
         self._known_runs: set[str] = set()  # runs recorded by this process (see _unseen)
+        self._durable = True  # synchronous=FULL (see _synchronous)
+        self._queue: list[_Queued] = []  # puts waiting for the next group commit
+        self._queue_lock = threading.Lock()
+        self._commit_lock = threading.Lock()
         count, size = self._db.execute(
             "SELECT count(*), coalesce(sum(size), 0) FROM events"
         ).fetchone()
@@ -233,17 +260,40 @@ class Spool:
         return True
 
     def _write(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
-        """Run a write; on a full disk give back the reserve once and try again."""
+        """Run a write; on a full disk give back the reserve once and try again (inside a
+        transaction the error goes to `_transaction`, which runs it all again)."""
+        inside = self._db.in_transaction
         try:
             return self._db.execute(sql, params)
         except sqlite3.OperationalError as exc:
-            if not _is_full(exc):
+            if not _is_full(exc) or inside:
                 raise
             if self._full_level is None:
                 self._full_level = self._count
             if not self._drop_reserve():
                 raise
             return self._db.execute(sql, params)
+
+    def _transaction(self, body: Callable[[], object]) -> None:
+        """Run `body` in one transaction; when the disk is full (at any statement or at the
+        commit), give back the reserve once and run it again."""
+        for last in (False, True):
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                body()
+                self._db.execute("COMMIT")
+                return
+            except BaseException as exc:
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                full = isinstance(exc, sqlite3.OperationalError) and _is_full(exc)
+                if not full or last:
+                    raise
+                if self._full_level is None:
+                    self._full_level = self._count
+                if not self._drop_reserve():
+                    raise
 
     # -- bounds ---------------------------------------------------------------------------------
 
@@ -274,30 +324,73 @@ class Spool:
 
     # -- queue ----------------------------------------------------------------------------------
 
-    def put(self, body: str, run_ids: Sequence[str] = (), pending: int = 0) -> int:
+    def put(
+        self, body: str, run_ids: Sequence[str] = (), pending: int = 0, lane: str | None = None
+    ) -> int:
         """Store an event durably; returns its id. Raises SpoolFullError past the bound or on a
         full disk, sqlite3.Error if it could not be kept for another reason. `run_ids` are
-        recorded as by `run_seen`, in the same transaction (one disk sync per event)."""
-        size = len(body.encode())
-        lane = _lane(body)
+        recorded as by `run_seen`, in the same transaction; `lane` is `events.lane_of` of the body
+        (computed here when not given).
+
+        Group commit: events put by several threads at once share one transaction, so one disk
+        sync covers all of them; each put returns only after the sync that covers its event."""
+        lane = _lane(body) if lane is None else lane
+        entry = _Queued(body, lane, len(body.encode()), tuple(run_ids), pending)
+        with self._queue_lock:
+            self._queue.append(entry)
+        with self._commit_lock:  # the holder commits everything queued so far
+            if not entry.settled:
+                self._commit_queued()
+        if entry.error is not None:
+            raise entry.error
+        return entry.id
+
+    def _commit_queued(self) -> None:
+        with self._queue_lock:
+            batch, self._queue = self._queue, []
         with self._lock:
-            runs = self._unseen(run_ids, pending)
-            if not runs:
-                event_id = self._insert(body, lane, size)
-                self._counted(size)
-                return event_id
-            self._db.execute("BEGIN IMMEDIATE")
+            self._synchronous(durable=True)
+            count, size = self._count, self._bytes
+            stored: list[_Queued] = []
+            recorded: set[str] = set()
             try:
-                event_id = self._insert(body, lane, size)
-                self._upsert_runs(runs, pending)
+                accepting = self._accepting()
+                self._db.execute("BEGIN IMMEDIATE")
+                for entry in batch:
+                    try:
+                        self._admit(count + 1, size + entry.size, accepting)
+                    except SpoolFullError as exc:
+                        entry.error = exc
+                        continue
+                    entry.id = self._insert(entry.body, entry.lane, entry.size)
+                    runs = self._unseen(entry.run_ids, entry.pending)
+                    if not entry.pending:
+                        runs = [r for r in runs if r not in recorded]
+                    self._upsert_runs(runs, entry.pending)
+                    recorded.update(runs)
+                    stored.append(entry)
+                    count, size = count + 1, size + entry.size
                 self._db.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
+                # nothing of this batch is kept: every put of it fails (the senders retry)
                 if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
-            self._counted(size)
-            self._known_runs.update(runs)
-            return event_id
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError) and _is_full(exc):
+                    self._full_level = self._count  # the commit itself found the disk full
+                    self._drop_reserve()
+                    exc = SpoolFullError("spool disk is full; retry later")
+                for entry in batch:
+                    entry.error = entry.error or _batch_error(exc)
+                    entry.settled = True
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            for entry in stored:
+                self._counted(entry.size)
+            self._known_runs.update(recorded)
+            for entry in batch:
+                entry.settled = True
 
     def _unseen(self, run_ids: Sequence[str], pending: int) -> list[str]:
         """Runs to write: all of them when the pending count changes, else those not recorded
@@ -317,14 +410,19 @@ class Spool:
                 (run_id, pending, now),
             )
 
-    def _insert(self, body: str, lane: str, size: int) -> int:
-        """INSERT the event (the caller commits and then calls _counted)."""
-        if self._ratio(self._count + 1, self._bytes + size) > 1.0:
+    def _admit(self, count: int, size: int, accepting: bool) -> None:
+        """Raise SpoolFullError when holding `count` events of `size` bytes would pass the bound,
+        or while the disk is full (`accepting`: `_accepting()`, asked outside the transaction:
+        it may vacuum and checkpoint)."""
+        if self._ratio(count, size) > 1.0:
             raise SpoolFullError(
                 f"spool full ({self._count} events, {self._bytes} bytes); retry later"
             )
-        if not self._accepting():
+        if not accepting:
             raise SpoolFullError("spool disk is full; retry later")
+
+    def _insert(self, body: str, lane: str, size: int) -> int:
+        """INSERT the event (in the caller's transaction; it calls _counted after the commit)."""
         try:
             cur = self._db.execute(
                 "INSERT INTO events (body, received, lane, kind, size) VALUES (?, ?, ?, ?, ?)",
@@ -337,6 +435,14 @@ class Spool:
                 raise SpoolFullError("spool disk is full; retry later") from exc
             raise
         return int(cur.lastrowid or 0)
+
+    def _synchronous(self, durable: bool) -> None:
+        """FULL: the commit is on disk when it returns (events taken). NORMAL (WAL): it is on
+        disk with the next FULL commit or checkpoint; used where losing the last changes in a
+        power cut only repeats work (a delete after forwarding: the event is sent again)."""
+        if durable != self._durable:
+            self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self._durable = durable
 
     def _counted(self, size: int) -> None:
         self._count += 1
@@ -413,10 +519,14 @@ class Spool:
         size = len(body.encode())
         with self._lock:
             old = self._db.execute("SELECT size FROM events WHERE id = ?", (event_id,)).fetchone()
-            self._write(
-                "UPDATE events SET body = ?, enriched = 1, size = ? WHERE id = ?",
-                (body, size, event_id),
-            )
+            self._synchronous(durable=False)  # lost in a power cut: evaluated again
+            try:
+                self._write(
+                    "UPDATE events SET body = ?, enriched = 1, size = ? WHERE id = ?",
+                    (body, size, event_id),
+                )
+            finally:
+                self._synchronous(durable=True)
             if old is not None:
                 self._bytes += size - int(old[0])
                 self._check_level()
@@ -433,8 +543,10 @@ class Spool:
             if old is None:
                 raise KeyError(f"no event {event_id} in the spool")
             lane = str(old[1])
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
+            late: list[int] = []
+
+            def write() -> None:
+                late.clear()
                 self._write(
                     "UPDATE events SET body = ?, enriched = 1, size = ? WHERE id = ?",
                     (body, size, event_id),
@@ -443,14 +555,13 @@ class Spool:
                     "INSERT INTO events (body, received, lane, kind, size) VALUES (?, ?, ?, ?, ?)",
                     (late_body, time.time(), lane, LATE, late_size),
                 )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                late.append(int(cur.lastrowid or 0))
+
+            self._transaction(write)
             self._bytes += size - int(old[0])
             self._count += 1
             self._bytes += late_size
-            late_id = int(cur.lastrowid or 0)
+            late_id = late[0]
             self._held[late_id] = lane
             return late_id
 
@@ -463,11 +574,24 @@ class Spool:
         with self._lock, contextlib.suppress(sqlite3.OperationalError):
             self._db.execute("UPDATE events SET attempts = attempts + 1 WHERE id = ?", (event_id,))
 
-    def done(self, event_id: int) -> None:
-        """The event was forwarded (or is not needed any more): delete it."""
+    def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
+        """The event was forwarded (or is not needed any more): delete it, and record `run_ids`
+        as by `run_seen` in the same transaction. Not synced on its own (see `_synchronous`):
+        after a power cut the event may be forwarded once more, never lost."""
         with self._lock:
             old = self._db.execute("SELECT size FROM events WHERE id = ?", (event_id,)).fetchone()
-            self._write("DELETE FROM events WHERE id = ?", (event_id,))
+            runs = self._unseen(run_ids, pending)
+            self._synchronous(durable=False)
+            try:
+
+                def delete() -> None:
+                    self._write("DELETE FROM events WHERE id = ?", (event_id,))
+                    self._upsert_runs(runs, pending)
+
+                self._transaction(delete)
+            finally:
+                self._synchronous(durable=True)
+            self._known_runs.update(runs)
             if old is not None:
                 self._count -= 1
                 self._bytes -= int(old[0])
@@ -533,8 +657,8 @@ class Spool:
             ).fetchone()
             if row is None:
                 return
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
+
+            def move() -> None:
                 self._write(
                     "INSERT OR REPLACE INTO dead_letters "
                     "(id, body, lane, kind, attempts, reason, received, dead) "
@@ -542,10 +666,8 @@ class Spool:
                     (event_id, row[0], row[1], row[2], row[3], reason[:2000], row[4], time.time()),
                 )
                 self._write("DELETE FROM events WHERE id = ?", (event_id,))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+
+            self._transaction(move)
             self._count -= 1
             self._bytes -= int(row[5])
             self._check_level()
@@ -568,22 +690,23 @@ class Spool:
             if row is None:
                 raise KeyError(event_id)
             size = len(str(row[0]).encode())
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
+            new_id: list[int] = []
+
+            def move_back() -> None:
+                new_id.clear()
                 cur = self._write(
                     "INSERT INTO events (body, enriched, received, lane, kind, size) "
                     "VALUES (?, 1, ?, ?, ?, ?)",
                     (row[0], row[3], row[1], row[2], size),
                 )
                 self._write("DELETE FROM dead_letters WHERE id = ?", (event_id,))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                new_id.append(int(cur.lastrowid or 0))
+
+            self._transaction(move_back)
             self._count += 1
             self._bytes += size
             self._changed.notify_all()
-            return int(cur.lastrowid or 0)
+            return new_id[0]
 
     def purge_dead_letters(self, event_ids: list[int] | None = None) -> int:
         """Delete the given dead letters (all when None); how many were deleted."""
