@@ -92,6 +92,7 @@ def test_hand_over_puts_the_follow_up_after_its_event_and_holds_the_lane(tmp_pat
     again = spool.claim(timeout=0)
     assert again is not None and (again.id, again.kind, again.lane) == (late, LATE, "run:a")
 
+    spool.close()
     reopened = Spool(tmp_path / "s.db", reserve_bytes=0)  # after a restart: in lane order
     found = reopened.claim(timeout=0)
     assert found is not None and found.id == late

@@ -140,3 +140,37 @@ def test_done_deletes_and_counts_the_run_down_in_one_step(tmp_path: Path) -> Non
     reopened = Spool(tmp_path / "s.db", reserve_bytes=0)
     assert reopened.run_report("a") == (1, [])
     assert reopened.usage()[0] == 1
+
+
+def test_claims_read_committed_events_while_puts_commit(tmp_path: Path) -> None:
+    # workers claim from memory and read on their own connection: every claimed event is one
+    # that was committed, each lane in order, none twice
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    _slow_commits(spool, 0.005)
+    seen: list[tuple[str, int]] = []
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            item = spool.claim(timeout=0.05)
+            if item is None:
+                continue
+            body = json.loads(item.body)
+            seen.append((body["run"]["runId"], body["n"]))
+            spool.done(item.id)
+            spool.release(item.lane)
+
+    workers = [threading.Thread(target=work) for _ in range(3)]
+    for w in workers:
+        w.start()
+    _, errors = _put_from_threads(spool, threads=4, each=25)
+    assert errors == []
+    assert spool.wait_empty(timeout=30)
+    stop.set()
+    for w in workers:
+        w.join()
+    assert len(seen) == len(set(seen)) == 100
+    for t in range(4):
+        assert [n for run, n in seen if run == f"r{t}"] == list(range(25))
+    spool.close()
+    assert Spool(tmp_path / "s.db", reserve_bytes=0).pending() == 0

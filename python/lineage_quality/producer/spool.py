@@ -15,6 +15,7 @@ rewritten (the disk has room again).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import logging
@@ -25,7 +26,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -184,9 +184,18 @@ class Spool:
             if name not in present:
                 self._db.execute(f"ALTER TABLE events ADD COLUMN {name} {decl}")
         self._migrate_old_rows()
-        # claim() looks up the head of each free lane: without this it scanned every row of the
-        # busy lanes (a burst of one run's events) under the lock, for every claim.
-        self._db.execute("CREATE INDEX IF NOT EXISTS events_lane ON events (lane, id)")
+        # (lane, id) index of older versions: claim() now finds lane heads in memory
+        self._db.execute("DROP INDEX IF EXISTS events_lane")
+        # Workers read claimed events on a connection of their own: a WAL reader is not blocked
+        # by the writer's commit (its disk sync), so forwarding goes on while events arrive.
+        self._reader = sqlite3.connect(
+            str(self.path), check_same_thread=False, isolation_level=None
+        )
+        self._reader.execute("PRAGMA query_only=1")
+        self._reader_lock = threading.Lock()
+        # Locks: _db_lock guards the writer connection (and _known_runs, _durable); _lock guards
+        # what is held in memory (lanes, busy, held, counts, deletes). Always _db_lock first.
+        self._db_lock = threading.RLock()
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._busy: set[str] = set()  # lanes a worker holds
@@ -195,13 +204,15 @@ class Spool:
         self._durable = True  # synchronous=FULL (see _synchronous)
         self._queue: list[_Queued] = []  # puts waiting for the next group commit
         self._queue_lock = threading.Lock()
-        self._commit_lock = threading.Lock()
-        count, size = self._db.execute(
-            "SELECT count(*), coalesce(sum(size), 0) FROM events"
-        ).fetchone()
-        self._count = int(count)
-        self._bytes = int(size)
+        self._events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
+        self._lanes: dict[str, collections.deque[int]] = {}  # lane -> its ids, oldest first
+        self._count = 0
+        self._bytes = 0
         self._warned = False
+        for event_id, lane, size in self._db.execute(
+            "SELECT id, lane, size FROM events ORDER BY id"
+        ):
+            self._index(int(event_id), str(lane), int(size))
         self._full_level: int | None = None  # events held when the disk filled up
         self._make_reserve()
 
@@ -338,7 +349,7 @@ class Spool:
         entry = _Queued(body, lane, len(body.encode()), tuple(run_ids), pending)
         with self._queue_lock:
             self._queue.append(entry)
-        with self._commit_lock:  # the holder commits everything queued so far
+        with self._db_lock:  # the holder commits everything queued so far
             if not entry.settled:
                 self._commit_queued()
         if entry.error is not None:
@@ -346,51 +357,55 @@ class Spool:
         return entry.id
 
     def _commit_queued(self) -> None:
+        """One transaction (one disk sync) for the queued puts. Caller holds _db_lock."""
         with self._queue_lock:
             batch, self._queue = self._queue, []
-        with self._lock:
-            self._synchronous(durable=True)
-            count, size = self._count, self._bytes
-            stored: list[_Queued] = []
-            recorded: set[str] = set()
-            try:
-                accepting = self._accepting()
-                self._db.execute("BEGIN IMMEDIATE")
-                for entry in batch:
-                    try:
-                        self._admit(count + 1, size + entry.size, accepting)
-                    except SpoolFullError as exc:
-                        entry.error = exc
-                        continue
-                    entry.id = self._insert(entry.body, entry.lane, entry.size)
-                    runs = self._unseen(entry.run_ids, entry.pending)
-                    if not entry.pending:
-                        runs = [r for r in runs if r not in recorded]
-                    self._upsert_runs(runs, entry.pending)
-                    recorded.update(runs)
-                    stored.append(entry)
-                    count, size = count + 1, size + entry.size
-                self._db.execute("COMMIT")
-            except BaseException as exc:
-                # nothing of this batch is kept: every put of it fails (the senders retry)
-                if self._db.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._db.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.OperationalError) and _is_full(exc):
-                    self._full_level = self._count  # the commit itself found the disk full
-                    self._drop_reserve()
-                    exc = SpoolFullError("spool disk is full; retry later")
-                for entry in batch:
-                    entry.error = entry.error or _batch_error(exc)
-                    entry.settled = True
-                if not isinstance(exc, Exception):
-                    raise
-                return
-            for entry in stored:
-                self._counted(entry.size)
-            self._known_runs.update(recorded)
+        if not batch:
+            return
+        self._synchronous(durable=True)
+        count, size = self._count, self._bytes
+        stored: list[_Queued] = []
+        recorded: set[str] = set()
+        try:
+            accepting = self._accepting()
+            self._db.execute("BEGIN IMMEDIATE")
             for entry in batch:
+                try:
+                    self._admit(count + 1, size + entry.size, accepting)
+                except SpoolFullError as exc:
+                    entry.error = exc
+                    continue
+                entry.id = self._insert(entry.body, entry.lane, entry.size)
+                runs = self._unseen(entry.run_ids, entry.pending)
+                if not entry.pending:
+                    runs = [r for r in runs if r not in recorded]
+                self._upsert_runs(runs, entry.pending)
+                recorded.update(runs)
+                stored.append(entry)
+                count, size = count + 1, size + entry.size
+            self._db.execute("COMMIT")
+        except BaseException as exc:
+            # nothing of this batch is kept: every put of it fails (the senders retry)
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and _is_full(exc):
+                self._full_level = self._count  # the commit itself found the disk full
+                self._drop_reserve()
+                exc = SpoolFullError("spool disk is full; retry later")
+            for entry in batch:
+                entry.error = entry.error or _batch_error(exc)
                 entry.settled = True
+            if not isinstance(exc, Exception):
+                raise
+            return
+        self._known_runs.update(recorded)
+        with self._lock:
+            for entry in stored:
+                self._index(entry.id, entry.lane, entry.size)
+            self._changed.notify_all()
+        for entry in batch:
+            entry.settled = True
 
     def _unseen(self, run_ids: Sequence[str], pending: int) -> list[str]:
         """Runs to write: all of them when the pending count changes, else those not recorded
@@ -444,11 +459,39 @@ class Spool:
             self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             self._durable = durable
 
-    def _counted(self, size: int) -> None:
+    # -- what is held, in memory (caller holds _lock) ------------------------------------------
+
+    def _index(self, event_id: int, lane: str, size: int) -> None:
+        self._events[event_id] = (lane, size)
+        self._lanes.setdefault(lane, collections.deque()).append(event_id)  # ids only grow
         self._count += 1
         self._bytes += size
         self._check_level()
-        self._changed.notify_all()
+
+    def _unindex(self, event_id: int) -> None:
+        known = self._events.pop(event_id, None)
+        if known is None:
+            return
+        lane, size = known
+        ids = self._lanes[lane]
+        if ids[0] == event_id:
+            ids.popleft()
+        else:
+            ids.remove(event_id)
+        if not ids:
+            del self._lanes[lane]
+        self._count -= 1
+        self._bytes -= size
+        self._check_level()
+
+    def _resize(self, event_id: int, size: int) -> None:
+        known = self._events.get(event_id)
+        if known is not None:
+            self._events[event_id] = (known[0], size)
+            self._bytes += size - known[1]
+            self._check_level()
+
+    # -- workers --------------------------------------------------------------------------------
 
     def next(self, timeout: float | None = None) -> SpooledEvent | None:
         """The oldest event not yet forwarded, whatever its lane (not claimed)."""
@@ -460,53 +503,49 @@ class Spool:
 
     def _take(self, timeout: float | None, claim: bool) -> SpooledEvent | None:
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self._lock:
-            while True:
-                row = (
-                    self._claimable_head()
-                    if claim
-                    else self._db.execute(
-                        f"SELECT {_ROW} FROM events ORDER BY id LIMIT 1"
-                    ).fetchone()
-                )
-                if row is not None:
-                    item = SpooledEvent(
-                        int(row[0]), str(row[1]), bool(row[2]), int(row[3]), str(row[4]), row[5]
-                    )
-                    if claim:
-                        self._busy.add(item.lane)
-                    return item
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return None
-                self._changed.wait(remaining)
+        while True:
+            with self._lock:
+                while True:
+                    event_id = self._claimable() if claim else self._oldest()
+                    if event_id is not None:
+                        lane = self._events[event_id][0]
+                        if claim:
+                            self._busy.add(lane)
+                        break
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        return None
+                    self._changed.wait(remaining)
+            with self._reader_lock:
+                row = self._reader.execute(
+                    f"SELECT {_ROW} FROM events WHERE id = ?", (event_id,)
+                ).fetchall()
+            if row:
+                r = row[0]
+                return SpooledEvent(int(r[0]), str(r[1]), bool(r[2]), int(r[3]), str(r[4]), r[5])
+            # gone meanwhile (next() does not hold the lane): look again
+            log.debug("event %d left the spool before it was read", event_id)
+            if claim:
+                self.release(lane)
 
-    def _claimable_head(self) -> Any:
-        """The oldest row of a lane no worker holds, and not at or behind a held follow-up:
-        the head of each free lane through the (lane, id) index, lanes found by skip-scan."""
-        lanes = self._db.execute(
-            "WITH RECURSIVE l(lane) AS (SELECT MIN(lane) FROM events UNION ALL "
-            "SELECT (SELECT MIN(lane) FROM events WHERE lane > l.lane) FROM l "
-            "WHERE l.lane IS NOT NULL) SELECT lane FROM l WHERE lane IS NOT NULL"
-        ).fetchall()
+    def _oldest(self) -> int | None:
+        heads = [ids[0] for ids in self._lanes.values()]
+        return min(heads) if heads else None
+
+    def _claimable(self) -> int | None:
+        """The oldest event of a lane no worker holds, and not at or behind a held follow-up."""
         held: dict[str, int] = {}
         for held_id, lane in self._held.items():
             held[lane] = min(held_id, held.get(lane, held_id))
         best = None
-        for (lane,) in lanes:
+        for lane, ids in self._lanes.items():
             if lane in self._busy:
                 continue
-            if lane in held:
-                row = self._db.execute(
-                    f"SELECT {_ROW} FROM events WHERE lane = ? AND id < ? ORDER BY id LIMIT 1",
-                    (lane, held[lane]),
-                ).fetchone()
-            else:
-                row = self._db.execute(
-                    f"SELECT {_ROW} FROM events WHERE lane = ? ORDER BY id LIMIT 1", (lane,)
-                ).fetchone()
-            if row is not None and (best is None or row[0] < best[0]):
-                best = row
+            head = ids[0]
+            if lane in held and head >= held[lane]:
+                continue
+            if best is None or head < best:
+                best = head
         return best
 
     def release(self, lane: str) -> None:
@@ -517,8 +556,7 @@ class Spool:
     def replace(self, event_id: int, body: str) -> None:
         """Keep the enriched body in place of the received one."""
         size = len(body.encode())
-        with self._lock:
-            old = self._db.execute("SELECT size FROM events WHERE id = ?", (event_id,)).fetchone()
+        with self._db_lock:
             self._synchronous(durable=False)  # lost in a power cut: evaluated again
             try:
                 self._write(
@@ -527,22 +565,20 @@ class Spool:
                 )
             finally:
                 self._synchronous(durable=True)
-            if old is not None:
-                self._bytes += size - int(old[0])
-                self._check_level()
+            with self._lock:
+                self._resize(event_id, size)
 
     def hand_over(self, event_id: int, body: str, late_body: str) -> int:
         """In one transaction: keep `body` as event `event_id`'s enriched body, and add the
         follow-up `late_body` (not yet evaluated) after it in the same lane. The follow-up, and so
         the rest of its lane, is held until `unhold` (its evaluation ended)."""
         size, late_size = len(body.encode()), len(late_body.encode())
-        with self._lock:
-            old = self._db.execute(
-                "SELECT size, lane FROM events WHERE id = ?", (event_id,)
-            ).fetchone()
-            if old is None:
+        with self._db_lock:
+            with self._lock:
+                known = self._events.get(event_id)
+            if known is None:
                 raise KeyError(f"no event {event_id} in the spool")
-            lane = str(old[1])
+            lane = known[0]
             late: list[int] = []
 
             def write() -> None:
@@ -558,11 +594,12 @@ class Spool:
                 late.append(int(cur.lastrowid or 0))
 
             self._transaction(write)
-            self._bytes += size - int(old[0])
-            self._count += 1
-            self._bytes += late_size
             late_id = late[0]
-            self._held[late_id] = lane
+            with self._lock:
+                self._resize(event_id, size)
+                self._held[late_id] = lane  # before any worker can see it
+                self._index(late_id, lane, late_size)
+                self._changed.notify_all()
             return late_id
 
     def unhold(self, event_id: int) -> None:
@@ -571,15 +608,14 @@ class Spool:
             self._changed.notify_all()
 
     def attempted(self, event_id: int) -> None:
-        with self._lock, contextlib.suppress(sqlite3.OperationalError):
+        with self._db_lock, contextlib.suppress(sqlite3.OperationalError):
             self._db.execute("UPDATE events SET attempts = attempts + 1 WHERE id = ?", (event_id,))
 
     def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
         """The event was forwarded (or is not needed any more): delete it, and record `run_ids`
         as by `run_seen` in the same transaction. Not synced on its own (see `_synchronous`):
         after a power cut the event may be forwarded once more, never lost."""
-        with self._lock:
-            old = self._db.execute("SELECT size FROM events WHERE id = ?", (event_id,)).fetchone()
+        with self._db_lock:
             runs = self._unseen(run_ids, pending)
             self._synchronous(durable=False)
             try:
@@ -592,22 +628,20 @@ class Spool:
             finally:
                 self._synchronous(durable=True)
             self._known_runs.update(runs)
-            if old is not None:
-                self._count -= 1
-                self._bytes -= int(old[0])
-                self._check_level()
-            self._changed.notify_all()
+            with self._lock:
+                self._unindex(event_id)
+                self._changed.notify_all()
 
     def run_seen(self, run_ids: Sequence[str], pending: int) -> None:
         """Record runs (a run and its parent) and how many COMPLETE events of them wait."""
-        with self._lock:
+        with self._db_lock:
             runs = self._unseen(run_ids, pending)
             self._upsert_runs(runs, pending)
             self._known_runs.update(runs)
 
     def add_verdicts(self, run_ids: Sequence[str], body: str) -> None:
         now = time.time()
-        with self._lock:
+        with self._db_lock:
             for run_id in run_ids:
                 self._write(
                     "INSERT INTO run_verdicts (run_id, body, at) VALUES (?, ?, ?)",
@@ -618,7 +652,7 @@ class Spool:
 
     def run_report(self, run_id: str) -> tuple[int, list[str]] | None:
         """(COMPLETE events still waiting, verdict bodies) of a run; None when unknown."""
-        with self._lock:
+        with self._db_lock:
             row = self._db.execute(
                 "SELECT pending FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
@@ -634,14 +668,14 @@ class Spool:
 
     def mark_run_failed(self, run_id: str) -> None:
         now = time.time()
-        with self._lock:
+        with self._db_lock:
             self._write(
                 "INSERT OR REPLACE INTO failed_runs (run_id, at) VALUES (?, ?)", (run_id, now)
             )
             self._write("DELETE FROM failed_runs WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,))
 
     def run_failed(self, run_id: str) -> bool:
-        with self._lock:
+        with self._db_lock:
             row = self._db.execute(
                 "SELECT 1 FROM failed_runs WHERE run_id = ?", (run_id,)
             ).fetchone()
@@ -650,7 +684,7 @@ class Spool:
     def dead_letter(self, event_id: int, reason: str) -> None:
         """Move an event the sink keeps refusing out of its lane into `dead_letters`, in one
         transaction: its run's later events go on, and nothing is lost."""
-        with self._lock:
+        with self._db_lock:
             row = self._db.execute(
                 "SELECT body, lane, kind, attempts, received, size FROM events WHERE id = ?",
                 (event_id,),
@@ -668,13 +702,12 @@ class Spool:
                 self._write("DELETE FROM events WHERE id = ?", (event_id,))
 
             self._transaction(move)
-            self._count -= 1
-            self._bytes -= int(row[5])
-            self._check_level()
-            self._changed.notify_all()
+            with self._lock:
+                self._unindex(event_id)
+                self._changed.notify_all()
 
     def dead_letters(self) -> list[DeadLetter]:
-        with self._lock:
+        with self._db_lock:
             rows = self._db.execute(
                 "SELECT id, body, lane, attempts, reason, dead FROM dead_letters ORDER BY id"
             ).fetchall()
@@ -683,7 +716,7 @@ class Spool:
     def retry_dead_letter(self, event_id: int) -> int:
         """Put a dead letter back at the end of its lane (after the run's later events); the new
         spool id. KeyError when there is no such dead letter."""
-        with self._lock:
+        with self._db_lock:
             row = self._db.execute(
                 "SELECT body, lane, kind, received FROM dead_letters WHERE id = ?", (event_id,)
             ).fetchone()
@@ -703,14 +736,14 @@ class Spool:
                 new_id.append(int(cur.lastrowid or 0))
 
             self._transaction(move_back)
-            self._count += 1
-            self._bytes += size
-            self._changed.notify_all()
+            with self._lock:
+                self._index(new_id[0], str(row[1]), size)
+                self._changed.notify_all()
             return new_id[0]
 
     def purge_dead_letters(self, event_ids: list[int] | None = None) -> int:
         """Delete the given dead letters (all when None); how many were deleted."""
-        with self._lock:
+        with self._db_lock:
             if event_ids is None:
                 cur = self._write("DELETE FROM dead_letters", ())
             else:
@@ -720,8 +753,9 @@ class Spool:
             return int(cur.rowcount)
 
     def pending(self) -> int:
+        """Events not forwarded yet."""
         with self._lock:
-            return int(self._db.execute("SELECT count(*) FROM events").fetchone()[0])
+            return self._count
 
     def usage(self) -> tuple[int, int]:
         """(events, bytes) held now."""
@@ -729,19 +763,22 @@ class Spool:
             return self._count, self._bytes
 
     def wait_empty(self, timeout: float) -> bool:
+        """Wait until every event was forwarded."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._db.execute("SELECT count(*) FROM events").fetchone()[0]:
+            while self._count:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
                 self._changed.wait(min(remaining, 0.5))
-            return True
+        return True
 
     def wake(self) -> None:
         with self._lock:
             self._changed.notify_all()
 
     def close(self) -> None:
-        with self._lock:
+        with self._db_lock:
             self._db.close()
+            with self._reader_lock:
+                self._reader.close()
