@@ -26,9 +26,11 @@ class RecordingSpool(Spool):
         super().__init__(path)
         self.received: list[str] = []
 
-    def put(self, body: str, run_ids: Sequence[str] = (), pending: int = 0) -> int:
+    def put(
+        self, body: str, run_ids: Sequence[str] = (), pending: int = 0, lane: str | None = None
+    ) -> int:
         self.received.append(body)
-        return super().put(body, run_ids, pending)
+        return super().put(body, run_ids, pending, lane)
 
 
 @contextmanager

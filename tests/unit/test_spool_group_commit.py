@@ -12,21 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_spool_and_events import event  # the same event shape as the other spool tests
 
 from lineage_quality.producer.spool import Spool, SpoolFullError
-
-
-def event(run: str, n: int) -> str:
-    return json.dumps(
-        {
-            "eventType": "RUNNING",
-            "eventTime": "2026-11-22T06:00:00Z",
-            "producer": "p",
-            "run": {"runId": run},
-            "job": {"namespace": "n", "name": "j"},
-            "n": n,
-        }
-    )
 
 
 def _slow_commits(spool: Spool, seconds: float) -> list[str]:
@@ -74,7 +62,7 @@ def test_concurrent_puts_share_commits_and_all_survive_a_reopen(tmp_path: Path) 
     assert errors == []
     assert len(ids) == len(set(ids)) == 160
     commits = sum(1 for s in statements if s == "COMMIT")
-    assert commits < 160 / 2, f"{commits} commits for 160 events: no group commit"
+    assert commits <= 160 / 3, f"{commits} commits for 160 events: no group commit"
     assert spool.usage()[0] == 160
     spool.close()
     reopened = Spool(tmp_path / "s.db", reserve_bytes=0)

@@ -203,7 +203,8 @@ class Spool:
         self._known_runs: set[str] = set()  # runs recorded by this process (see _unseen)
         self._durable = True  # synchronous=FULL (see _synchronous)
         self._queue: list[_Queued] = []  # puts waiting for the next group commit
-        self._queue_lock = threading.Lock()
+        self._queue_ready = threading.Condition()  # a group commit ended
+        self._committing = False  # a put is committing the queue
         self._events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
         self._lanes: dict[str, collections.deque[int]] = {}  # lane -> its ids, oldest first
         self._count = 0
@@ -347,18 +348,27 @@ class Spool:
         sync covers all of them; each put returns only after the sync that covers its event."""
         lane = _lane(body) if lane is None else lane
         entry = _Queued(body, lane, len(body.encode()), tuple(run_ids), pending)
-        with self._queue_lock:
+        with self._queue_ready:
             self._queue.append(entry)
-        with self._db_lock:  # the holder commits everything queued so far
-            if not entry.settled:
-                self._commit_queued()
+            while self._committing and not entry.settled:
+                self._queue_ready.wait()
+            lead = not entry.settled
+            self._committing = self._committing or lead
+        if lead:  # commit everything queued by now (this event too) while the others wait
+            try:
+                with self._db_lock:
+                    self._commit_queued()
+            finally:
+                with self._queue_ready:
+                    self._committing = False
+                    self._queue_ready.notify_all()
         if entry.error is not None:
             raise entry.error
         return entry.id
 
     def _commit_queued(self) -> None:
         """One transaction (one disk sync) for the queued puts. Caller holds _db_lock."""
-        with self._queue_lock:
+        with self._queue_ready:
             batch, self._queue = self._queue, []
         if not batch:
             return
