@@ -7,19 +7,15 @@ just the driver). `LINEAGE_QUALITY_PATTERN_DFA=0` turns it off (to compare timin
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from typing import Any
 
-from pyspark import SparkContext
 from pyspark.sql import Column
 
+from lineage_quality.engine.jvm_helpers import ENGINE_JAR_NAME, jvm_helper
 from lineage_quality.engine.regex_dfa import compile_dfa
 
-ENGINE_JAR_NAME = "lineage-quality-engine.jar"
-HELPER_CLASS = "lineagequality.RegexDfa"
-
-_helpers: dict[int, Any] = {}  # id of the SparkContext -> the helper class, or None
+__all__ = ["ENGINE_JAR_NAME", "dfa_table", "pattern_matches"]
 
 
 @lru_cache(maxsize=512)
@@ -28,23 +24,7 @@ def dfa_table(pattern: str) -> bytes | None:
 
 
 def _helper() -> Any:
-    if os.environ.get("LINEAGE_QUALITY_PATTERN_DFA", "1") == "0":
-        return None
-    sc = SparkContext._active_spark_context
-    if sc is None:
-        return None
-    key = id(sc)
-    if key not in _helpers:
-        _helpers.clear()  # one live context at a time
-        helper = None
-        if ENGINE_JAR_NAME in (sc.getConf().get("spark.jars") or ""):
-            from py4j.java_gateway import JavaClass
-
-            jvm: Any = sc._jvm
-            found = getattr(jvm.lineagequality, "RegexDfa", None)
-            helper = found if isinstance(found, JavaClass) else None
-        _helpers[key] = helper
-    return _helpers[key]
+    return jvm_helper("RegexDfa", "PATTERN_DFA")
 
 
 def pattern_matches(value: Column, pattern: str) -> Column:

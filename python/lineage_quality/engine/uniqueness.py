@@ -1,0 +1,131 @@
+"""Duplicate counts for uniqueness rules: rows whose key (all parts non-null) repeats an earlier
+row's key, i.e. non-null rows - distinct keys. Exact on every path.
+
+The plain path groups by the key after hash-partitioning on it. The hashed path (the JVM helper
+`lineagequality.KeyHashes`) shuffles one 64-bit hash per row instead of the key, counts distinct
+hashes per partition in a primitive set, and lists the hashes seen more than once. Only those
+can hide a duplicate or a collision, so one more pass groups just the rows carrying them by
+their real key: distinct keys = distinct hashes + (distinct keys - 1) per repeated hash. A
+crafted collision therefore costs time, never a wrong count. When too many hashes repeat (a
+mostly duplicated key), the plain path runs instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import reduce
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lineage_quality.engine.jvm_helpers import jvm_helper
+
+MAX_CANDIDATES = 1_000_000  # repeated hashes checked by a broadcast join; past it, plain path
+ROWS_PER_PARTITION = 4_000_000  # bounds each partition's hash set (~64 MiB at most)
+# Types whose Spark hash agrees with grouping equality (Spark hashes -0.0 as 0.0 and every NaN
+# alike, as grouping does); others (arrays, structs, maps) take the plain path.
+_HASHABLE = (
+    "tinyint", "smallint", "int", "bigint", "float", "double", "string", "boolean", "date",
+    "timestamp", "timestamp_ntz", "binary",
+)  # fmt: skip
+# Types whose value cast to bigint is one-to-one: the value itself serves as the hash.
+_SELF_HASHED = ("tinyint", "smallint", "int", "bigint")
+
+
+def _col(name: str) -> Column:
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _not_null(columns: Sequence[str]) -> Column:
+    return reduce(lambda a, b: a & b, [_col(c).isNotNull() for c in columns])
+
+
+def grouped_duplicate_count(df: DataFrame, columns: Sequence[str]) -> int:
+    """The plain path: group by the key itself."""
+    keys = [_col(c) for c in columns]
+    # Hash-partitioned on the key first: the grouping then runs once, after the shuffle. Without
+    # it Spark pre-aggregates before shuffling, which for near-unique keys (what a uniqueness
+    # rule expects) only builds a hash table as large as the input.
+    grouped = (
+        df.where(_not_null(columns))
+        .repartition(*keys)
+        .groupBy(*keys)
+        .agg(F.count(F.lit(1)).alias("lq_n"))
+    )
+    row = grouped.agg(
+        F.coalesce(F.sum("lq_n"), F.lit(0)).alias("rows"), F.count(F.lit(1)).alias("keys")
+    ).first()
+    assert row is not None
+    return int(row["rows"]) - int(row["keys"])
+
+
+def key_hash(keys: Sequence[Column]) -> Column:
+    """The 64-bit hash the hashed path shuffles (a module function, so tests can weaken it)."""
+    return F.xxhash64(*keys)
+
+
+def _type(df: DataFrame, column: str) -> str:
+    return next((f.dataType.simpleString() for f in df.schema.fields if f.name == column), "")
+
+
+def _hashable(df: DataFrame, columns: Sequence[str]) -> bool:
+    return all(
+        _type(df, c).split("(")[0] in _HASHABLE or _type(df, c).startswith("decimal")
+        for c in columns
+    )
+
+
+def _partitions(df: DataFrame, rows: int | None) -> int:
+    configured = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
+    return max(configured, math.ceil((rows or 0) / ROWS_PER_PARTITION), 1)
+
+
+def hashed_duplicate_count(
+    df: DataFrame, columns: Sequence[str], helper: Any, rows: int | None = None
+) -> int | None:
+    """The hashed path; None when too many hashes repeat (the caller runs the plain path)."""
+    names = [f"lq_k{i}" for i in range(len(columns))]
+    # A single integer-like key is its own 64-bit "hash": no two keys share one, so the
+    # distinct count is exact without a second pass.
+    exact = len(columns) == 1 and _type(df, columns[0]) in _SELF_HASHED
+    h = _col(columns[0]).cast("long") if exact else key_hash([_col(c) for c in columns])
+    keyed = df.where(_not_null(columns)).select(
+        h.alias("lq_h"), *[_col(c).alias(n) for c, n in zip(columns, names, strict=True)]
+    )
+    hashes = keyed.select("lq_h").repartition(_partitions(df, rows), "lq_h")
+    summary = helper.summarize(hashes._jdf, 0 if exact else MAX_CANDIDATES)
+    distinct = int(summary.distinct())
+    total = int(summary.rows())
+    if exact:
+        return total - distinct
+    if summary.overflow():
+        return None
+    if summary.candidateCount() == 0:
+        return total - distinct
+    spark = df.sparkSession
+    candidates = DataFrame(summary.candidates(spark._jsparkSession), spark).withColumnRenamed(
+        "h", "lq_h"
+    )
+    per_hash = (
+        keyed.join(F.broadcast(candidates), "lq_h")
+        .groupBy("lq_h", *names)
+        .count()
+        .groupBy("lq_h")
+        .agg(F.count(F.lit(1)).alias("lq_keys"))
+    )
+    row = per_hash.agg(F.coalesce(F.sum(F.col("lq_keys") - 1), F.lit(0))).first()
+    assert row is not None
+    return total - distinct - int(row[0])
+
+
+def duplicate_count(df: DataFrame, columns: Sequence[str], rows: int | None = None) -> int:
+    """Non-null rows - distinct keys of `columns`; `rows` (the dataset's row count, when known)
+    sizes the hashed path's partitions."""
+    helper = jvm_helper("KeyHashes", "KEY_HASHES")
+    if helper is not None and _hashable(df, columns):
+        counted = hashed_duplicate_count(df, columns, helper, rows)
+        if counted is not None:
+            return counted
+    return grouped_duplicate_count(df, columns)
