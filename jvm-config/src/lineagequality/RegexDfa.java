@@ -2,6 +2,7 @@ package lineagequality;
 
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
@@ -9,6 +10,7 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.Platform;
@@ -68,6 +70,84 @@ public final class RegexDfa {
     final int at = next + (state * SYMBOLS + END) * 2;
     state = ((table[at] & 0xff) << 8) | (table[at + 1] & 0xff);
     return (table[flags + state] & 1) != 0;
+  }
+
+  /**
+   * The bitmask of the patterns (a table of lineage_quality.engine.regex_dfa_set) that find a
+   * match in `value`: bit i for patterns[i]. One walk over the bytes for all of them.
+   */
+  public static long findAll(UTF8String value, byte[] table, ArrayData patterns) {
+    final Object base = value.getBaseObject();
+    final long offset = value.getBaseOffset();
+    final int length = value.numBytes();
+    final int states = readInt(table, 0);
+    final long ends = readLong(table, 5);
+    if (ends != 0 && length > 0) {
+      final byte last = Platform.getByte(base, offset + length - 1);
+      if (last == '\n' || last == '\r') {
+        return javaFindAll(value, patterns);
+      }
+    }
+    final int flags = 13;
+    final int accepts = flags + states;
+    final int next = accepts + 8 * states;
+    int state = 0;
+    for (int i = 0; i < length; i++) {
+      final int b = Platform.getByte(base, offset + i);
+      if (b < 0) {
+        return javaFindAll(value, patterns);
+      }
+      final int at = next + (state * SYMBOLS + b) * 2;
+      state = ((table[at] & 0xff) << 8) | (table[at + 1] & 0xff);
+      if ((table[flags + state] & 2) != 0) {
+        for (int j = i + 1; j < length; j++) {
+          if (Platform.getByte(base, offset + j) < 0) {
+            return javaFindAll(value, patterns);
+          }
+        }
+        return 0L;
+      }
+    }
+    final int at = next + (state * SYMBOLS + END) * 2;
+    state = ((table[at] & 0xff) << 8) | (table[at + 1] & 0xff);
+    return readLong(table, accepts + 8 * state);
+  }
+
+  private static long javaFindAll(UTF8String value, ArrayData patterns) {
+    long mask = 0L;
+    for (int i = 0; i < patterns.numElements(); i++) {
+      if (javaFind(value, patterns.getUTF8String(i))) {
+        mask |= 1L << i;
+      }
+    }
+    return mask;
+  }
+
+  private static int readInt(byte[] t, int at) {
+    return ((t[at] & 0xff) << 24) | ((t[at + 1] & 0xff) << 16) | ((t[at + 2] & 0xff) << 8)
+        | (t[at + 3] & 0xff);
+  }
+
+  private static long readLong(byte[] t, int at) {
+    return ((long) readInt(t, at) << 32) | (readInt(t, at + 4) & 0xffffffffL);
+  }
+
+  /** The bitmask of `findAll` as a bigint column; null in, null out. */
+  public static Column columnAll(Column value, byte[] table, List<String> patterns) {
+    Seq<Expression> arguments =
+        JavaConverters.asScalaBuffer(
+                Arrays.<Expression>asList(
+                    value.expr(),
+                    Literal.create(table, DataTypes.BinaryType),
+                    Literal.create(
+                        patterns.toArray(new String[0]),
+                        DataTypes.createArrayType(DataTypes.StringType, false))))
+            .toSeq();
+    Seq<AbstractDataType> noCasts =
+        JavaConverters.asScalaBuffer(Collections.<AbstractDataType>emptyList()).toSeq();
+    return new Column(
+        new StaticInvoke(
+            RegexDfa.class, DataTypes.LongType, "findAll", arguments, noCasts, true, true, true));
   }
 
   private static boolean javaFind(UTF8String value, UTF8String pattern) {

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from lineage_quality.engine.patterns import pattern_matches
 from lineage_quality.engine.plan import Metric, MetricKind, Plan, build_plan
+from lineage_quality.engine.shared_columns import Shared, share
 from lineage_quality.engine.sql import run_sql_rule
 from lineage_quality.engine.uniqueness import duplicate_count
 from lineage_quality.engine.verdicts import value_verdict, verdict
@@ -66,7 +67,7 @@ _STATS = {
 }
 
 
-def failing_condition(metric: Metric, now: float) -> Column | None:
+def failing_condition(metric: Metric, now: float, shared: Shared | None = None) -> Column | None:
     """The per-row predicate a counting metric counts (true = an offending row), or None for
     metrics that are not row counts (ROWS, STAT). Quarantine selects rows with this same
     expression, so what it writes aside is exactly what the verdict counted."""
@@ -80,15 +81,20 @@ def failing_condition(metric: Metric, now: float) -> Column | None:
     if kind is MetricKind.MISSING:
         missing = c.isNull()
         if metric.values:
-            missing = missing | c.isin(list(metric.values))
+            missing = missing | _member(c, metric, metric.values, shared)
         return missing
     if kind is MetricKind.INVALID:
         # null is not invalid (nullValues covers it); a value must pass every given test.
         valid: Column | None = None
         if metric.values is not None:
-            valid = c.isin(list(metric.values))
+            valid = _member(c, metric, metric.values, shared)
         if metric.pattern is not None:
-            matches = pattern_matches(c.cast("string"), metric.pattern)
+            key = (metric.column, metric.pattern)
+            matches = (
+                shared.matches[key]
+                if shared is not None and key in shared.matches
+                else pattern_matches(c.cast("string"), metric.pattern)
+            )
             valid = matches if valid is None else (valid & matches)
         assert valid is not None
         return c.isNotNull() & ~valid
@@ -113,7 +119,14 @@ def failing_condition(metric: Metric, now: float) -> Column | None:
     return epoch > cutoff if kind is MetricKind.TOO_NEW else epoch < cutoff
 
 
-def metric_column(metric: Metric, now: float) -> Column:
+def _member(c: Column, metric: Metric, values: tuple[Any, ...], shared: Shared | None) -> Column:
+    key = (metric.column or "", values)
+    if shared is not None and key in shared.members:
+        return shared.members[key]
+    return c.isin(list(values))
+
+
+def metric_column(metric: Metric, now: float, shared: Shared | None = None) -> Column:
     if metric.kind is MetricKind.ROWS:
         return F.count(F.lit(1))
     if metric.kind is MetricKind.BAD_DATE and metric.typed:
@@ -122,7 +135,7 @@ def metric_column(metric: Metric, now: float) -> Column:
         # count(*) - count(c): both are plain counters, and count(*) is shared by every metric.
         assert metric.column is not None
         return F.count(F.lit(1)) - F.count(col(metric.column))
-    condition = failing_condition(metric, now)
+    condition = failing_condition(metric, now, shared)
     if condition is not None:
         return _count_where(condition)
     assert metric.kind is MetricKind.STAT and metric.arg is not None
@@ -141,7 +154,10 @@ def metric_column(metric: Metric, now: float) -> Column:
 
 
 def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any]:
-    row = df.agg(*[metric_column(m, now).alias(f"m{i}") for i, m in enumerate(metrics)]).first()
+    df, shared = share(df, metrics)
+    row = df.agg(
+        *[metric_column(m, now, shared).alias(f"m{i}") for i, m in enumerate(metrics)]
+    ).first()
     assert row is not None  # a global aggregation always yields one row
     return list(row)
 

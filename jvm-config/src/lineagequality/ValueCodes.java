@@ -1,0 +1,61 @@
+package lineagequality;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.unsafe.types.UTF8String;
+
+import scala.collection.JavaConverters;
+import scala.collection.Seq;
+
+/**
+ * Several value lists on one string column (see lineage_quality.engine.value_codes): the
+ * value's index in the sorted union of the lists, found once per row by binary search, so each
+ * list's membership is a bit test instead of a search of its own.
+ */
+public final class ValueCodes {
+  private ValueCodes() {}
+
+  /** The index of `value` in `sorted` (UTF-8 byte order, as UTF8String compares), else -1. */
+  public static int code(UTF8String value, ArrayData sorted) {
+    int low = 0;
+    int high = sorted.numElements() - 1;
+    while (low <= high) {
+      final int mid = (low + high) >>> 1;
+      final int c = sorted.getUTF8String(mid).compareTo(value);
+      if (c < 0) {
+        low = mid + 1;
+      } else if (c > 0) {
+        high = mid - 1;
+      } else {
+        return mid;
+      }
+    }
+    return -1;
+  }
+
+  /** `code` as an int column; null in, null out. */
+  public static Column column(Column value, List<String> sorted) {
+    Seq<Expression> arguments =
+        JavaConverters.asScalaBuffer(
+                Arrays.<Expression>asList(
+                    value.expr(),
+                    Literal.create(
+                        sorted.toArray(new String[0]),
+                        DataTypes.createArrayType(DataTypes.StringType, false))))
+            .toSeq();
+    Seq<AbstractDataType> noCasts =
+        JavaConverters.asScalaBuffer(Collections.<AbstractDataType>emptyList()).toSeq();
+    return new Column(
+        new StaticInvoke(
+            ValueCodes.class, DataTypes.IntegerType, "code", arguments, noCasts, true, true, true));
+  }
+}

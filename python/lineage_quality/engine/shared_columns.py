@@ -1,0 +1,109 @@
+"""Per-row values that several metrics of one column share, computed once per row.
+
+Ten pattern rules on one column would walk its bytes ten times and ten value-list rules would
+search ten lists; instead the fused scan projects, once per column:
+- a bitmask of every pattern that matches (one walk of the patterns' product DFA,
+  engine/regex_dfa_set.py, JVM helper `RegexDfa.findAll`);
+- the value's index in the sorted union of every value list (one binary search, JVM helper
+  `ValueCodes`), so each list's membership is a bit test.
+Each metric then reads its bit. The answers are those of `rlike` and `isin`, row by row. A column
+tested by one pattern or one list, a pattern outside the DFA subset, non-string value lists, or a
+session without the helper jar keep the per-metric expressions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lineage_quality.engine.jvm_helpers import jvm_helper
+from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.regex_dfa_set import group_patterns
+
+log = logging.getLogger(__name__)
+
+_VALUE_LISTS = (MetricKind.INVALID, MetricKind.MISSING)
+
+
+@attrs.frozen
+class Shared:
+    """Column expressions that replace a metric's own test, keyed by what the metric tests."""
+
+    matches: dict[tuple[str, str], Column] = attrs.field(factory=dict)  # (column, pattern)
+    members: dict[tuple[str, tuple[Any, ...]], Column] = attrs.field(factory=dict)  # (col, values)
+
+
+def _col(name: str) -> Column:
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _bit(mask: Column, i: int) -> Column:
+    return mask.bitwiseAND(F.lit(1 << i)) != F.lit(0)
+
+
+def _by_column(metrics: Sequence[Metric], pick: Any) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for m in metrics:
+        item = pick(m)
+        if item is not None and m.column is not None and item not in found.get(m.column, []):
+            found.setdefault(m.column, []).append(item)
+    return found
+
+
+def _utf8(value: str) -> bytes:
+    return value.encode("utf-8", "surrogatepass")
+
+
+def share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]:
+    """`df` with the shared per-row columns added, and the expressions that read them. When
+    the helpers cannot build them, `df` as it is: each metric then uses its own expression."""
+    try:
+        return _share(df, metrics)
+    except Exception as exc:  # the same verdicts follow without sharing, only slower
+        log.warning("shared column values not used: %s", str(exc).strip().splitlines()[0])
+        return df, Shared()
+
+
+def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]:
+    shared = Shared()
+    extra: dict[str, Column] = {}
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    regex = jvm_helper("RegexDfa", "PATTERN_DFA")
+    if regex is not None:
+        patterns = _by_column(
+            metrics, lambda m: m.pattern if m.kind is MetricKind.INVALID else None
+        )
+        for column, found in patterns.items():
+            if len(found) < 2:
+                continue
+            for chunk, table in group_patterns(tuple(found)):
+                name = f"lq_shared_{len(extra)}"
+                value = _col(column).cast("string")
+                extra[name] = Column(regex.columnAll(value._jc, table, list(chunk)))
+                for i, pattern in enumerate(chunk):
+                    shared.matches[(column, pattern)] = _bit(F.col(name), i)
+    codes = jvm_helper("ValueCodes", "VALUE_CODES")
+    if codes is not None:
+        lists = _by_column(metrics, lambda m: m.values if m.kind in _VALUE_LISTS else None)
+        for column, found in lists.items():
+            if len(found) < 2 or types.get(column) != "string":
+                continue
+            if not all(isinstance(v, str) for values in found for v in values):
+                continue
+            union = sorted({v for values in found for v in values}, key=_utf8)
+            index = {v: i for i, v in enumerate(union)}
+            name = f"lq_shared_{len(extra)}"
+            extra[name] = Column(codes.column(_col(column)._jc, union))
+            code = F.col(name)
+            for values in found:
+                positions = sorted({index[v] for v in values})
+                # an IN of a few ints (a switch past 10): far cheaper than one on strings
+                shared.members[(column, values)] = code.isin(positions)
+    if not extra:
+        return df, shared
+    return df.withColumns(extra), shared

@@ -1,0 +1,102 @@
+"""Metrics sharing one per-row value per column (engine/shared_columns.py: a product DFA for
+several patterns, value codes for several value lists) answer exactly as each metric's own
+`rlike` / `isin`, row by row, on the pattern corpus of test_patterns_dfa (line terminators,
+non-ASCII bytes, empty strings, nulls)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from test_patterns_dfa import PATTERNS, _corpus
+
+from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.regex_dfa_set import compile_dfa_set, group_patterns
+from lineage_quality.engine.run import failing_condition, metric_column
+from lineage_quality.engine.shared_columns import share
+
+LISTS = [
+    ("a@b.de", "abc", "AB-1234", ""),
+    ("abc", "color", "é", "ÄÖ"),
+    ("x",),
+    (*tuple(f"v{i}" for i in range(80)), "the end"),  # a union past 63 values
+    ("AB-1234", "é", "ümlaut@b.de"),
+]
+
+
+def _metrics() -> list[Metric]:
+    out = [Metric(MetricKind.INVALID, "v", pattern=p) for p in PATTERNS]
+    out += [Metric(MetricKind.INVALID, "v", values=values) for values in LISTS]
+    out += [Metric(MetricKind.MISSING, "v", values=values) for values in LISTS[:2]]
+    # a metric testing a list and a pattern at once
+    out.append(Metric(MetricKind.INVALID, "v", values=LISTS[0], pattern=PATTERNS[1]))
+    return out
+
+
+def test_the_patterns_walk_as_few_product_dfas() -> None:
+    groups = group_patterns(tuple(PATTERNS))
+    assert sum(len(members) for members, _ in groups) == len(PATTERNS)
+    assert len(groups) <= 3
+    assert compile_dfa_set(PATTERNS[:4]) is not None
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_shared_equals_own_expressions_row_by_row(spark: Any, seed: int) -> None:
+    values = _corpus(seed, 400) + [v for values in LISTS for v in values]
+    frame = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i long, v string")
+    metrics = _metrics()
+    now = time.time()
+    with_shared, shared = share(frame, metrics)
+    assert len(shared.matches) == len(PATTERNS)
+    assert len(shared.members) == len(LISTS)
+    shared_cols = [failing_condition(m, now, shared).alias(f"s{n}") for n, m in enumerate(metrics)]
+    own_cols = [failing_condition(m, now).alias(f"o{n}") for n, m in enumerate(metrics)]
+    result = with_shared.select("i", "v", *shared_cols, *own_cols)
+    plan = result._jdf.queryExecution().executedPlan().toString()
+    assert "findAll" in plan and "ValueCodes" in plan, plan
+    rows = result.collect()
+    differences = [
+        (metrics[n], row["v"], row[f"s{n}"], row[f"o{n}"])
+        for row in rows
+        for n in range(len(metrics))
+        if row[f"s{n}"] != row[f"o{n}"]
+    ]
+    assert differences == []
+    for n, metric in enumerate(metrics):  # both answers occur, or the comparison proves little
+        assert {row[f"o{n}"] for row in rows if row["v"] is not None} == {True, False}, metric
+
+
+def test_fused_counts_are_the_same(spark: Any) -> None:
+    values = _corpus(5, 300)
+    frame = spark.createDataFrame([(v,) for v in values], "v string")
+    metrics = _metrics()
+    now = time.time()
+    with_shared, shared = share(frame, metrics)
+    fused = with_shared.agg(*[metric_column(m, now, shared) for m in metrics]).first()
+    own = frame.agg(*[metric_column(m, now) for m in metrics]).first()
+    assert fused is not None and own is not None
+    assert list(fused) == list(own)
+
+
+def test_one_pattern_or_one_list_per_column_is_not_shared(spark: Any) -> None:
+    frame = spark.createDataFrame([("a", "a"), (None, None)], "v string, w string")
+    metrics = [
+        Metric(MetricKind.INVALID, "v", pattern="^a$"),
+        Metric(MetricKind.INVALID, "w", values=("a",)),
+        Metric(MetricKind.INVALID, "w", pattern="^b$"),
+    ]
+    same, shared = share(frame, metrics)
+    assert same is frame and not shared.matches and not shared.members
+
+
+def test_non_string_lists_are_not_shared(spark: Any) -> None:
+    frame = spark.createDataFrame([(1,), (2,), (None,)], "n int")
+    metrics = [
+        Metric(MetricKind.INVALID, "n", values=(1,)),
+        Metric(MetricKind.INVALID, "n", values=(1, 2)),
+    ]
+    _, shared = share(frame, metrics)
+    assert not shared.members
+    counts = frame.agg(*[metric_column(m, time.time()) for m in metrics]).first()
+    assert counts is not None and list(counts) == [1, 0]
