@@ -91,6 +91,12 @@ def check_structure(body: bytes) -> None:
 
 def decode_event(body: bytes, encoding: str | None, limit: int) -> str:
     """The event's JSON text, validated as an OpenLineage-shaped object."""
+    return decode(body, encoding, limit)[0]
+
+
+def decode(body: bytes, encoding: str | None, limit: int) -> tuple[str, dict[str, Any]]:
+    """The event's JSON text and the event parsed from it (parsed once, here), validated as an
+    OpenLineage-shaped object."""
     if (encoding or "").lower() == "gzip":
         body = _gunzip(body, limit)
     elif encoding and encoding.lower() != "identity":
@@ -107,7 +113,7 @@ def decode_event(body: bytes, encoding: str | None, limit: int) -> str:
         check_event(event)
     except InvalidEventError as exc:
         raise RejectedError(HTTPStatus.BAD_REQUEST, str(exc)) from exc
-    return text
+    return text, event
 
 
 def _no_constant(name: str) -> NoReturn:
@@ -211,7 +217,8 @@ def _authorized(header: str, key: str) -> bool:
 
 
 class Receiver:
-    """Runs the HTTP server on a background thread; `accept` is called with each event's JSON."""
+    """Runs the HTTP server on a background thread; `accept` is called with each event's JSON
+    (or, when given, `accept_parsed` with the JSON and the event already parsed from it)."""
 
     def __init__(
         self,
@@ -226,8 +233,12 @@ class Receiver:
         runs: Callable[[str], tuple[int, dict[str, Any]]] | None = None,
         routes: Mapping[str, Route] | None = None,
         on_refused: Callable[[int], None] | None = None,
+        accept_parsed: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         receiver = self
+        take: Callable[[str, dict[str, Any]], None] = accept_parsed or (
+            lambda text, _event: accept(text)
+        )
         self.runs = runs
         self.routes = dict(routes or {})  # e.g. /metrics, /readyz (see routes.py)
         self.on_refused = on_refused  # status of each refused POST, for metrics
@@ -411,9 +422,9 @@ class Receiver:
                 receiver._deadline(self.connection, receiver.body_timeout)
                 body = self._read_body()
                 self.body_read = True
-                text = decode_event(body, self.headers.get("Content-Encoding"), receiver.max_body)
+                text, event = decode(body, self.headers.get("Content-Encoding"), receiver.max_body)
                 try:
-                    accept(text)
+                    take(text, event)
                 except SpoolFullError as exc:
                     raise RejectedError(HTTPStatus.SERVICE_UNAVAILABLE, str(exc)) from exc
                 except Exception as exc:
