@@ -413,7 +413,8 @@ class Spool:
         with self._lock:
             for entry in stored:
                 self._index(entry.id, entry.lane, entry.size)
-            self._changed.notify_all()
+            # one waiting worker per new event at most (waking them all costs a GIL handoff each)
+            self._changed.notify(len(stored))
         for entry in batch:
             entry.settled = True
 
@@ -561,7 +562,7 @@ class Spool:
     def release(self, lane: str) -> None:
         with self._lock:
             self._busy.discard(lane)
-            self._changed.notify_all()
+            self._changed.notify()  # the lane's next event is one event for one worker
 
     def replace(self, event_id: int, body: str) -> None:
         """Keep the enriched body in place of the received one."""
@@ -640,7 +641,8 @@ class Spool:
             self._known_runs.update(runs)
             with self._lock:
                 self._unindex(event_id)
-                self._changed.notify_all()
+                if not self._count:  # nothing becomes claimable (the lane is held): wake
+                    self._changed.notify_all()  # only `wait_empty`
 
     def run_seen(self, run_ids: Sequence[str], pending: int) -> None:
         """Record runs (a run and its parent) and how many COMPLETE events of them wait."""
