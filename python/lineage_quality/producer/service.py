@@ -51,6 +51,7 @@ DEAD_LETTER_AFTER = 5  # 4xx refusals of one event before it goes to the dead le
 DEFAULT_WORKERS = 4
 JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
 _STOP_POLL = 0.5
+LANE_STREAK = 16  # events of one lane a worker handles in a row before it claims afresh
 
 Results = Mapping[DatasetRef, Sequence[RuleResult]]
 
@@ -250,14 +251,19 @@ class Producer:
     # -- workers --------------------------------------------------------------------------------
 
     def _work(self) -> None:
+        item: SpooledEvent | None = None
+        streak = 0  # events of the current lane taken back to back
         while not self._stop.is_set():
-            item = self.spool.claim(timeout=_STOP_POLL)
             if item is None:
-                continue
+                item = self.spool.claim(timeout=_STOP_POLL)
+                streak = 0
+                if item is None:
+                    continue
             if self._stop.is_set():  # no new work once stopping: it stays in the spool
                 self.spool.release(item.lane)
                 break
             release = True
+            following: SpooledEvent | None = None
             try:
                 release = self._handle(item)
             except Exception:
@@ -265,7 +271,14 @@ class Producer:
                 self._stop.wait(self.retry_initial)
             finally:
                 if release:
-                    self.spool.release(item.lane)
+                    # Go on with the lane's next event (no wakeup of another worker), a few in
+                    # a row: then the lane goes back to the pool, and older lanes get a worker.
+                    if streak < LANE_STREAK and not self._stop.is_set():
+                        following = self.spool.claim_next(item.lane)
+                    else:
+                        self.spool.release(item.lane)
+            item = following
+            streak += 1
 
     def _handle(self, item: SpooledEvent) -> bool:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running

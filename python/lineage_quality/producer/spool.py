@@ -512,6 +512,36 @@ class Spool:
         """The oldest event of a lane nobody holds, and hold its lane until `release`."""
         return self._take(timeout, claim=True)
 
+    def claim_next(self, lane: str) -> SpooledEvent | None:
+        """For a worker holding `lane` and done with its event: the lane's next event, the lane
+        still held (no handoff to another thread: a run's events go out back to back); None, the
+        lane released, when it has nothing claimable now."""
+        with self._lock:
+            ids = self._lanes.get(lane)
+            head = ids[0] if ids else None
+            if head is not None and any(
+                held_lane == lane and head >= held_id for held_id, held_lane in self._held.items()
+            ):
+                head = None  # at or behind a follow-up waiting for its evaluation
+            if head is None:
+                self._busy.discard(lane)
+                self._changed.notify()
+                return None
+        event = self._read(head)
+        if event is None:  # gone meanwhile
+            self.release(lane)
+        return event
+
+    def _read(self, event_id: int) -> SpooledEvent | None:
+        with self._reader_lock:
+            row = self._reader.execute(
+                f"SELECT {_ROW} FROM events WHERE id = ?", (event_id,)
+            ).fetchall()
+        if not row:
+            return None
+        r = row[0]
+        return SpooledEvent(int(r[0]), str(r[1]), bool(r[2]), int(r[3]), str(r[4]), r[5])
+
     def _take(self, timeout: float | None, claim: bool) -> SpooledEvent | None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -527,13 +557,9 @@ class Spool:
                     if remaining is not None and remaining <= 0:
                         return None
                     self._changed.wait(remaining)
-            with self._reader_lock:
-                row = self._reader.execute(
-                    f"SELECT {_ROW} FROM events WHERE id = ?", (event_id,)
-                ).fetchall()
-            if row:
-                r = row[0]
-                return SpooledEvent(int(r[0]), str(r[1]), bool(r[2]), int(r[3]), str(r[4]), r[5])
+            event = self._read(event_id)
+            if event is not None:
+                return event
             # gone meanwhile (next() does not hold the lane): look again
             log.debug("event %d left the spool before it was read", event_id)
             if claim:
