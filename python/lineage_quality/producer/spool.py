@@ -113,6 +113,18 @@ class _Queued:
     settled: bool = False
 
 
+@attrs.define
+class _Deletion:
+    """A `done` (delete of a forwarded event) waiting for its group commit: deletes share the
+    puts' transactions instead of taking the writer for one transaction each."""
+
+    id: int
+    run_ids: tuple[str, ...]
+    pending: int
+    error: BaseException | None = None
+    settled: bool = False
+
+
 def _batch_error(exc: BaseException) -> BaseException:
     # each failed put raises its own exception object (they are raised in several threads)
     if isinstance(exc, SpoolFullError):
@@ -202,7 +214,7 @@ class Spool:
         self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
         self._known_runs: set[str] = set()  # runs recorded by this process (see _unseen)
         self._durable = True  # synchronous=FULL (see _synchronous)
-        self._queue: list[_Queued] = []  # puts waiting for the next group commit
+        self._queue: list[_Queued | _Deletion] = []  # puts and deletes waiting to be committed
         self._queue_ready = threading.Condition()  # a group commit ended
         self._committing = False  # a put is committing the queue
         self._events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
@@ -348,13 +360,21 @@ class Spool:
         sync covers all of them; each put returns only after the sync that covers its event."""
         lane = _lane(body) if lane is None else lane
         entry = _Queued(body, lane, len(body.encode()), tuple(run_ids), pending)
+        self._enqueue(entry)
+        return entry.id
+
+    def _enqueue(self, entry: _Queued | _Deletion) -> None:
+        """Queue a put or a delete for the next group commit and return once it is committed
+        (raising its error if it was refused). With no commit in flight the caller commits at
+        once (its own entry and whatever queued meanwhile); otherwise it waits for the commit in
+        flight, and the first waiter left over commits what queued behind it."""
         with self._queue_ready:
             self._queue.append(entry)
             while self._committing and not entry.settled:
                 self._queue_ready.wait()
             lead = not entry.settled
             self._committing = self._committing or lead
-        if lead:  # commit everything queued by now (this event too) while the others wait
+        if lead:  # commit everything queued by now (this entry too) while the others wait
             try:
                 with self._db_lock:
                     self._commit_queued()
@@ -364,22 +384,25 @@ class Spool:
                     self._queue_ready.notify_all()
         if entry.error is not None:
             raise entry.error
-        return entry.id
 
     def _commit_queued(self) -> None:
-        """One transaction (one disk sync) for the queued puts. Caller holds _db_lock."""
+        """One transaction (at most one disk sync) for the queued puts and deletes. Caller holds
+        _db_lock. A batch with puts is committed with synchronous=FULL (the 201s wait for it); a
+        batch of deletes only is not synced on its own (see `done`)."""
         with self._queue_ready:
             batch, self._queue = self._queue, []
         if not batch:
             return
-        self._synchronous(durable=True)
+        puts = [e for e in batch if isinstance(e, _Queued)]
+        deletes = [e for e in batch if isinstance(e, _Deletion)]
+        self._synchronous(durable=bool(puts))
         count, size = self._count, self._bytes
         stored: list[_Queued] = []
         recorded: set[str] = set()
         try:
-            accepting = self._accepting()
+            accepting = self._accepting() if puts else True
             self._db.execute("BEGIN IMMEDIATE")
-            for entry in batch:
+            for entry in puts:
                 try:
                     self._admit(count + 1, size + entry.size, accepting)
                 except SpoolFullError as exc:
@@ -393,19 +416,30 @@ class Spool:
                 recorded.update(runs)
                 stored.append(entry)
                 count, size = count + 1, size + entry.size
+            recorded.update(self._delete_rows(deletes))
             self._db.execute("COMMIT")
         except BaseException as exc:
             # nothing of this batch is kept: every put of it fails (the senders retry)
             if self._db.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.OperationalError) and _is_full(exc):
+            full = isinstance(exc, SpoolFullError) or (
+                isinstance(exc, sqlite3.OperationalError) and _is_full(exc)
+            )
+            if full:
                 self._full_level = self._count  # the commit itself found the disk full
                 self._drop_reserve()
                 exc = SpoolFullError("spool disk is full; retry later")
-            for entry in batch:
-                entry.error = entry.error or _batch_error(exc)
-                entry.settled = True
+            for put in puts:
+                put.error = put.error or _batch_error(exc)
+                put.settled = True
+            if full and deletes and isinstance(exc, Exception):
+                # deletes make room: run them again on their own (the reserve was given back)
+                self._commit_deletes_alone(deletes)
+            else:
+                for deletion in deletes:
+                    deletion.error = _batch_error(exc)
+                    deletion.settled = True
             if not isinstance(exc, Exception):
                 raise
             return
@@ -413,10 +447,52 @@ class Spool:
         with self._lock:
             for entry in stored:
                 self._index(entry.id, entry.lane, entry.size)
+            for deletion in deletes:
+                self._unindex(deletion.id)
             # one waiting worker per new event at most (waking them all costs a GIL handoff each)
-            self._changed.notify(len(stored))
-        for entry in batch:
-            entry.settled = True
+            if stored:
+                self._changed.notify(len(stored))
+            if deletes and not self._count:  # wake `wait_empty`
+                self._changed.notify_all()
+        for settled in batch:
+            settled.settled = True
+
+    def _delete_rows(self, deletes: Sequence[_Deletion]) -> set[str]:
+        """DELETE the events and count their runs down (inside the caller's transaction); the
+        runs recorded."""
+        recorded: set[str] = set()
+        for deletion in deletes:
+            self._db.execute("DELETE FROM events WHERE id = ?", (deletion.id,))
+            runs = self._unseen(deletion.run_ids, deletion.pending)
+            if not deletion.pending:
+                runs = [r for r in runs if r not in recorded]
+            self._upsert_runs(runs, deletion.pending)
+            recorded.update(runs)
+        return recorded
+
+    def _commit_deletes_alone(self, deletes: Sequence[_Deletion]) -> None:
+        recorded: set[str] = set()
+        self._synchronous(durable=False)
+
+        def delete() -> None:
+            recorded.clear()
+            recorded.update(self._delete_rows(deletes))
+
+        try:
+            self._transaction(delete)
+        except Exception as exc:
+            for deletion in deletes:
+                deletion.error = _batch_error(exc)
+                deletion.settled = True
+            return
+        self._known_runs.update(recorded)
+        with self._lock:
+            for deletion in deletes:
+                self._unindex(deletion.id)
+            if not self._count:
+                self._changed.notify_all()
+        for deletion in deletes:
+            deletion.settled = True
 
     def _unseen(self, run_ids: Sequence[str], pending: int) -> list[str]:
         """Runs to write: all of them when the pending count changes, else those not recorded
@@ -650,25 +726,11 @@ class Spool:
 
     def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
         """The event was forwarded (or is not needed any more): delete it, and record `run_ids`
-        as by `run_seen` in the same transaction. Not synced on its own (see `_synchronous`):
+        as by `run_seen` in the same transaction. Returns once the delete is committed: it joins
+        the next group commit (with the puts arriving meanwhile, and synced with them), or
+        commits on its own without a sync when nothing else is queued (see `_synchronous`):
         after a power cut the event may be forwarded once more, never lost."""
-        with self._db_lock:
-            runs = self._unseen(run_ids, pending)
-            self._synchronous(durable=False)
-            try:
-
-                def delete() -> None:
-                    self._write("DELETE FROM events WHERE id = ?", (event_id,))
-                    self._upsert_runs(runs, pending)
-
-                self._transaction(delete)
-            finally:
-                self._synchronous(durable=True)
-            self._known_runs.update(runs)
-            with self._lock:
-                self._unindex(event_id)
-                if not self._count:  # nothing becomes claimable (the lane is held): wake
-                    self._changed.notify_all()  # only `wait_empty`
+        self._enqueue(_Deletion(event_id, tuple(run_ids), pending))
 
     def run_seen(self, run_ids: Sequence[str], pending: int) -> None:
         """Record runs (a run and its parent) and how many COMPLETE events of them wait."""
