@@ -111,6 +111,8 @@ class _Queued:
     id: int = 0
     error: BaseException | None = None
     settled: bool = False
+    lead: bool = False  # handed the commit of what queued behind the last batch
+    waiter: threading.Lock | None = None  # held while waiting; released once, by the leader
 
 
 @attrs.define
@@ -123,6 +125,8 @@ class _Deletion:
     pending: int
     error: BaseException | None = None
     settled: bool = False
+    lead: bool = False  # handed the commit of what queued behind the last batch
+    waiter: threading.Lock | None = None  # held while waiting; released once, by the leader
 
 
 def _batch_error(exc: BaseException) -> BaseException:
@@ -215,8 +219,8 @@ class Spool:
         self._known_runs: set[str] = set()  # runs recorded by this process (see _unseen)
         self._durable = True  # synchronous=FULL (see _synchronous)
         self._queue: list[_Queued | _Deletion] = []  # puts and deletes waiting to be committed
-        self._queue_ready = threading.Condition()  # a group commit ended
-        self._committing = False  # a put is committing the queue
+        self._queue_lock = threading.Lock()  # guards _queue and _committing
+        self._committing = False  # a thread is committing (its batch is off the queue)
         self._events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
         self._lanes: dict[str, collections.deque[int]] = {}  # lane -> its ids, oldest first
         self._count = 0
@@ -368,31 +372,47 @@ class Spool:
         (raising its error if it was refused). With no commit in flight the caller commits at
         once (its own entry and whatever queued meanwhile); otherwise it waits for the commit in
         flight, and the first waiter left over commits what queued behind it."""
-        with self._queue_ready:
+        with self._queue_lock:
             self._queue.append(entry)
-            while self._committing and not entry.settled:
-                self._queue_ready.wait()
-            lead = not entry.settled
-            self._committing = self._committing or lead
+            lead = not self._committing
+            if not lead:
+                entry.waiter = waiter = threading.Lock()
+                waiter.acquire()
+            self._committing = True
+        if not lead:
+            # one wakeup: the leader releases it when the entry is settled, or hands it the lead
+            waiter.acquire()
+            lead = entry.lead and not entry.settled
+            if lead:
+                entry.waiter = None  # released already (to hand it the lead)
         if lead:  # commit everything queued by now (this entry too) while the others wait
+            with self._queue_lock:
+                batch, self._queue = self._queue, []
             try:
                 with self._db_lock:
-                    self._commit_queued()
+                    self._commit_queued(batch)
             finally:
-                with self._queue_ready:
-                    self._committing = False
-                    self._queue_ready.notify_all()
+                for other in batch:
+                    if not other.settled:  # only when the commit raised (a BaseException)
+                        other.error = other.error or RuntimeError("event not stored")
+                        other.settled = True
+                    if other.waiter is not None:
+                        other.waiter.release()
+                with self._queue_lock:
+                    if self._queue:  # queued during this commit: the oldest commits them next
+                        following = self._queue[0]
+                        following.lead = True
+                        if following.waiter is not None:
+                            following.waiter.release()
+                    else:
+                        self._committing = False
         if entry.error is not None:
             raise entry.error
 
-    def _commit_queued(self) -> None:
+    def _commit_queued(self, batch: Sequence[_Queued | _Deletion]) -> None:
         """One transaction (at most one disk sync) for the queued puts and deletes. Caller holds
         _db_lock. A batch with puts is committed with synchronous=FULL (the 201s wait for it); a
         batch of deletes only is not synced on its own (see `done`)."""
-        with self._queue_ready:
-            batch, self._queue = self._queue, []
-        if not batch:
-            return
         puts = [e for e in batch if isinstance(e, _Queued)]
         deletes = [e for e in batch if isinstance(e, _Deletion)]
         self._synchronous(durable=bool(puts))
