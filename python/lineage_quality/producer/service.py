@@ -160,14 +160,17 @@ class Producer:
         ids: list[str] = []
         complete = False
         lane = None
+        event_type = None
         if event is None:
             event = _parse(body)
         if isinstance(event, dict):
             ids = run_ids(event)
-            complete = event.get("eventType") in EVALUATED_TYPES
+            kind = event.get("eventType")
+            event_type = kind if isinstance(kind, str) else ""
+            complete = kind in EVALUATED_TYPES
             lane = lane_of(event)
         # durable before the receiver answers 201; the run is recorded in the same transaction
-        self.spool.put(body, ids, +1 if complete else 0, lane)
+        self.spool.put(body, ids, +1 if complete else 0, lane, event_type)
         self.metrics.events_received.inc()
 
     @staticmethod
@@ -284,6 +287,10 @@ class Producer:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running
         evaluation (a follow-up waiting for its results), which releases it."""
         body = item.body
+        if _needs_no_parse(item):  # as received, of a type never evaluated: forward it as it is
+            if self._forward(item, body):
+                self._delete(item, item.run_ids, 0)
+            return True
         event = _parse(item.body)  # once, with the plain (fast) parser; None: not JSON
         if not item.enriched:
             prepared = self._prepare(item, event)
@@ -566,6 +573,18 @@ class Producer:
                 if self._stop.wait(backoff):
                     return
                 backoff = min(backoff * 2, self.retry_max)
+
+
+def _needs_no_parse(item: SpooledEvent) -> bool:
+    """An event this process received and validated (its type and runs known without parsing
+    it again) whose type is neither evaluated nor a FAIL to remember (see `_prepare`)."""
+    return (
+        item.event_type is not None
+        and item.kind != LATE
+        and not item.enriched
+        and item.event_type not in EVALUATED_TYPES
+        and item.event_type != "FAIL"
+    )
 
 
 def _parse(body: str) -> Any:

@@ -83,6 +83,10 @@ EVENT = "event"  # an event as received
 LATE = "late"  # the follow-up carrying results that came after their event was forwarded
 
 DEFAULT_RESERVE = 4 * 1024 * 1024
+# Bodies of events put by this process are also kept in memory, up to this many bytes, until they
+# leave the spool: a worker then takes them without reading the database, and without parsing
+# them when their type needs no evaluation (see `SpooledEvent.event_type`).
+MEMORY_BYTES = 16 * 1024 * 1024
 
 
 class SpoolFullError(Exception):
@@ -97,6 +101,10 @@ class SpooledEvent:
     attempts: int
     lane: str = ""
     kind: str = EVENT
+    # Known when the event was put by this process (and is still as received): its eventType
+    # ("" when it has none) and run ids as the receiver parsed them; None: parse the body.
+    event_type: str | None = None
+    run_ids: tuple[str, ...] = ()
 
 
 @attrs.define
@@ -108,6 +116,7 @@ class _Queued:
     size: int
     run_ids: tuple[str, ...]
     pending: int
+    event_type: str | None = None
     id: int = 0
     error: BaseException | None = None
     settled: bool = False
@@ -222,6 +231,10 @@ class Spool:
         self._queue_lock = threading.Lock()  # guards _queue and _committing
         self._committing = False  # a thread is committing (its batch is off the queue)
         self._events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
+        # id -> (body, eventType, run ids) of events put by this process, as received (see
+        # MEMORY_BYTES); guarded by _lock
+        self._memory: dict[int, tuple[str, str, tuple[str, ...], int]] = {}
+        self._memory_bytes = 0
         self._lanes: dict[str, collections.deque[int]] = {}  # lane -> its ids, oldest first
         self._count = 0
         self._bytes = 0
@@ -353,17 +366,23 @@ class Spool:
     # -- queue ----------------------------------------------------------------------------------
 
     def put(
-        self, body: str, run_ids: Sequence[str] = (), pending: int = 0, lane: str | None = None
+        self,
+        body: str,
+        run_ids: Sequence[str] = (),
+        pending: int = 0,
+        lane: str | None = None,
+        event_type: str | None = None,
     ) -> int:
         """Store an event durably; returns its id. Raises SpoolFullError past the bound or on a
         full disk, sqlite3.Error if it could not be kept for another reason. `run_ids` are
         recorded as by `run_seen`, in the same transaction; `lane` is `events.lane_of` of the body
-        (computed here when not given).
+        (computed here when not given). `event_type`, when given, is the event's `eventType`
+        ("" for none), handed to the worker with `run_ids` (it need not parse the body).
 
         Group commit: events put by several threads at once share one transaction, so one disk
         sync covers all of them; each put returns only after the sync that covers its event."""
         lane = _lane(body) if lane is None else lane
-        entry = _Queued(body, lane, len(body.encode()), tuple(run_ids), pending)
+        entry = _Queued(body, lane, len(body.encode()), tuple(run_ids), pending, event_type)
         self._enqueue(entry)
         return entry.id
 
@@ -467,6 +486,8 @@ class Spool:
         with self._lock:
             for entry in stored:
                 self._index(entry.id, entry.lane, entry.size)
+                if entry.event_type is not None:
+                    self._remember(entry)
             for deletion in deletes:
                 self._unindex(deletion.id)
             # one waiting worker per new event at most (waking them all costs a GIL handoff each)
@@ -575,7 +596,18 @@ class Spool:
         self._bytes += size
         self._check_level()
 
+    def _remember(self, entry: _Queued) -> None:
+        if self._memory_bytes + entry.size <= MEMORY_BYTES:
+            self._memory[entry.id] = (entry.body, entry.event_type or "", entry.run_ids, entry.size)
+            self._memory_bytes += entry.size
+
+    def _forget(self, event_id: int) -> None:
+        kept = self._memory.pop(event_id, None)
+        if kept is not None:
+            self._memory_bytes -= kept[3]
+
     def _unindex(self, event_id: int) -> None:
+        self._forget(event_id)
         known = self._events.pop(event_id, None)
         if known is None:
             return
@@ -629,6 +661,12 @@ class Spool:
         return event
 
     def _read(self, event_id: int) -> SpooledEvent | None:
+        with self._lock:
+            kept = self._memory.get(event_id)
+            known = self._events.get(event_id)
+        if kept is not None and known is not None:  # as received, never attempted
+            body, event_type, run_ids, _ = kept
+            return SpooledEvent(event_id, body, False, 0, known[0], EVENT, event_type, run_ids)
         with self._reader_lock:
             row = self._reader.execute(
                 f"SELECT {_ROW} FROM events WHERE id = ?", (event_id,)
@@ -699,6 +737,7 @@ class Spool:
             finally:
                 self._synchronous(durable=True)
             with self._lock:
+                self._forget(event_id)
                 self._resize(event_id, size)
 
     def hand_over(self, event_id: int, body: str, late_body: str) -> int:
@@ -729,6 +768,7 @@ class Spool:
             self._transaction(write)
             late_id = late[0]
             with self._lock:
+                self._forget(event_id)
                 self._resize(event_id, size)
                 self._held[late_id] = lane  # before any worker can see it
                 self._index(late_id, lane, late_size)
@@ -741,6 +781,8 @@ class Spool:
             self._changed.notify_all()
 
     def attempted(self, event_id: int) -> None:
+        with self._lock:
+            self._forget(event_id)  # read from the database from now on (with its attempts)
         with self._db_lock, contextlib.suppress(sqlite3.OperationalError):
             self._db.execute("UPDATE events SET attempts = attempts + 1 WHERE id = ?", (event_id,))
 
