@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -121,7 +122,7 @@ class _Queued:
     error: BaseException | None = None
     settled: bool = False
     lead: bool = False  # handed the commit of what queued behind the last batch
-    waiter: threading.Lock | None = None  # held while waiting; released once, by the leader
+    waiter: Any = None  # a held _waiter() while waiting; released once, by the leader
 
 
 @attrs.define
@@ -135,7 +136,10 @@ class _Deletion:
     error: BaseException | None = None
     settled: bool = False
     lead: bool = False  # handed the commit of what queued behind the last batch
-    waiter: threading.Lock | None = None  # held while waiting; released once, by the leader
+    waiter: Any = None  # a held _waiter() while waiting; released once, by the leader
+
+
+_waiter = threading.Lock  # what a waiting put or delete sleeps on (held, released once)
 
 
 def _batch_error(exc: BaseException) -> BaseException:
@@ -395,7 +399,7 @@ class Spool:
             self._queue.append(entry)
             lead = not self._committing
             if not lead:
-                entry.waiter = waiter = threading.Lock()
+                entry.waiter = waiter = _waiter()
                 waiter.acquire()
             self._committing = True
         if not lead:
