@@ -494,9 +494,11 @@ class Spool:
                     self._remember(entry)
             for deletion in deletes:
                 self._unindex(deletion.id)
-            # one waiting worker per new event at most (waking them all costs a GIL handoff each)
-            if stored:
-                self._changed.notify(len(stored))
+            # one waiting worker per lane that got a claimable event, at most (waking them all
+            # costs a GIL handoff each; a lane a worker holds is gone on with by that worker)
+            fresh = {entry.lane for entry in stored if entry.lane not in self._busy}
+            if fresh:
+                self._changed.notify(len(fresh))
             if deletes and not self._count:  # wake `wait_empty`
                 self._changed.notify_all()
         for settled in batch:
@@ -655,9 +657,8 @@ class Spool:
                 held_lane == lane and head >= held_id for held_id, held_lane in self._held.items()
             ):
                 head = None  # at or behind a follow-up waiting for its evaluation
-            if head is None:
+            if head is None:  # nothing of the lane is claimable: no other worker to wake
                 self._busy.discard(lane)
-                self._changed.notify()
                 return None
         event = self._read(head)
         if event is None:  # gone meanwhile
