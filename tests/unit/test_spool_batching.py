@@ -232,3 +232,29 @@ def test_a_received_event_of_a_type_never_evaluated_is_forwarded_without_parsing
     assert parsed == ["FAIL"]  # a FAIL is parsed: its run is remembered as failed
     assert producer.spool.run_failed("r1")
     assert producer.spool.run_report("r1") == (0, [])
+
+
+def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    spool.put(event("a", 0), ["a"], 0, "a")
+    held = spool.claim(timeout=1)
+    assert held is not None and held.lane == "a"
+    woken: list[int] = []
+    real_notify = spool._changed.notify
+
+    def notify(n: int = 1) -> None:
+        woken.append(n)
+        real_notify(n)
+
+    spool._changed.notify = notify  # type: ignore[method-assign]
+    spool.put(event("a", 1), ["a"], 0, "a")  # its lane is held: its worker goes on with it
+    assert woken == []
+    spool.put(event("b", 0), ["b"], 0, "b")
+    assert woken == [1]
+    woken.clear()
+    spool.done(held.id)
+    following = spool.claim_next("a")
+    assert following is not None and json.loads(following.body)["n"] == 1
+    spool.done(following.id)
+    assert spool.claim_next("a") is None  # the lane ran dry: nobody to wake
+    assert woken == []
