@@ -80,12 +80,12 @@ class DriverProducer(Producer):
         super().start()
         self._ticker.start()
 
-    def _accept(self, body: str) -> None:
+    def _accept(self, body: str, event: Any = None) -> None:
         with self._filter_lock:  # one at a time: a run's events keep their order
             first, self._on_first_event = self._on_first_event, None
             if first is not None:
                 first()
-            passed = self.own_runs.offer(json.loads(body), body)
+            passed = self.own_runs.offer(json.loads(body) if event is None else event, body)
             for item in passed:
                 self.spool.put(item)
 

@@ -14,6 +14,7 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport import Transport
 
 from lineage_quality.errors import ConfigError
+from lineage_quality.producer.http_fast import FastHttp
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +68,22 @@ class Forwarder:
     def __init__(self, transport: Transport | None = None) -> None:
         self.transport = transport if transport is not None else configured_transport()
         _install_raw_serialization()
-        log.info("forwarding lineage events through %s", type(self.transport).__name__)
+        # a plain http:// sink: kept-alive connections instead of requests (see http_fast)
+        self.fast = FastHttp.for_transport(self.transport)
+        log.info(
+            "forwarding lineage events through %s%s",
+            type(self.transport).__name__,
+            " (kept-alive connections)" if self.fast is not None else "",
+        )
 
     def send(self, body: str) -> None:
         """Hand one event (its JSON text) to the sink, byte for byte; raises if the sink did
         not take it."""
+        if self.fast is not None and self.fast.send(body):
+            return
         self.transport.emit(RawEvent(body))  # type: ignore[arg-type]
 
     def close(self) -> None:
+        if self.fast is not None:
+            self.fast.close()
         self.transport.close()

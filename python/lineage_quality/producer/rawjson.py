@@ -28,13 +28,14 @@ class JsonNumber:
         return hash(self.text)
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
+    """For `json.loads(parse_constant=...)`: NaN and Infinity are not JSON."""
     raise ValueError(f"{name} is not JSON")
 
 
 def loads(text: str) -> Any:
     return json.loads(
-        text, parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=_no_constant
+        text, parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=no_constant
     )
 
 

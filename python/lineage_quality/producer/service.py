@@ -51,6 +51,7 @@ DEAD_LETTER_AFTER = 5  # 4xx refusals of one event before it goes to the dead le
 DEFAULT_WORKERS = 4
 JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
 _STOP_POLL = 0.5
+LANE_STREAK = 16  # events of one lane a worker handles in a row before it claims afresh
 
 Results = Mapping[DatasetRef, Sequence[RuleResult]]
 
@@ -132,7 +133,8 @@ class Producer:
             kwargs["max_body"] = max_body
         self.health = Health(evaluator, spool, warm=warm_evaluator)
         self.receiver = Receiver(
-            self._accept,
+            lambda body: self._accept(body, None),
+            accept_parsed=self._accept,
             runs=self.run_status,
             routes=self.health.routes(self.metrics.exposition),
             on_refused=lambda status: self.metrics.events_refused.labels(
@@ -152,29 +154,31 @@ class Producer:
     def forwarded(self) -> int:
         return self.counters["forwarded"]
 
-    def _accept(self, body: str) -> None:
+    def _accept(self, body: str, event: Any) -> None:
+        """Store one event; `event` is `body` parsed (by the receiver, which validated it), or
+        None to parse it here."""
         ids: list[str] = []
         complete = False
         lane = None
-        try:
-            event = json.loads(body)
-            if isinstance(event, dict):
-                ids = run_ids(event)
-                complete = event.get("eventType") in EVALUATED_TYPES
-                lane = lane_of(event)
-        except ValueError:
-            pass
+        event_type = None
+        if event is None:
+            event = _parse(body)
+        if isinstance(event, dict):
+            ids = run_ids(event)
+            kind = event.get("eventType")
+            event_type = kind if isinstance(kind, str) else ""
+            complete = kind in EVALUATED_TYPES
+            lane = lane_of(event)
         # durable before the receiver answers 201; the run is recorded in the same transaction
-        self.spool.put(body, ids, +1 if complete else 0, lane)
+        self.spool.put(body, ids, +1 if complete else 0, lane, event_type)
         self.metrics.events_received.inc()
 
     @staticmethod
-    def _run_of(body: str) -> tuple[list[str], bool]:
-        """The event's run ids (its run and parent), and whether it is a COMPLETE-like event."""
-        try:
-            event = json.loads(body)
-        except ValueError:
-            return [], False
+    def _run_of(body: str | None, event: Any = None) -> tuple[list[str], bool]:
+        """The event's run ids (its run and parent), and whether it is a COMPLETE-like event;
+        of `event` when given (`body` parsed), else of `body`."""
+        if body is not None:
+            event = _parse(body)
         if not isinstance(event, dict):
             return [], False
         return run_ids(event), event.get("eventType") in EVALUATED_TYPES
@@ -250,14 +254,19 @@ class Producer:
     # -- workers --------------------------------------------------------------------------------
 
     def _work(self) -> None:
+        item: SpooledEvent | None = None
+        streak = 0  # events of the current lane taken back to back
         while not self._stop.is_set():
-            item = self.spool.claim(timeout=_STOP_POLL)
             if item is None:
-                continue
+                item = self.spool.claim(timeout=_STOP_POLL)
+                streak = 0
+                if item is None:
+                    continue
             if self._stop.is_set():  # no new work once stopping: it stays in the spool
                 self.spool.release(item.lane)
                 break
             release = True
+            following: SpooledEvent | None = None
             try:
                 release = self._handle(item)
             except Exception:
@@ -265,20 +274,32 @@ class Producer:
                 self._stop.wait(self.retry_initial)
             finally:
                 if release:
-                    self.spool.release(item.lane)
+                    # Go on with the lane's next event (no wakeup of another worker), a few in
+                    # a row: then the lane goes back to the pool, and older lanes get a worker.
+                    if streak < LANE_STREAK and not self._stop.is_set():
+                        following = self.spool.claim_next(item.lane)
+                    else:
+                        self.spool.release(item.lane)
+            item = following
+            streak += 1
 
     def _handle(self, item: SpooledEvent) -> bool:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running
         evaluation (a follow-up waiting for its results), which releases it."""
         body = item.body
+        if _needs_no_parse(item):  # as received, of a type never evaluated: forward it as it is
+            if self._forward(item, body):
+                self._delete(item, item.run_ids, 0)
+            return True
+        event = _parse(item.body)  # once, with the plain (fast) parser; None: not JSON
         if not item.enriched:
-            prepared = self._prepare(item)
+            prepared = self._prepare(item, event)
             if prepared is None:  # stopping, or a follow-up now held by its evaluation
                 return item.kind != LATE or self._stop.is_set()
             body = prepared
         if self._forward(item, body):
             # the run's waiting COMPLETE count drops in the delete's own transaction
-            ids, complete = self._run_of(item.body) if item.kind != LATE else ([], False)
+            ids, complete = self._run_of(None, event) if item.kind != LATE else ([], False)
             self._delete(item, ids, -1 if complete else 0)
         return True
 
@@ -289,16 +310,21 @@ class Producer:
             and bool(self.evaluator.bound(event))
         )
 
-    def _prepare(self, item: SpooledEvent) -> str | None:
-        try:
-            event = rawjson.loads(item.body)
-        except ValueError:
+    def _prepare(self, item: SpooledEvent, parsed: Any) -> str | None:
+        """`parsed`: the body as `_parse` read it. Only an event that may be evaluated is parsed
+        again, keeping numbers as written (`rawjson`), since it may be re-emitted enriched."""
+        if parsed is None:
             log.error("event %d in the spool is not JSON; forwarding it as it is", item.id)
             return item.body
         if item.kind == LATE:
-            return self._evaluate_late(item, event)
-        if isinstance(event, dict) and event.get("eventType") == "FAIL":
-            self._remember_failure(event)
+            return self._evaluate_late(item, rawjson.loads(item.body))
+        if not isinstance(parsed, dict):
+            return item.body
+        if parsed.get("eventType") == "FAIL":
+            self._remember_failure(parsed)
+        if parsed.get("eventType") not in EVALUATED_TYPES:
+            return item.body
+        event = rawjson.loads(item.body)
         if not self._needs_evaluation(event):
             return item.body
         return self._evaluate(item, event)
@@ -547,6 +573,26 @@ class Producer:
                 if self._stop.wait(backoff):
                     return
                 backoff = min(backoff * 2, self.retry_max)
+
+
+def _needs_no_parse(item: SpooledEvent) -> bool:
+    """An event this process received and validated (its type and runs known without parsing
+    it again) whose type is neither evaluated nor a FAIL to remember (see `_prepare`)."""
+    return (
+        item.event_type is not None
+        and item.kind != LATE
+        and not item.enriched
+        and item.event_type not in EVALUATED_TYPES
+        and item.event_type != "FAIL"
+    )
+
+
+def _parse(body: str) -> Any:
+    """`body` parsed (plain `json`; NaN/Infinity refused as by the receiver); None: not JSON."""
+    try:
+        return json.loads(body, parse_constant=rawjson.no_constant)
+    except ValueError:
+        return None
 
 
 def refused_by_sink(exc: BaseException) -> bool:

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -83,6 +84,10 @@ EVENT = "event"  # an event as received
 LATE = "late"  # the follow-up carrying results that came after their event was forwarded
 
 DEFAULT_RESERVE = 4 * 1024 * 1024
+# Bodies of events put by this process are also kept in memory, up to this many bytes, until they
+# leave the spool: a worker then takes them without reading the database, and without parsing
+# them when their type needs no evaluation (see `SpooledEvent.event_type`).
+MEMORY_BYTES = 16 * 1024 * 1024
 
 
 class SpoolFullError(Exception):
@@ -97,6 +102,10 @@ class SpooledEvent:
     attempts: int
     lane: str = ""
     kind: str = EVENT
+    # Known when the event was put by this process (and is still as received): its eventType
+    # ("" when it has none) and run ids as the receiver parsed them; None: parse the body.
+    event_type: str | None = None
+    run_ids: tuple[str, ...] = ()
 
 
 @attrs.define
@@ -108,9 +117,29 @@ class _Queued:
     size: int
     run_ids: tuple[str, ...]
     pending: int
+    event_type: str | None = None
     id: int = 0
     error: BaseException | None = None
     settled: bool = False
+    lead: bool = False  # handed the commit of what queued behind the last batch
+    waiter: Any = None  # a held _waiter() while waiting; released once, by the leader
+
+
+@attrs.define
+class _Deletion:
+    """A `done` (delete of a forwarded event) waiting for its group commit: deletes share the
+    puts' transactions instead of taking the writer for one transaction each."""
+
+    id: int
+    run_ids: tuple[str, ...]
+    pending: int
+    error: BaseException | None = None
+    settled: bool = False
+    lead: bool = False  # handed the commit of what queued behind the last batch
+    waiter: Any = None  # a held _waiter() while waiting; released once, by the leader
+
+
+_waiter = threading.Lock  # what a waiting put or delete sleeps on (held, released once)
 
 
 def _batch_error(exc: BaseException) -> BaseException:
@@ -202,10 +231,14 @@ class Spool:
         self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
         self._known_runs: set[str] = set()  # runs recorded by this process (see _unseen)
         self._durable = True  # synchronous=FULL (see _synchronous)
-        self._queue: list[_Queued] = []  # puts waiting for the next group commit
-        self._queue_ready = threading.Condition()  # a group commit ended
-        self._committing = False  # a put is committing the queue
+        self._queue: list[_Queued | _Deletion] = []  # puts and deletes waiting to be committed
+        self._queue_lock = threading.Lock()  # guards _queue and _committing
+        self._committing = False  # a thread is committing (its batch is off the queue)
         self._events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
+        # id -> (body, eventType, run ids) of events put by this process, as received (see
+        # MEMORY_BYTES); guarded by _lock
+        self._memory: dict[int, tuple[str, str, tuple[str, ...], int]] = {}
+        self._memory_bytes = 0
         self._lanes: dict[str, collections.deque[int]] = {}  # lane -> its ids, oldest first
         self._count = 0
         self._bytes = 0
@@ -337,49 +370,82 @@ class Spool:
     # -- queue ----------------------------------------------------------------------------------
 
     def put(
-        self, body: str, run_ids: Sequence[str] = (), pending: int = 0, lane: str | None = None
+        self,
+        body: str,
+        run_ids: Sequence[str] = (),
+        pending: int = 0,
+        lane: str | None = None,
+        event_type: str | None = None,
     ) -> int:
         """Store an event durably; returns its id. Raises SpoolFullError past the bound or on a
         full disk, sqlite3.Error if it could not be kept for another reason. `run_ids` are
         recorded as by `run_seen`, in the same transaction; `lane` is `events.lane_of` of the body
-        (computed here when not given).
+        (computed here when not given). `event_type`, when given, is the event's `eventType`
+        ("" for none), handed to the worker with `run_ids` (it need not parse the body).
 
         Group commit: events put by several threads at once share one transaction, so one disk
         sync covers all of them; each put returns only after the sync that covers its event."""
         lane = _lane(body) if lane is None else lane
-        entry = _Queued(body, lane, len(body.encode()), tuple(run_ids), pending)
-        with self._queue_ready:
-            self._queue.append(entry)
-            while self._committing and not entry.settled:
-                self._queue_ready.wait()
-            lead = not entry.settled
-            self._committing = self._committing or lead
-        if lead:  # commit everything queued by now (this event too) while the others wait
-            try:
-                with self._db_lock:
-                    self._commit_queued()
-            finally:
-                with self._queue_ready:
-                    self._committing = False
-                    self._queue_ready.notify_all()
-        if entry.error is not None:
-            raise entry.error
+        entry = _Queued(body, lane, len(body.encode()), tuple(run_ids), pending, event_type)
+        self._enqueue(entry)
         return entry.id
 
-    def _commit_queued(self) -> None:
-        """One transaction (one disk sync) for the queued puts. Caller holds _db_lock."""
-        with self._queue_ready:
-            batch, self._queue = self._queue, []
-        if not batch:
-            return
-        self._synchronous(durable=True)
+    def _enqueue(self, entry: _Queued | _Deletion) -> None:
+        """Queue a put or a delete for the next group commit and return once it is committed
+        (raising its error if it was refused). With no commit in flight the caller commits at
+        once (its own entry and whatever queued meanwhile); otherwise it waits for the commit in
+        flight, and the first waiter left over commits what queued behind it."""
+        with self._queue_lock:
+            self._queue.append(entry)
+            lead = not self._committing
+            if not lead:
+                entry.waiter = waiter = _waiter()
+                waiter.acquire()
+            self._committing = True
+        if not lead:
+            # one wakeup: the leader releases it when the entry is settled, or hands it the lead
+            waiter.acquire()
+            lead = entry.lead and not entry.settled
+            if lead:
+                entry.waiter = None  # released already (to hand it the lead)
+        if lead:  # commit everything queued by now (this entry too) while the others wait
+            with self._queue_lock:
+                batch, self._queue = self._queue, []
+            try:
+                with self._db_lock:
+                    self._commit_queued(batch)
+            finally:
+                for other in batch:
+                    if not other.settled:  # only when the commit raised (a BaseException)
+                        other.error = other.error or RuntimeError("event not stored")
+                        other.settled = True
+                    if other.waiter is not None:
+                        other.waiter.release()
+                with self._queue_lock:
+                    if self._queue:  # queued during this commit: the oldest commits them next
+                        following = self._queue[0]
+                        following.lead = True
+                        if following.waiter is not None:
+                            following.waiter.release()
+                    else:
+                        self._committing = False
+        if entry.error is not None:
+            raise entry.error
+
+    def _commit_queued(self, batch: Sequence[_Queued | _Deletion]) -> None:
+        """One transaction (at most one disk sync) for the queued puts and deletes. Caller holds
+        _db_lock. A batch with puts is committed with synchronous=FULL (the 201s wait for it); a
+        batch of deletes only is not synced on its own (see `done`)."""
+        puts = [e for e in batch if isinstance(e, _Queued)]
+        deletes = [e for e in batch if isinstance(e, _Deletion)]
+        self._synchronous(durable=bool(puts))
         count, size = self._count, self._bytes
         stored: list[_Queued] = []
         recorded: set[str] = set()
         try:
-            accepting = self._accepting()
+            accepting = self._accepting() if puts else True
             self._db.execute("BEGIN IMMEDIATE")
-            for entry in batch:
+            for entry in puts:
                 try:
                     self._admit(count + 1, size + entry.size, accepting)
                 except SpoolFullError as exc:
@@ -393,19 +459,30 @@ class Spool:
                 recorded.update(runs)
                 stored.append(entry)
                 count, size = count + 1, size + entry.size
+            recorded.update(self._delete_rows(deletes))
             self._db.execute("COMMIT")
         except BaseException as exc:
             # nothing of this batch is kept: every put of it fails (the senders retry)
             if self._db.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.OperationalError) and _is_full(exc):
+            full = isinstance(exc, SpoolFullError) or (
+                isinstance(exc, sqlite3.OperationalError) and _is_full(exc)
+            )
+            if full:
                 self._full_level = self._count  # the commit itself found the disk full
                 self._drop_reserve()
                 exc = SpoolFullError("spool disk is full; retry later")
-            for entry in batch:
-                entry.error = entry.error or _batch_error(exc)
-                entry.settled = True
+            for put in puts:
+                put.error = put.error or _batch_error(exc)
+                put.settled = True
+            if full and deletes and isinstance(exc, Exception):
+                # deletes make room: run them again on their own (the reserve was given back)
+                self._commit_deletes_alone(deletes)
+            else:
+                for deletion in deletes:
+                    deletion.error = _batch_error(exc)
+                    deletion.settled = True
             if not isinstance(exc, Exception):
                 raise
             return
@@ -413,9 +490,56 @@ class Spool:
         with self._lock:
             for entry in stored:
                 self._index(entry.id, entry.lane, entry.size)
-            self._changed.notify_all()
-        for entry in batch:
-            entry.settled = True
+                if entry.event_type is not None:
+                    self._remember(entry)
+            for deletion in deletes:
+                self._unindex(deletion.id)
+            # one waiting worker per lane that got a claimable event, at most (waking them all
+            # costs a GIL handoff each; a lane a worker holds is gone on with by that worker)
+            fresh = {entry.lane for entry in stored if entry.lane not in self._busy}
+            if fresh:
+                self._changed.notify(len(fresh))
+            if deletes and not self._count:  # wake `wait_empty`
+                self._changed.notify_all()
+        for settled in batch:
+            settled.settled = True
+
+    def _delete_rows(self, deletes: Sequence[_Deletion]) -> set[str]:
+        """DELETE the events and count their runs down (inside the caller's transaction); the
+        runs recorded."""
+        recorded: set[str] = set()
+        for deletion in deletes:
+            self._db.execute("DELETE FROM events WHERE id = ?", (deletion.id,))
+            runs = self._unseen(deletion.run_ids, deletion.pending)
+            if not deletion.pending:
+                runs = [r for r in runs if r not in recorded]
+            self._upsert_runs(runs, deletion.pending)
+            recorded.update(runs)
+        return recorded
+
+    def _commit_deletes_alone(self, deletes: Sequence[_Deletion]) -> None:
+        recorded: set[str] = set()
+        self._synchronous(durable=False)
+
+        def delete() -> None:
+            recorded.clear()
+            recorded.update(self._delete_rows(deletes))
+
+        try:
+            self._transaction(delete)
+        except Exception as exc:
+            for deletion in deletes:
+                deletion.error = _batch_error(exc)
+                deletion.settled = True
+            return
+        self._known_runs.update(recorded)
+        with self._lock:
+            for deletion in deletes:
+                self._unindex(deletion.id)
+            if not self._count:
+                self._changed.notify_all()
+        for deletion in deletes:
+            deletion.settled = True
 
     def _unseen(self, run_ids: Sequence[str], pending: int) -> list[str]:
         """Runs to write: all of them when the pending count changes, else those not recorded
@@ -478,7 +602,18 @@ class Spool:
         self._bytes += size
         self._check_level()
 
+    def _remember(self, entry: _Queued) -> None:
+        if self._memory_bytes + entry.size <= MEMORY_BYTES:
+            self._memory[entry.id] = (entry.body, entry.event_type or "", entry.run_ids, entry.size)
+            self._memory_bytes += entry.size
+
+    def _forget(self, event_id: int) -> None:
+        kept = self._memory.pop(event_id, None)
+        if kept is not None:
+            self._memory_bytes -= kept[3]
+
     def _unindex(self, event_id: int) -> None:
+        self._forget(event_id)
         known = self._events.pop(event_id, None)
         if known is None:
             return
@@ -511,6 +646,41 @@ class Spool:
         """The oldest event of a lane nobody holds, and hold its lane until `release`."""
         return self._take(timeout, claim=True)
 
+    def claim_next(self, lane: str) -> SpooledEvent | None:
+        """For a worker holding `lane` and done with its event: the lane's next event, the lane
+        still held (no handoff to another thread: a run's events go out back to back); None, the
+        lane released, when it has nothing claimable now."""
+        with self._lock:
+            ids = self._lanes.get(lane)
+            head = ids[0] if ids else None
+            if head is not None and any(
+                held_lane == lane and head >= held_id for held_id, held_lane in self._held.items()
+            ):
+                head = None  # at or behind a follow-up waiting for its evaluation
+            if head is None:  # nothing of the lane is claimable: no other worker to wake
+                self._busy.discard(lane)
+                return None
+        event = self._read(head)
+        if event is None:  # gone meanwhile
+            self.release(lane)
+        return event
+
+    def _read(self, event_id: int) -> SpooledEvent | None:
+        with self._lock:
+            kept = self._memory.get(event_id)
+            known = self._events.get(event_id)
+        if kept is not None and known is not None:  # as received, never attempted
+            body, event_type, run_ids, _ = kept
+            return SpooledEvent(event_id, body, False, 0, known[0], EVENT, event_type, run_ids)
+        with self._reader_lock:
+            row = self._reader.execute(
+                f"SELECT {_ROW} FROM events WHERE id = ?", (event_id,)
+            ).fetchall()
+        if not row:
+            return None
+        r = row[0]
+        return SpooledEvent(int(r[0]), str(r[1]), bool(r[2]), int(r[3]), str(r[4]), r[5])
+
     def _take(self, timeout: float | None, claim: bool) -> SpooledEvent | None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -526,13 +696,9 @@ class Spool:
                     if remaining is not None and remaining <= 0:
                         return None
                     self._changed.wait(remaining)
-            with self._reader_lock:
-                row = self._reader.execute(
-                    f"SELECT {_ROW} FROM events WHERE id = ?", (event_id,)
-                ).fetchall()
-            if row:
-                r = row[0]
-                return SpooledEvent(int(r[0]), str(r[1]), bool(r[2]), int(r[3]), str(r[4]), r[5])
+            event = self._read(event_id)
+            if event is not None:
+                return event
             # gone meanwhile (next() does not hold the lane): look again
             log.debug("event %d left the spool before it was read", event_id)
             if claim:
@@ -561,7 +727,7 @@ class Spool:
     def release(self, lane: str) -> None:
         with self._lock:
             self._busy.discard(lane)
-            self._changed.notify_all()
+            self._changed.notify()  # the lane's next event is one event for one worker
 
     def replace(self, event_id: int, body: str) -> None:
         """Keep the enriched body in place of the received one."""
@@ -576,6 +742,7 @@ class Spool:
             finally:
                 self._synchronous(durable=True)
             with self._lock:
+                self._forget(event_id)
                 self._resize(event_id, size)
 
     def hand_over(self, event_id: int, body: str, late_body: str) -> int:
@@ -606,6 +773,7 @@ class Spool:
             self._transaction(write)
             late_id = late[0]
             with self._lock:
+                self._forget(event_id)
                 self._resize(event_id, size)
                 self._held[late_id] = lane  # before any worker can see it
                 self._index(late_id, lane, late_size)
@@ -618,29 +786,18 @@ class Spool:
             self._changed.notify_all()
 
     def attempted(self, event_id: int) -> None:
+        with self._lock:
+            self._forget(event_id)  # read from the database from now on (with its attempts)
         with self._db_lock, contextlib.suppress(sqlite3.OperationalError):
             self._db.execute("UPDATE events SET attempts = attempts + 1 WHERE id = ?", (event_id,))
 
     def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
         """The event was forwarded (or is not needed any more): delete it, and record `run_ids`
-        as by `run_seen` in the same transaction. Not synced on its own (see `_synchronous`):
+        as by `run_seen` in the same transaction. Returns once the delete is committed: it joins
+        the next group commit (with the puts arriving meanwhile, and synced with them), or
+        commits on its own without a sync when nothing else is queued (see `_synchronous`):
         after a power cut the event may be forwarded once more, never lost."""
-        with self._db_lock:
-            runs = self._unseen(run_ids, pending)
-            self._synchronous(durable=False)
-            try:
-
-                def delete() -> None:
-                    self._write("DELETE FROM events WHERE id = ?", (event_id,))
-                    self._upsert_runs(runs, pending)
-
-                self._transaction(delete)
-            finally:
-                self._synchronous(durable=True)
-            self._known_runs.update(runs)
-            with self._lock:
-                self._unindex(event_id)
-                self._changed.notify_all()
+        self._enqueue(_Deletion(event_id, tuple(run_ids), pending))
 
     def run_seen(self, run_ids: Sequence[str], pending: int) -> None:
         """Record runs (a run and its parent) and how many COMPLETE events of them wait."""

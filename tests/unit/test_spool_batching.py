@@ -1,0 +1,260 @@
+"""The spool's shared commits: deletes (`done`) join the puts' group commit, each waiting thread
+is woken once, a full disk still lets deletes through, and events put by this process are handed
+to workers from memory (their type and runs known, no database read) until they change."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_spool_and_events import event
+
+from lineage_quality.producer import Evaluator, Producer, Spool
+from lineage_quality.producer import service as service_module
+from lineage_quality.producer import spool as spool_module
+from lineage_quality.producer.spool import SpoolFullError, _Deletion, _Queued
+
+
+def _trace(spool: Spool, begin_seconds: float = 0.0) -> list[str]:
+    statements: list[str] = []
+
+    def trace(sql: str) -> None:
+        statements.append(sql)
+        if sql.startswith("BEGIN") and begin_seconds:
+            time.sleep(begin_seconds)
+
+    spool._db.set_trace_callback(trace)
+    return statements
+
+
+def test_deletes_share_the_puts_commits_and_stay_deleted(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    first = [spool.put(event(f"r{t}", 0), [f"r{t}"]) for t in range(6)]
+    statements = _trace(spool, 0.01)
+    errors: list[BaseException] = []
+
+    def put_then_done(t: int) -> None:
+        try:
+            for n in range(1, 11):
+                spool.put(event(f"r{t}", n), [f"r{t}"])
+            spool.done(first[t])
+        except BaseException as exc:  # asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=put_then_done, args=(t,)) for t in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    commits = sum(1 for s in statements if s == "COMMIT")
+    assert commits < 66 / 2, f"{commits} commits for 60 puts and 6 deletes: not shared"
+    assert spool.usage()[0] == 60
+    spool.close()
+    reopened = Spool(tmp_path / "s.db", reserve_bytes=0)
+    ids = {row[0] for row in reopened._db.execute("SELECT id FROM events")}
+    assert not ids & set(first)
+    assert len(ids) == 60
+
+
+def test_a_batch_of_deletes_only_is_not_synced_and_a_batch_with_puts_is(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    a = spool.put(event("a", 0))
+    statements = _trace(spool)
+    spool.done(a)
+    assert "PRAGMA synchronous=NORMAL" in statements
+    statements.clear()
+    spool.put(event("a", 1))
+    assert statements[0] == "PRAGMA synchronous=FULL"  # before the put's BEGIN
+    assert spool._durable
+
+
+def test_a_full_disk_refuses_the_puts_of_a_batch_and_still_deletes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=4096)
+    kept = spool.put(event("a", 0), ["a"], +1)
+
+    def full(body: str, lane: str, size: int) -> int:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(spool, "_insert", full)
+    put = _Queued(event("b", 0), "b", 10, ("b",), 0)
+    deletion = _Deletion(kept, ("a",), -1)
+    with spool._db_lock:
+        spool._commit_queued([put, deletion])
+    assert isinstance(put.error, SpoolFullError)
+    assert deletion.error is None and deletion.settled
+    assert spool._db.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+    assert spool.usage()[0] == 0
+    assert spool.run_report("a") == (0, [])
+
+
+def test_an_interrupted_commit_fails_its_puts_and_the_next_put_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    real = spool._commit_queued
+
+    def interrupted(batch: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(spool, "_commit_queued", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        spool.put(event("a", 0))
+    monkeypatch.setattr(spool, "_commit_queued", real)
+    assert spool.put(event("a", 1)) > 0  # not left waiting for a commit that never ends
+    assert spool.usage()[0] == 1
+
+
+def test_every_waiting_put_is_woken_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    _trace(spool, 0.01)
+    waiters: list[CountingLock] = []
+
+    class CountingLock:
+        def __init__(self) -> None:
+            self._lock = threading.Lock()
+            self.releases = 0
+            waiters.append(self)
+
+        def acquire(self) -> bool:
+            return self._lock.acquire()
+
+        def release(self) -> None:
+            self.releases += 1
+            self._lock.release()
+
+    monkeypatch.setattr(spool_module, "_waiter", CountingLock)
+
+    def put_ten(t: int) -> None:
+        for n in range(10):
+            spool.put(event(f"r{t}", n))
+
+    threads = [threading.Thread(target=put_ten, args=(t,)) for t in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert spool.usage()[0] == 60
+    assert waiters, "no put waited: the commits were not slow enough to overlap"
+    # settled by another thread's commit, or handed the next commit: one wakeup either way
+    assert [w.releases for w in waiters] == [1] * len(waiters)
+
+
+def test_events_put_here_are_taken_from_memory_with_their_type_and_runs(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    body = event("a", 0)
+    spool.put(body, ["a", "parent"], 0, "a", "START")
+    real_reader = spool._reader
+    spool._reader = None  # type: ignore[assignment]  # any database read would fail
+    item = spool.claim(timeout=1)
+    assert item is not None
+    assert (item.body, item.event_type, item.run_ids, item.enriched, item.attempts) == (
+        body,
+        "START",
+        ("a", "parent"),
+        False,
+        0,
+    )
+    spool._reader = real_reader
+    spool.attempted(item.id)  # from now on read from the database, with its attempts
+    spool.release(item.lane)
+    again = spool.claim(timeout=1)
+    assert again is not None
+    assert (again.attempts, again.event_type) == (1, None)
+    spool.replace(again.id, body)
+    spool.release(again.lane)
+    spool.put(event("b", 0), ["b"], 0, "b", "START")
+    spool.done(again.id)
+    assert len(spool._memory) == 1
+    spool.close()
+    reopened = Spool(tmp_path / "s.db", reserve_bytes=0)
+    after = reopened.claim(timeout=1)
+    assert after is not None and after.event_type is None  # read back, parsed by the worker
+
+
+def test_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spool_module, "MEMORY_BYTES", 300)
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    ids = [spool.put(event("a", n), ["a"], 0, "a", "START") for n in range(10)]
+    assert 0 < len(spool._memory) < 10
+    assert spool._memory_bytes <= 300
+    for event_id in ids:
+        spool.done(event_id)
+    assert spool._memory == {} and spool._memory_bytes == 0
+
+
+def test_a_received_event_of_a_type_never_evaluated_is_forwarded_without_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+
+    class Sink:
+        def send(self, body: str) -> None:
+            sent.append(body)
+
+        def close(self) -> None:
+            pass
+
+    producer = Producer(Evaluator([]), Sink(), Spool(tmp_path / "s.db"), port=0)  # type: ignore[arg-type]
+    start = json.dumps(
+        {
+            "eventType": "START",
+            "eventTime": "2026-01-01T00:00:00Z",
+            "producer": "p",
+            "run": {"runId": "r1", "facets": {"parent": {"run": {"runId": "p1"}}}},
+            "job": {"namespace": "n", "name": "j"},
+        }
+    )
+    fail = start.replace('"START"', '"FAIL"')
+    parsed: list[str] = []
+    real_parse = service_module._parse
+
+    def spy(body: str) -> Any:
+        parsed.append(json.loads(body)["eventType"])
+        return real_parse(body)
+
+    monkeypatch.setattr(service_module, "_parse", spy)
+    producer._accept(start, json.loads(start))
+    producer._accept(fail, json.loads(fail))
+    producer.start()
+    try:
+        assert producer.spool.wait_empty(timeout=10)
+    finally:
+        producer.stop()
+    assert sent == [start, fail]
+    assert parsed == ["FAIL"]  # a FAIL is parsed: its run is remembered as failed
+    assert producer.spool.run_failed("r1")
+    assert producer.spool.run_report("r1") == (0, [])
+
+
+def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    spool.put(event("a", 0), ["a"], 0, "a")
+    held = spool.claim(timeout=1)
+    assert held is not None and held.lane == "a"
+    woken: list[int] = []
+    real_notify = spool._changed.notify
+
+    def notify(n: int = 1) -> None:
+        woken.append(n)
+        real_notify(n)
+
+    spool._changed.notify = notify  # type: ignore[method-assign]
+    spool.put(event("a", 1), ["a"], 0, "a")  # its lane is held: its worker goes on with it
+    assert woken == []
+    spool.put(event("b", 0), ["b"], 0, "b")
+    assert woken == [1]
+    woken.clear()
+    spool.done(held.id)
+    following = spool.claim_next("a")
+    assert following is not None and json.loads(following.body)["n"] == 1
+    spool.done(following.id)
+    assert spool.claim_next("a") is None  # the lane ran dry: nobody to wake
+    assert woken == []
