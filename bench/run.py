@@ -48,6 +48,7 @@ SYSTEMS: dict[str, tuple[str, str]] = {
     "floor_b": ("main", "floor (b): same metrics, one hand-written aggregation"),
     "floor_c": ("main", "floor (c): (a) + one groupBy().count() per key set"),
     "ours": ("main", "lineage-quality"),
+    "ours_plain": ("main", "lineage-quality, JVM helpers off"),
     "pydeequ": ("pydeequ", "PyDeequ"),
     "soda": ("soda", "Soda Core, no samples"),
     "soda_samples": ("soda", "Soda Core, failed-row samples"),
@@ -58,7 +59,7 @@ SYSTEMS: dict[str, tuple[str, str]] = {
 FLOORS = ("floor_a", "floor_b", "floor_c")
 SIDE_BY_SIDE = ("R10", "R30", "RU")
 SCALING = ("F10", "F30", "F100")
-SCALING_SYSTEMS = ("floor_b", "ours", "pydeequ")
+SCALING_SYSTEMS = ("floor_b", "ours", "ours_plain", "pydeequ")
 
 
 def python_of(venv: str) -> Path:

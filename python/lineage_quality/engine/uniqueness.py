@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from lineage_quality.engine.jvm_helpers import jvm_helper
 
+HASHED_FROM_ROWS = 500_000  # below it the hashed path's extra jobs cost more than they save
 MAX_CANDIDATES = 1_000_000  # repeated hashes checked by a broadcast join; past it, plain path
 ROWS_PER_PARTITION = 4_000_000  # bounds each partition's hash set (~64 MiB at most)
 # Types whose Spark hash agrees with grouping equality (Spark hashes -0.0 as 0.0 and every NaN
@@ -124,7 +125,8 @@ def duplicate_count(df: DataFrame, columns: Sequence[str], rows: int | None = No
     """Non-null rows - distinct keys of `columns`; `rows` (the dataset's row count, when known)
     sizes the hashed path's partitions."""
     helper = jvm_helper("KeyHashes", "KEY_HASHES")
-    if helper is not None and _hashable(df, columns):
+    large = rows is None or rows >= HASHED_FROM_ROWS
+    if helper is not None and large and _hashable(df, columns):
         counted = hashed_duplicate_count(df, columns, helper, rows)
         if counted is not None:
             return counted
