@@ -100,3 +100,20 @@ def test_non_string_lists_are_not_shared(spark: Any) -> None:
     assert not shared.members
     counts = frame.agg(*[metric_column(m, time.time()) for m in metrics]).first()
     assert counts is not None and list(counts) == [1, 0]
+
+
+def test_a_dataset_column_named_like_ours_is_left_alone(spark: Any) -> None:
+    frame = spark.createDataFrame(
+        [("a", "zz"), ("b", "zz"), (None, "zz")], "v string, LQ_SHARED_0 string"
+    )
+    metrics = [
+        Metric(MetricKind.INVALID, "v", pattern="^a$"),
+        Metric(MetricKind.INVALID, "v", pattern="^[ab]$"),
+        Metric(MetricKind.INVALID, "LQ_SHARED_0", values=("zz",)),
+    ]
+    with_shared, shared = share(frame, metrics)
+    assert shared.matches
+    now = time.time()
+    row = with_shared.agg(*[metric_column(m, now, shared) for m in metrics]).first()
+    assert row is not None and list(row) == [1, 0, 0]
+    assert with_shared.select("LQ_SHARED_0").distinct().collect()[0][0] == "zz"

@@ -73,6 +73,15 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
     shared = Shared()
     extra: dict[str, Column] = {}
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    taken = {name.lower() for name in types}
+
+    def fresh() -> str:  # a name no column of the dataset has (Spark compares case-blind)
+        n = len(extra)
+        while f"lq_shared_{n}" in taken:
+            n += 1
+        taken.add(f"lq_shared_{n}")
+        return f"lq_shared_{n}"
+
     regex = jvm_helper("RegexDfa", "PATTERN_DFA")
     if regex is not None:
         patterns = _by_column(
@@ -82,7 +91,7 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
             if len(found) < 2:
                 continue
             for chunk, table in group_patterns(tuple(found)):
-                name = f"lq_shared_{len(extra)}"
+                name = fresh()
                 value = _col(column).cast("string")
                 extra[name] = Column(regex.columnAll(value._jc, table, list(chunk)))
                 for i, pattern in enumerate(chunk):
@@ -97,7 +106,7 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
                 continue
             union = sorted({v for values in found for v in values}, key=_utf8)
             index = {v: i for i, v in enumerate(union)}
-            name = f"lq_shared_{len(extra)}"
+            name = fresh()
             extra[name] = Column(codes.column(_col(column)._jc, union))
             code = F.col(name)
             for values in found:
