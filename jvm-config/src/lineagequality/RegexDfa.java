@@ -1,23 +1,16 @@
 package lineagequality;
 
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 import org.apache.spark.sql.Column;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
-import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.catalyst.util.ArrayData;
-import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 
-import scala.collection.JavaConverters;
-import scala.collection.Seq;
 
 /**
  * Pattern rules on a DFA built by lineage_quality.engine.regex_dfa (the table layout is
@@ -134,20 +127,13 @@ public final class RegexDfa {
 
   /** The bitmask of `findAll` as a bigint column; null in, null out. */
   public static Column columnAll(Column value, byte[] table, List<String> patterns) {
-    Seq<Expression> arguments =
-        JavaConverters.asScalaBuffer(
-                Arrays.<Expression>asList(
-                    value.expr(),
-                    Literal.create(table, DataTypes.BinaryType),
-                    Literal.create(
-                        patterns.toArray(new String[0]),
-                        DataTypes.createArrayType(DataTypes.StringType, false))))
-            .toSeq();
-    Seq<AbstractDataType> noCasts =
-        JavaConverters.asScalaBuffer(Collections.<AbstractDataType>emptyList()).toSeq();
-    return new Column(
-        new StaticInvoke(
-            RegexDfa.class, DataTypes.LongType, "findAll", arguments, noCasts, true, true, true));
+    return Calls.staticCall(
+        RegexDfa.class,
+        DataTypes.LongType,
+        "findAll",
+        value.expr(),
+        Literal.create(table, DataTypes.BinaryType),
+        Calls.strings(patterns));
   }
 
   private static boolean javaFind(UTF8String value, UTF8String pattern) {
@@ -158,17 +144,12 @@ public final class RegexDfa {
 
   /** `value RLIKE pattern` as a DFA walk; null in, null out. */
   public static Column column(Column value, byte[] table, String pattern) {
-    Seq<Expression> arguments =
-        JavaConverters.asScalaBuffer(
-                Arrays.<Expression>asList(
-                    value.expr(),
-                    Literal.create(table, DataTypes.BinaryType),
-                    Literal.create(pattern, DataTypes.StringType)))
-            .toSeq();
-    Seq<AbstractDataType> noCasts =
-        JavaConverters.asScalaBuffer(Collections.<AbstractDataType>emptyList()).toSeq();
-    return new Column(
-        new StaticInvoke(
-            RegexDfa.class, DataTypes.BooleanType, "find", arguments, noCasts, true, true, true));
+    return Calls.staticCall(
+        RegexDfa.class,
+        DataTypes.BooleanType,
+        "find",
+        value.expr(),
+        Literal.create(table, DataTypes.BinaryType),
+        Literal.create(pattern, DataTypes.StringType));
   }
 }

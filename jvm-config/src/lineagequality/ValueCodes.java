@@ -1,20 +1,12 @@
 package lineagequality;
 
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 
 import org.apache.spark.sql.Column;
-import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.Literal;
-import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.catalyst.util.ArrayData;
-import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.types.UTF8String;
 
-import scala.collection.JavaConverters;
-import scala.collection.Seq;
 
 /**
  * Several value lists on one string column (see lineage_quality.engine.value_codes): the
@@ -44,18 +36,7 @@ public final class ValueCodes {
 
   /** `code` as an int column; null in, null out. */
   public static Column column(Column value, List<String> sorted) {
-    Seq<Expression> arguments =
-        JavaConverters.asScalaBuffer(
-                Arrays.<Expression>asList(
-                    value.expr(),
-                    Literal.create(
-                        sorted.toArray(new String[0]),
-                        DataTypes.createArrayType(DataTypes.StringType, false))))
-            .toSeq();
-    Seq<AbstractDataType> noCasts =
-        JavaConverters.asScalaBuffer(Collections.<AbstractDataType>emptyList()).toSeq();
-    return new Column(
-        new StaticInvoke(
-            ValueCodes.class, DataTypes.IntegerType, "code", arguments, noCasts, true, true, true));
+    return Calls.staticCall(
+        ValueCodes.class, DataTypes.IntegerType, "code", value.expr(), Calls.strings(sorted));
   }
 }

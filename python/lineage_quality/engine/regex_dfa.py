@@ -382,14 +382,15 @@ def run_dfa(table: bytes, value: str) -> bool | None:
         return None
     flags = table[5 : 5 + count]
     base = 5 + count
-
-    def step(state: int, symbol: int) -> int:
-        (nxt,) = struct.unpack_from(">H", table, base + (state * SYMBOLS + symbol) * 2)
-        return int(nxt)
-
     state = 0
     for b in data:
-        state = step(state, b)
+        state = next_state(table, base, state, b)
         if flags[state] & DEAD:
             return False
-    return bool(flags[step(state, END)] & ACCEPT)
+    return bool(flags[next_state(table, base, state, END)] & ACCEPT)
+
+
+def next_state(table: bytes, base: int, state: int, symbol: int) -> int:
+    """The transition of a table whose u16 next-state rows start at `base`."""
+    (nxt,) = struct.unpack_from(">H", table, base + (state * SYMBOLS + symbol) * 2)
+    return int(nxt)

@@ -19,7 +19,15 @@ from functools import lru_cache
 
 import attrs
 
-from lineage_quality.engine.regex_dfa import ACCEPT, DEAD, ENDS_AT_END, SYMBOLS, compile_dfa
+from lineage_quality.engine.regex_dfa import (
+    ACCEPT,
+    DEAD,
+    END,
+    ENDS_AT_END,
+    SYMBOLS,
+    compile_dfa,
+    next_state,
+)
 
 MAX_PATTERNS = 63  # bits of a signed bigint usable as literal masks
 MAX_PRODUCT_STATES = 1024  # bounds both the table (~260 KiB) and the time to build it
@@ -141,14 +149,9 @@ def run_dfa_set(table: bytes, value: str) -> int | None:
     flags = table[13 : 13 + count]
     accepts = struct.unpack_from(f">{count}Q", table, 13 + count)
     base = 13 + count + 8 * count
-
-    def step(state: int, symbol: int) -> int:
-        (nxt,) = struct.unpack_from(">H", table, base + (state * SYMBOLS + symbol) * 2)
-        return int(nxt)
-
     state = 0
     for b in data:
-        state = step(state, b)
+        state = next_state(table, base, state, b)
         if flags[state] & DEAD:
             return 0
-    return int(accepts[step(state, 128)])
+    return int(accepts[next_state(table, base, state, END)])
