@@ -1,7 +1,7 @@
 """`make bench`: this engine side by side with its peers and the floors, on seeded data.
 
     .venv/bin/python bench/run.py [--sizes 1000000,10000000] [--repeat 3] [--systems ...]
-                                  [--budget 60] [--limit 900] [--no-producer]
+                                  [--budget 60] [--limit 600] [--no-producer]
                                   [--out BENCHMARKS.md]
 
 Every system runs in a worker process of its own virtualenv (bench/worker.py), all with the
@@ -276,7 +276,7 @@ def main() -> None:
         help="a warm-up slower than this (s) is the system's only timed run in that case",
     )
     parser.add_argument(
-        "--limit", type=float, default=900.0,
+        "--limit", type=float, default=600.0,
         help="a run without an answer after this (s) is stopped and reported as such",
     )
     parser.add_argument("--no-producer", action="store_true")
