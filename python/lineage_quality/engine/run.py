@@ -18,6 +18,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lineage_quality.engine.columns import col
 from lineage_quality.engine.patterns import pattern_matches
 from lineage_quality.engine.plan import Metric, MetricKind, Plan, build_plan
 from lineage_quality.engine.shared_columns import Shared, share
@@ -28,15 +29,6 @@ from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Rule
 
 log = logging.getLogger(__name__)
-
-
-def quote(name: str) -> str:
-    """A column reference that Spark reads literally, whatever characters the name holds."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def col(name: str) -> Column:
-    return F.col(quote(name))
 
 
 NARROW_SUM_EXACT_ROWS = 2**32  # below it a long sum of 32-bit values cannot pass 2^63

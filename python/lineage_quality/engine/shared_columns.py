@@ -21,6 +21,7 @@ import attrs
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lineage_quality.engine.columns import col
 from lineage_quality.engine.jvm_helpers import jvm_helper
 from lineage_quality.engine.plan import Metric, MetricKind
 from lineage_quality.engine.regex_dfa_set import group_patterns
@@ -36,10 +37,6 @@ class Shared:
 
     matches: dict[tuple[str, str], Column] = attrs.field(factory=dict)  # (column, pattern)
     members: dict[tuple[str, tuple[Any, ...]], Column] = attrs.field(factory=dict)  # (col, values)
-
-
-def _col(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def _bit(mask: Column, i: int) -> Column:
@@ -92,7 +89,7 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
                 continue
             for chunk, table in group_patterns(tuple(found)):
                 name = fresh()
-                value = _col(column).cast("string")
+                value = col(column).cast("string")
                 extra[name] = Column(regex.columnAll(value._jc, table, list(chunk)))
                 for i, pattern in enumerate(chunk):
                     shared.matches[(column, pattern)] = _bit(F.col(name), i)
@@ -107,7 +104,7 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
             union = sorted({v for values in found for v in values}, key=_utf8)
             index = {v: i for i, v in enumerate(union)}
             name = fresh()
-            extra[name] = Column(codes.column(_col(column)._jc, union))
+            extra[name] = Column(codes.column(col(column)._jc, union))
             code = F.col(name)
             for values in found:
                 positions = sorted({index[v] for v in values})
