@@ -19,8 +19,9 @@ import scala.reflect.ClassTag$;
  * non-null bigint column, already hash-partitioned on it, so equal hashes meet in one partition.
  * Each partition counts its rows and distinct hashes in a primitive open-addressing set (no
  * generic aggregation, no boxing) and lists the hashes seen more than once: the only places
- * where two rows can share a key, checked exactly by the caller. A partition with more than
- * `maxCandidates` such hashes stops listing them and says so (the caller then falls back).
+ * where two rows can share a key, checked exactly by the caller. A partition with more than its
+ * share of `maxCandidates` such hashes stops listing them and says so (the caller then falls
+ * back), so the driver never collects much more than `maxCandidates` hashes.
  */
 public final class KeyHashes {
   private KeyHashes() {}
@@ -68,7 +69,8 @@ public final class KeyHashes {
     JavaRDD<InternalRow> rows =
         JavaRDD.fromRDD(
             hashes.queryExecution().toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
-    final int limit = maxCandidates;
+    // each partition lists at most its share, so what reaches the driver stays near the limit
+    final int limit = Math.max(1, maxCandidates / Math.max(1, rows.getNumPartitions()));
     List<long[]> parts =
         rows.mapPartitions((Iterator<InternalRow> it) -> partition(it, limit)).collect();
     long total = 0;

@@ -20,6 +20,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lineage_quality.engine.columns import col
 from lineage_quality.engine.jvm_helpers import jvm_helper
 
 HASHED_FROM_ROWS = 500_000  # below it the hashed path's extra jobs cost more than they save
@@ -29,23 +30,19 @@ ROWS_PER_PARTITION = 4_000_000  # bounds each partition's hash set (~64 MiB at m
 # alike, as grouping does); others (arrays, structs, maps) take the plain path.
 _HASHABLE = (
     "tinyint", "smallint", "int", "bigint", "float", "double", "string", "boolean", "date",
-    "timestamp", "timestamp_ntz", "binary",
+    "timestamp", "timestamp_ntz", "binary", "decimal",
 )  # fmt: skip
 # Types whose value cast to bigint is one-to-one: the value itself serves as the hash.
 _SELF_HASHED = ("tinyint", "smallint", "int", "bigint")
 
 
-def _col(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
-
-
 def _not_null(columns: Sequence[str]) -> Column:
-    return reduce(lambda a, b: a & b, [_col(c).isNotNull() for c in columns])
+    return reduce(lambda a, b: a & b, [col(c).isNotNull() for c in columns])
 
 
 def grouped_duplicate_count(df: DataFrame, columns: Sequence[str]) -> int:
     """The plain path: group by the key itself."""
-    keys = [_col(c) for c in columns]
+    keys = [col(c) for c in columns]
     # Hash-partitioned on the key first: the grouping then runs once, after the shuffle. Without
     # it Spark pre-aggregates before shuffling, which for near-unique keys (what a uniqueness
     # rule expects) only builds a hash table as large as the input.
@@ -72,10 +69,7 @@ def _type(df: DataFrame, column: str) -> str:
 
 
 def _hashable(df: DataFrame, columns: Sequence[str]) -> bool:
-    return all(
-        _type(df, c).split("(")[0] in _HASHABLE or _type(df, c).startswith("decimal")
-        for c in columns
-    )
+    return all(_type(df, c).split("(")[0] in _HASHABLE for c in columns)
 
 
 def _partitions(df: DataFrame, rows: int | None) -> int:
@@ -91,9 +85,9 @@ def hashed_duplicate_count(
     # A single integer-like key is its own 64-bit "hash": no two keys share one, so the
     # distinct count is exact without a second pass.
     exact = len(columns) == 1 and _type(df, columns[0]) in _SELF_HASHED
-    h = _col(columns[0]).cast("long") if exact else key_hash([_col(c) for c in columns])
+    h = col(columns[0]).cast("long") if exact else key_hash([col(c) for c in columns])
     keyed = df.where(_not_null(columns)).select(
-        h.alias("lq_h"), *[_col(c).alias(n) for c, n in zip(columns, names, strict=True)]
+        h.alias("lq_h"), *[col(c).alias(n) for c, n in zip(columns, names, strict=True)]
     )
     hashes = keyed.select("lq_h").repartition(_partitions(df, rows), "lq_h")
     summary = helper.summarize(hashes._jdf, 0 if exact else MAX_CANDIDATES)
