@@ -120,7 +120,12 @@ def goals(doc: dict[str, Any], rows: int) -> list[str]:
         line(*_beats_peers(ru, "RU"))
     if f10 and f100:
         a, b = _best(f10, "ours"), _best(f100, "ours")
-        line(None if a is None or b is None else b <= 1.5 * a, f"10 -> 100 rules: {_x(b, a)}")
+        text = f"10 -> 100 rules: {_x(b, a)}"
+        ra, rb = _best(f10, "floor_a"), _best(f100, "floor_a")
+        if ra is not None and rb is not None:
+            # F100 reads three columns F10 does not (email, discount, created_at)
+            text += f" (the bare read of their columns alone: {_x(rb, ra)})"
+        line(None if a is None or b is None else b <= 1.5 * a, text)
     out.append("")
     return out
 
@@ -211,7 +216,7 @@ def write_report(doc: dict[str, Any], out: Path) -> None:
         "|---:|---|---:|---:|---:|---:|",
     ]
     for rows in sizes:
-        for system in ("floor_b", "ours", "ours_plain", "pydeequ"):
+        for system in ("floor_a", "floor_b", "ours", "ours_plain", "pydeequ"):
             found = [_case(doc, rows, f"F{n}") for n in (10, 30, 100)]
             t = [_best(c, system) if c else None for c in found]
             if any(v is not None for v in t):

@@ -59,7 +59,7 @@ SYSTEMS: dict[str, tuple[str, str]] = {
 FLOORS = ("floor_a", "floor_b", "floor_c")
 SIDE_BY_SIDE = ("R10", "R30", "RU")
 SCALING = ("F10", "F30", "F100")
-SCALING_SYSTEMS = ("floor_b", "ours", "ours_plain", "pydeequ")
+SCALING_SYSTEMS = ("floor_a", "floor_b", "ours", "ours_plain", "pydeequ")
 
 
 def python_of(venv: str) -> Path:

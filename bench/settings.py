@@ -11,6 +11,12 @@ SPARK_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
+    # One worker JVM per system stays alive for the whole run, but only one runs at a time: an
+    # idle JVM must hand its heap back, or 11 of them at 3 GiB exhaust 24 GiB and the kernel's
+    # OOM killer ends one (it did, in RU at 10M). G1's periodic collection uncommits idle heap.
+    "spark.driver.extraJavaOptions": (
+        "-XX:+UseG1GC -XX:G1PeriodicGCInterval=3000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=25"
+    ),
 }
 
 
