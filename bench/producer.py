@@ -365,7 +365,7 @@ def job_overhead(tmp: Path, data: Path, repeat: int) -> dict[str, Any]:
     return {"times": times, "evaluation_after_job": evaluated}
 
 
-def run_all(results: Path, repeat: int = 3) -> dict[str, Any]:
+def run_all(results: Path, repeat: int = 5) -> dict[str, Any]:
     data = HERE / "data" / "orders_1000000"
     tmp = Path(tempfile.mkdtemp(prefix="lq-bench-"))
     try:
