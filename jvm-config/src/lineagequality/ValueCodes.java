@@ -9,7 +9,7 @@ import org.apache.spark.unsafe.types.UTF8String;
 
 
 /**
- * Several value lists on one string column (see lineage_quality.engine.value_codes): the
+ * Several value lists on one string column (see lineage_quality.engine.shared_columns): the
  * value's index in the sorted union of the lists, found once per row by binary search, so each
  * list's membership is a bit test instead of a search of its own.
  */
