@@ -1,8 +1,8 @@
 """Only the pass-through part of bench/producer.py, on events captured once and kept, with the
 CPU time each process spent per event: `python bench/passthrough.py EVENTS.jsonl [--rounds N]`.
 The events file is what the listener's file transport wrote (bench/producer.py's
-`capture_events`); when it does not exist it is captured first (needs Spark and bench/data). `--py-spy` profiles serve meanwhile.
-Prints one JSON line per round."""
+`capture_events`); when it does not exist it is captured first (needs Spark and bench/data).
+`--py-spy` profiles serve meanwhile. Prints one JSON line per round."""
 
 from __future__ import annotations
 
@@ -88,8 +88,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("events", type=Path)
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--py-spy", help="py-spy record command line, e.g. 'py-spy record --gil "
-                        "--format raw -o out.txt'", default="")
+    parser.add_argument(
+        "--py-spy",
+        help="py-spy record command line, e.g. 'py-spy record --gil --format raw -o out.txt'",
+        default="",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lq-pass-"))
     try:
