@@ -207,3 +207,21 @@ def test_a_worker_goes_on_with_its_lane_in_order(tmp_path: Path) -> None:
     third = spool.claim(timeout=1)
     assert third is not None and third.id == late
     spool.close()
+
+
+def test_the_request_head_follows_the_transports_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head is built once per set of headers: a changed header (a refreshed token) is sent
+    at once, and the Content-Length is each body's own."""
+    fast = FastHttp.for_transport(_transport("http://127.0.0.1:9", endpoint="api/v1/lineage"))
+    assert fast is not None
+    tokens = iter(["Bearer a", "Bearer a", "Bearer b"])
+    monkeypatch.setattr(
+        fast.transport,
+        "_prepare_request",
+        lambda text: (text, {"Content-Type": "application/json", "Authorization": next(tokens)}),
+    )
+    sent = [fast._request(body) for body in ("{}", '{"a": 1}', "{}")]
+    assert [b"Authorization: Bearer a\r\n" in s for s in sent] == [True, True, False]
+    assert b"Authorization: Bearer b\r\n" in sent[2]
+    assert sent[1].endswith(b'Content-Length: 8\r\n\r\n{"a": 1}')
+    assert sent[0].startswith(b"POST /api/v1/lineage HTTP/1.1\r\nHost: 127.0.0.1:9\r\n")

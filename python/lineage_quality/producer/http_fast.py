@@ -152,6 +152,7 @@ class FastHttp:
         self.timeout = float(transport.timeout)
         self.retry = Retry(**transport.config.retry)  # what HttpTransport mounts on its session
         self._local = threading.local()
+        self._heads: dict[tuple[tuple[str, str], ...], bytes] = {}
         self._open: set[_Connection] = set()
         self._lock = threading.Lock()
 
@@ -176,17 +177,29 @@ class FastHttp:
     def _request(self, text: str) -> bytes:
         body, extra = self.transport._prepare_request(text)  # auth, custom headers, gzip
         data = body.encode("utf-8") if isinstance(body, str) else body
+        return self._head(tuple(extra.items())) + b"%d\r\n\r\n" % len(data) + data
+
+    def _head(self, extra: tuple[tuple[str, str], ...]) -> bytes:
+        """The request head up to the Content-Length value; built once per set of transport
+        headers (they are the same for every event unless an auth token changes)."""
+        cached = self._heads.get(extra)
+        if cached is not None:
+            return cached
         headers: CaseInsensitiveDict[str] = CaseInsensitiveDict(requests.utils.default_headers())
         headers.update(extra)
-        headers["Content-Length"] = str(len(data))
+        headers.pop("Content-Length", None)
         lines = [f"POST {self.target} HTTP/1.1", f"Host: {self.host_header}"]
         for name, value in headers.items():
             value = str(value)
             if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
                 raise requests.exceptions.InvalidHeader(f"invalid header {name!r}")
             lines.append(f"{name}: {value}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        return head + data
+        lines.append("Content-Length: ")
+        head = "\r\n".join(lines).encode("latin-1")
+        if len(self._heads) >= 16:  # a token changing per event: keep the memory bounded
+            self._heads.clear()
+        self._heads[extra] = head
+        return head
 
     def _connection(self) -> _Connection:
         conn: _Connection | None = getattr(self._local, "conn", None)

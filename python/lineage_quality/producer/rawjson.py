@@ -33,10 +33,21 @@ def no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+# built once: `json.loads` with arguments builds a decoder and its scanner per call
+_DECODER = json.JSONDecoder(
+    parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=no_constant
+)
+_PLAIN = json.JSONDecoder(parse_constant=no_constant)
+
+
 def loads(text: str) -> Any:
-    return json.loads(
-        text, parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=no_constant
-    )
+    return _DECODER.decode(text)
+
+
+def loads_plain(text: str) -> Any:
+    """`text` parsed with plain Python numbers (NaN and Infinity refused): for reading an event,
+    not for re-emitting it."""
+    return _PLAIN.decode(text)
 
 
 def dumps(value: Any) -> str:

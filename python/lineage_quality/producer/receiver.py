@@ -21,16 +21,17 @@ import json
 import logging
 import re
 import socket
+import socketserver
 import threading
 import time
 import urllib.parse
 import zlib
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NoReturn
 
 from lineage_quality.producer.events import InvalidEventError, check_event
+from lineage_quality.producer.http_request import RequestError, RequestHead, read_head
 from lineage_quality.producer.routes import Route
 from lineage_quality.producer.spool import SpoolFullError
 
@@ -105,7 +106,7 @@ def decode(body: bytes, encoding: str | None, limit: int) -> tuple[str, dict[str
     check_structure(body)
     try:
         text = body.decode("utf-8")
-        event = json.loads(text, parse_constant=_no_constant)
+        event = _DECODER.decode(text)
     except (UnicodeDecodeError, ValueError) as exc:
         raise RejectedError(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from exc
     except RecursionError as exc:
@@ -119,6 +120,11 @@ def decode(body: bytes, encoding: str | None, limit: int) -> tuple[str, dict[str
 
 def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
+
+
+# One decoder for every event: `json.loads` with an argument builds a decoder (and its scanner)
+# per call, ~20% of a parse.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 # RFC 9112 7.1: chunk-size = 1*HEXDIG, then optional extensions; nothing else (no `0x`, sign,
@@ -166,17 +172,17 @@ _FULL = (
 )
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(socketserver.ThreadingTCPServer):
     """A thread per connection, at most `max_connections` of them: beyond that a connection is
     answered 503 at once and closed, so idle or trickling clients cannot starve real senders of
     threads (and of memory)."""
 
     daemon_threads = True
+    allow_reuse_address = True
 
-    def __init__(
-        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], max_connections: int
-    ) -> None:
-        super().__init__(address, handler)
+    def __init__(self, receiver: Receiver, address: tuple[str, int], max_connections: int) -> None:
+        super().__init__(address, _Connection)
+        self.receiver = receiver
         self.max_connections = max_connections
         self._active = 0
         self._active_lock = threading.Lock()
@@ -217,7 +223,9 @@ def _authorized(header: str, key: str) -> bool:
     return hmac.compare_digest(given.strip().encode(), key.encode())
 
 
+SERVER = b"lineage-quality"
 _CREATED_TAIL = b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _date_cache: tuple[int, bytes] = (0, b"")
 
 
@@ -228,6 +236,248 @@ def _http_date() -> bytes:
     if _date_cache[0] != now:
         _date_cache = (now, email.utils.formatdate(now, usegmt=True).encode())
     return _date_cache[1]
+
+
+def _response(
+    status: HTTPStatus | int,
+    content_type: str,
+    body: bytes,
+    headers: Mapping[str, str] | None = None,
+    close: bool = False,
+) -> bytes:
+    """One whole answer (status line, headers, body), to be sent in one write."""
+    status = HTTPStatus(status)
+    lines = [
+        b"HTTP/1.1 %d %s" % (status.value, status.phrase.encode()),
+        b"Server: " + SERVER,
+        b"Date: " + _http_date(),
+        b"Content-Type: " + content_type.encode("latin-1"),
+        b"Content-Length: %d" % len(body),
+    ]
+    lines += [f"{name}: {value}".encode("latin-1") for name, value in (headers or {}).items()]
+    if close:
+        lines.append(b"Connection: close")
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+class _Connection(socketserver.StreamRequestHandler):
+    """One client connection: its requests one after the other (HTTP/1.1 keep-alive), read with
+    `http_request.read_head`, answered in one write each."""
+
+    server: _Server
+    timeout = IDLE_TIMEOUT  # per read; the reaper enforces the header and body deadlines
+    # answers are one write each, but a client's request may be: without this, Nagle + delayed
+    # ACK stall kept-alive exchanges by ~40 ms
+    disable_nagle_algorithm = True
+
+    head: RequestHead
+    close_connection = False
+    body_read = False  # whether the request's body was read (else the connection is closed)
+
+    def setup(self) -> None:
+        super().setup()
+        self.receiver = self.server.receiver
+        with self.receiver._lock:
+            self.receiver._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.receiver._lock:
+            self.receiver._connections.discard(self.connection)
+        with contextlib.suppress(OSError):  # the peer may be gone already
+            super().finish()
+
+    def handle(self) -> None:
+        while not self.close_connection:
+            self._handle_one()
+
+    def _handle_one(self) -> None:
+        # Idle keep-alive: wait for the next request's first byte (per-read timeout).
+        # From that byte on, the headers must all arrive within HEADER_TIMEOUT.
+        try:
+            first = self.rfile.peek(1)  # type: ignore[attr-defined]  # a BufferedReader
+        except (TimeoutError, OSError):
+            self.close_connection = True
+            return
+        if not first:
+            self.close_connection = True
+            return
+        self.receiver._deadline(self.connection, self.receiver.header_timeout)
+        try:
+            self._request()
+        except (ConnectionError, TimeoutError) as exc:
+            log.warning("connection from %s lost: %s", self.client_address[0], exc)
+            self.close_connection = True
+        except OSError:
+            self.close_connection = True
+        finally:
+            self.receiver._deadline(self.connection, None)
+
+    def _request(self) -> None:
+        self.body_read = False
+        try:
+            head = read_head(self.rfile)
+        except RequestError as exc:
+            log.warning("rejected request from %s: %s", self.client_address[0], exc)
+            self.close_connection = True
+            self._reply(exc.status, {"error": str(exc)})
+            return
+        if head is None:
+            self.close_connection = True
+            return
+        self.head = head
+        self.close_connection = not head.keep_alive
+        log.debug("%s %s %s", self.client_address[0], head.method, head.target[:200])
+        if head.method == "POST":
+            self._post()
+        elif head.method == "GET":
+            self.body_read = True  # a GET's body, if any, is refused as a next request
+            self._get()
+        elif head.method in ("PUT", "DELETE", "PATCH"):
+            self._reply(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"POST to {LINEAGE_PATH}"})
+        else:
+            self._reply(HTTPStatus.NOT_IMPLEMENTED, {"error": f"unsupported method {head.method}"})
+
+    def _send(self, data: bytes) -> None:
+        self.connection.sendall(data)
+
+    def _reply(
+        self,
+        status: HTTPStatus,
+        payload: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        if not self.body_read:
+            self.close_connection = True  # unread body bytes must not become a request
+        data = json.dumps(payload or {}).encode()
+        self._send(_response(status, "application/json", data, headers, self.close_connection))
+
+    def _authorized(self) -> bool:
+        key = self.receiver.api_key
+        return key is None or _authorized(self.head.get("authorization") or "", key)
+
+    # -- GET ------------------------------------------------------------------------------------
+
+    def _get(self) -> None:
+        receiver = self.receiver
+        path = self.head.target.split("?", 1)[0].rstrip("/")
+        route = receiver.routes.get(path)
+        if route is not None:
+            self._route(route)
+        elif path in ("/healthz", "/health"):
+            self._reply(HTTPStatus.OK, {"status": "ok"})
+        elif path.startswith(RUNS_PATH + "/") and receiver.runs is not None:
+            if not self._authorized():
+                self._reply(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong API key"})
+                return
+            run_id = urllib.parse.unquote(path[len(RUNS_PATH) + 1 :])
+            try:
+                status, payload = receiver.runs(run_id)
+            except Exception:
+                log.exception("could not answer for run %s", run_id)
+                self._reply(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "try again"})
+                return
+            self._reply(HTTPStatus(status), payload)
+        else:
+            self._reply(HTTPStatus.NOT_FOUND, {"error": "not found"})
+
+    def _route(self, route: Route) -> None:
+        if route.needs_key and not self._authorized():
+            self._reply(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong API key"})
+            return
+        try:
+            reply = route.handler()
+        except Exception:
+            log.exception("could not answer GET %s", self.head.target[:200])
+            self._reply(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "try again"})
+            return
+        self._send(
+            _response(reply.status, reply.content_type, reply.body, close=self.close_connection)
+        )
+
+    # -- POST -----------------------------------------------------------------------------------
+
+    def _post(self) -> None:
+        receiver = self.receiver
+        try:
+            self._receive()
+        except RejectedError as exc:
+            log.warning("rejected request from %s: %s", self.client_address[0], exc)
+            if receiver.on_refused is not None:
+                receiver.on_refused(int(exc.status))
+            extra = {"Retry-After": "5"} if exc.status == HTTPStatus.SERVICE_UNAVAILABLE else {}
+            self._reply(exc.status, {"error": str(exc)}, extra)
+        except (ConnectionError, TimeoutError):
+            raise  # the connection is closed (see _handle_one)
+        except Exception:
+            log.exception("unexpected error on a request from %s", self.client_address[0])
+            self.close_connection = True
+            self._reply(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error"})
+
+    def _read_body(self) -> bytes:
+        limit = self.receiver.max_body
+        encodings = self.head.get_all("transfer-encoding")
+        lengths = self.head.get_all("content-length")
+        if encodings and lengths:
+            # Request smuggling: two framings; a proxy may have used the other one.
+            raise RejectedError(HTTPStatus.BAD_REQUEST, "both Transfer-Encoding and Content-Length")
+        if encodings:
+            if len(encodings) != 1 or encodings[0].lower() != "chunked":
+                raise RejectedError(
+                    HTTPStatus.NOT_IMPLEMENTED, "Transfer-Encoding must be exactly `chunked`"
+                )
+            # The Java HTTP transport streams gzip bodies chunked, without a length.
+            self._continue()
+            return _read_chunked(self.rfile, limit)
+        if not lengths:
+            raise RejectedError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
+        if len(lengths) != 1 or not _DIGITS.fullmatch(lengths[0]):
+            raise RejectedError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
+        length = int(lengths[0])
+        if length > limit:
+            raise RejectedError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {limit} bytes")
+        self._continue()
+        body = self.rfile.read(length)
+        if len(body) != length:
+            raise ConnectionError("body ends before Content-Length")
+        return body
+
+    def _continue(self) -> None:
+        """`Expect: 100-continue`: the body is wanted (sent only once the request passed every
+        check that needs no body)."""
+        if self.head.expects_continue:
+            self._send(_CONTINUE)
+
+    def _receive(self) -> None:
+        receiver = self.receiver
+        if self.head.target.split("?", 1)[0].rstrip("/") != LINEAGE_PATH:
+            raise RejectedError(HTTPStatus.NOT_FOUND, f"POST to {LINEAGE_PATH}")
+        if not self._authorized():
+            raise RejectedError(HTTPStatus.UNAUTHORIZED, "missing or wrong API key")
+        ctype = (self.head.get("content-type") or "application/json").lower()
+        if "json" not in ctype:
+            raise RejectedError(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE, f"Content-Type must be JSON, not {ctype[:80]}"
+            )
+        receiver._deadline(self.connection, receiver.body_timeout)
+        body = self._read_body()
+        self.body_read = True
+        text, event = decode(body, self.head.get("content-encoding"), receiver.max_body)
+        try:
+            receiver.take(text, event)
+        except SpoolFullError as exc:
+            raise RejectedError(HTTPStatus.SERVICE_UNAVAILABLE, str(exc)) from exc
+        except Exception as exc:
+            log.error("could not store event: %s", exc)
+            raise RejectedError(
+                HTTPStatus.SERVICE_UNAVAILABLE, "event could not be stored"
+            ) from exc
+        if self.close_connection:
+            self._reply(HTTPStatus.CREATED)
+        else:  # nearly every request: the 201 without per-call formatting
+            self._send(
+                b"HTTP/1.1 201 Created\r\nServer: %s\r\nDate: %s\r\n%s"
+                % (SERVER, _http_date(), _CREATED_TAIL)
+            )
 
 
 class Receiver:
@@ -249,8 +499,7 @@ class Receiver:
         on_refused: Callable[[int], None] | None = None,
         accept_parsed: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
-        receiver = self
-        take: Callable[[str, dict[str, Any]], None] = accept_parsed or (
+        self.take: Callable[[str, dict[str, Any]], None] = accept_parsed or (
             lambda text, _event: accept(text)
         )
         self.runs = runs
@@ -259,213 +508,11 @@ class Receiver:
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
         self._deadlines: dict[socket.socket, float] = {}
-
-        class Handler(BaseHTTPRequestHandler):
-            server_version = "lineage-quality"
-            protocol_version = "HTTP/1.1"  # keep-alive, as the transports' HTTP clients expect
-            timeout = IDLE_TIMEOUT
-            body_read = False
-
-            def handle_one_request(self) -> None:
-                # Idle keep-alive: wait for the next request's first byte (per-read timeout).
-                # From that byte on, the headers must all arrive within HEADER_TIMEOUT.
-                try:
-                    first = self.rfile.peek(1)  # type: ignore[attr-defined]  # a BufferedReader
-                except (TimeoutError, OSError):
-                    self.close_connection = True
-                    return
-                if not first:
-                    self.close_connection = True
-                    return
-                receiver._deadline(self.connection, receiver.header_timeout)
-                try:
-                    super().handle_one_request()
-                finally:
-                    receiver._deadline(self.connection, None)
-
-            def setup(self) -> None:
-                super().setup()
-                # headers and body are two writes: without this, Nagle + delayed ACK stall each
-                # kept-alive answer by ~40 ms
-                with contextlib.suppress(OSError):
-                    self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                with receiver._lock:
-                    receiver._connections.add(self.connection)
-
-            def finish(self) -> None:
-                with receiver._lock:
-                    receiver._connections.discard(self.connection)
-                super().finish()
-
-            def log_message(self, format: str, *args: object) -> None:
-                log.debug("%s " + format, self.address_string(), *args)
-
-            def _reply(
-                self,
-                status: HTTPStatus,
-                payload: dict[str, Any] | None = None,
-                headers: dict[str, str] | None = None,
-            ) -> None:
-                data = json.dumps(payload or {}).encode()
-                if not self.body_read:
-                    self.close_connection = True  # unread body bytes must not become a request
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                if self.close_connection:
-                    self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self.body_read = True
-                path = self.path.split("?", 1)[0].rstrip("/")
-                route = receiver.routes.get(path)
-                if route is not None:
-                    self._route(route)
-                elif path in ("/healthz", "/health"):
-                    self._reply(HTTPStatus.OK, {"status": "ok"})
-                elif path.startswith(RUNS_PATH + "/") and receiver.runs is not None:
-                    if receiver.api_key is not None and not _authorized(
-                        self.headers.get("Authorization", ""), receiver.api_key
-                    ):
-                        self._reply(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong API key"})
-                        return
-                    run_id = urllib.parse.unquote(path[len(RUNS_PATH) + 1 :])
-                    try:
-                        status, payload = receiver.runs(run_id)
-                    except Exception:
-                        log.exception("could not answer for run %s", run_id)
-                        self._reply(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "try again"})
-                        return
-                    self._reply(HTTPStatus(status), payload)
-                else:
-                    self._reply(HTTPStatus.NOT_FOUND, {"error": "not found"})
-
-            def _route(self, route: Route) -> None:
-                if (
-                    route.needs_key
-                    and receiver.api_key is not None
-                    and not _authorized(self.headers.get("Authorization", ""), receiver.api_key)
-                ):
-                    self._reply(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong API key"})
-                    return
-                try:
-                    reply = route.handler()
-                except Exception:
-                    log.exception("could not answer GET %s", self.path[:200])
-                    self._reply(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "try again"})
-                    return
-                self.send_response(reply.status)
-                self.send_header("Content-Type", reply.content_type)
-                self.send_header("Content-Length", str(len(reply.body)))
-                self.end_headers()
-                self.wfile.write(reply.body)
-
-            def do_POST(self) -> None:
-                self.body_read = False
-                try:
-                    self._receive()
-                except RejectedError as exc:
-                    log.warning("rejected request from %s: %s", self.address_string(), exc)
-                    if receiver.on_refused is not None:
-                        receiver.on_refused(int(exc.status))
-                    extra = (
-                        {"Retry-After": "5"} if exc.status == HTTPStatus.SERVICE_UNAVAILABLE else {}
-                    )
-                    self._reply(exc.status, {"error": str(exc)}, extra)
-                except (ConnectionError, TimeoutError) as exc:
-                    log.warning("connection from %s lost: %s", self.address_string(), exc)
-                    self.close_connection = True
-                except Exception:
-                    log.exception("unexpected error on a request from %s", self.address_string())
-                    self.close_connection = True
-                    self._reply(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error"})
-
-            def _other(self) -> None:
-                self._reply(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"POST to {LINEAGE_PATH}"})
-
-            do_PUT = do_DELETE = do_PATCH = _other
-
-            def _read_body(self) -> bytes:
-                limit = receiver.max_body
-                encodings = self.headers.get_all("Transfer-Encoding") or []
-                lengths = self.headers.get_all("Content-Length") or []
-                if encodings and lengths:
-                    # Request smuggling: two framings; a proxy may have used the other one.
-                    raise RejectedError(
-                        HTTPStatus.BAD_REQUEST, "both Transfer-Encoding and Content-Length"
-                    )
-                if encodings:
-                    if len(encodings) != 1 or encodings[0].strip().lower() != "chunked":
-                        raise RejectedError(
-                            HTTPStatus.NOT_IMPLEMENTED,
-                            "Transfer-Encoding must be exactly `chunked`",
-                        )
-                    # The Java HTTP transport streams gzip bodies chunked, without a length.
-                    return _read_chunked(self.rfile, limit)
-                if not lengths:
-                    raise RejectedError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
-                if len(lengths) != 1 or not _DIGITS.fullmatch(lengths[0].strip()):
-                    raise RejectedError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
-                length = int(lengths[0].strip())
-                if length > limit:
-                    raise RejectedError(
-                        HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {limit} bytes"
-                    )
-                body = self.rfile.read(length)
-                if len(body) != length:
-                    raise ConnectionError("body ends before Content-Length")
-                return body
-
-            def _receive(self) -> None:
-                if self.path.split("?", 1)[0].rstrip("/") != LINEAGE_PATH:
-                    raise RejectedError(HTTPStatus.NOT_FOUND, f"POST to {LINEAGE_PATH}")
-                if receiver.api_key is not None and not _authorized(
-                    self.headers.get("Authorization", ""), receiver.api_key
-                ):
-                    raise RejectedError(HTTPStatus.UNAUTHORIZED, "missing or wrong API key")
-                ctype = (self.headers.get("Content-Type") or "application/json").lower()
-                if "json" not in ctype:
-                    raise RejectedError(
-                        HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
-                        f"Content-Type must be JSON, not {ctype[:80]}",
-                    )
-                receiver._deadline(self.connection, receiver.body_timeout)
-                body = self._read_body()
-                self.body_read = True
-                text, event = decode(body, self.headers.get("Content-Encoding"), receiver.max_body)
-                try:
-                    take(text, event)
-                except SpoolFullError as exc:
-                    raise RejectedError(HTTPStatus.SERVICE_UNAVAILABLE, str(exc)) from exc
-                except Exception as exc:
-                    log.error("could not store event: %s", exc)
-                    raise RejectedError(
-                        HTTPStatus.SERVICE_UNAVAILABLE, "event could not be stored"
-                    ) from exc
-                self._created()
-
-            def _created(self) -> None:
-                """201 `{}` in one write: what `_reply(CREATED)` sends, without its per-call
-                formatting (this is the answer to nearly every request)."""
-                if self.close_connection:
-                    self._reply(HTTPStatus.CREATED)
-                    return
-                if log.isEnabledFor(logging.DEBUG):
-                    self.log_request(HTTPStatus.CREATED)
-                self.wfile.write(
-                    b"HTTP/1.1 201 Created\r\nServer: %s\r\nDate: %s\r\n%s"
-                    % (self.version_string().encode(), _http_date(), _CREATED_TAIL)
-                )
-
         self.api_key = api_key
         self.max_body = max_body
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
-        self._server = _Server((host, port), Handler, max_connections)
+        self._server = _Server(self, (host, port), max_connections)
         self._thread: threading.Thread | None = None
         self._reaper: threading.Thread | None = None
         self._stopped = threading.Event()

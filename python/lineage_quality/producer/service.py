@@ -322,12 +322,10 @@ class Producer:
             return item.body
         if parsed.get("eventType") == "FAIL":
             self._remember_failure(parsed)
-        if parsed.get("eventType") not in EVALUATED_TYPES:
+        # bindings read only names (strings): the plain parse tells whether any rule binds it
+        if not self._needs_evaluation(parsed):
             return item.body
-        event = rawjson.loads(item.body)
-        if not self._needs_evaluation(event):
-            return item.body
-        return self._evaluate(item, event)
+        return self._evaluate(item, rawjson.loads(item.body))
 
     def _remember_failure(self, event: Mapping[str, Any]) -> None:
         run_id = (event.get("run") or {}).get("runId")
@@ -590,7 +588,7 @@ def _needs_no_parse(item: SpooledEvent) -> bool:
 def _parse(body: str) -> Any:
     """`body` parsed (plain `json`; NaN/Infinity refused as by the receiver); None: not JSON."""
     try:
-        return json.loads(body, parse_constant=rawjson.no_constant)
+        return rawjson.loads_plain(body)
     except ValueError:
         return None
 

@@ -1,0 +1,115 @@
+"""Only the pass-through part of bench/producer.py, on events captured once and kept, with the
+CPU time each process spent per event: `python bench/passthrough.py EVENTS.jsonl [--rounds N]`.
+The events file is what the listener's file transport wrote (bench/producer.py's
+`capture_events`); when it does not exist it is captured first (needs Spark and bench/data).
+`--py-spy` profiles serve meanwhile. Prints one JSON line per round."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import producer
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far."""
+    return sum(_user_system(pid))
+
+
+def _user_system(pid: int) -> tuple[float, float]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) / _TICK, int(fields[12]) / _TICK
+
+
+def _own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pass_through(tmp: Path, events: list[bytes], py_spy: list[str] | None) -> dict[str, Any]:
+    """bench/producer.py's `pass_through`, measuring the CPU of serve, sink and clients during
+    the POSTs to serve (until the sink has every event); `py_spy`: a `py-spy record` command
+    line, run on serve for that time (`--pid` is added)."""
+    bodies = [events[i % len(events)] for i in range(producer.EVENTS)]
+    contracts = tmp / "no-match"
+    contracts.mkdir(exist_ok=True)
+    (contracts / "other.odcs.yaml").write_text(producer._contract("/nowhere/at/all", []))
+    sink, sink_port = producer._spawn_sink()
+    serve, port = producer._spawn_serve(tmp, contracts, sink_port)
+    try:
+        producer.post_all(sink_port, bodies[:300])  # warm-up of both
+        producer.post_all(port, bodies[:300])
+        bare = producer.post_all(sink_port, bodies)
+        before = producer._received(sink_port)
+        spy = None
+        if py_spy:
+            spy = subprocess.Popen([*py_spy, "--pid", str(serve.pid)])
+            time.sleep(1)  # attached
+        cpu = (_cpu(serve.pid), _cpu(sink.pid), _own_cpu())
+        serve_system = _user_system(serve.pid)[1]
+        start = time.perf_counter()
+        ours = producer.post_all(port, bodies)
+        while producer._received(sink_port) < before + len(bodies):
+            if time.perf_counter() - start > 300:
+                raise RuntimeError("serve did not forward every event within 300 s")
+            time.sleep(0.01)
+        ours["forwarded_per_second"] = len(bodies) / (time.perf_counter() - start)
+        spent = (_cpu(serve.pid) - cpu[0], _cpu(sink.pid) - cpu[1], _own_cpu() - cpu[2])
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(60)
+        ours["cpu_ms_per_event_serve_system"] = (
+            1000 * (_user_system(serve.pid)[1] - serve_system) / len(bodies)
+        )
+        for name, seconds in zip(("serve", "sink", "clients"), spent, strict=True):
+            ours[f"cpu_ms_per_event_{name}"] = 1000 * seconds / len(bodies)
+    finally:
+        serve.terminate()
+        serve.wait(60)
+        sink.terminate()
+        sink.wait(60)
+    return {"bare": bare, "serve": ours}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("events", type=Path)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--py-spy",
+        help="py-spy record command line, e.g. 'py-spy record --gil --format raw -o out.txt'",
+        default="",
+    )
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="lq-pass-"))
+    try:
+        if not args.events.exists():
+            captured = producer.capture_events(tmp, producer.HERE / "data" / "orders_1000000")
+            args.events.write_bytes(b"\n".join(captured) + b"\n")
+        events = [e for e in args.events.read_bytes().splitlines() if e.strip()]
+        for _ in range(args.rounds):
+            result = pass_through(tmp, events, shlex.split(args.py_spy) or None)
+            print(json.dumps({k: _rounded(v) for k, v in result.items()}), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _rounded(figures: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 3) for k, v in figures.items()}
+
+
+if __name__ == "__main__":
+    main()
