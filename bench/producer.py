@@ -36,6 +36,8 @@ from lineage_quality.sparksubmit import listener_jar, submit_env  # noqa: E402
 PY = ROOT / ".venv" / "bin" / "python"
 EVENTS = 3000
 CLIENTS = 4
+# many Spark applications share one producer: the same events from this many senders at once
+MANY_CLIENTS = 16
 
 JOB = """
 import sys
@@ -178,10 +180,10 @@ def capture_events(tmp: Path, data: Path) -> list[bytes]:
 # -- pass-through --------------------------------------------------------------------------------
 
 
-def post_all(port: int, bodies: list[bytes]) -> dict[str, float]:
+def post_all(port: int, bodies: list[bytes], clients: int = CLIENTS) -> dict[str, float]:
     latencies: list[float] = []
     lock = threading.Lock()
-    per_client = [bodies[i::CLIENTS] for i in range(CLIENTS)]
+    per_client = [bodies[i::clients] for i in range(clients)]
 
     def client(mine: list[bytes]) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -232,11 +234,21 @@ def pass_through(tmp: Path, events: list[bytes]) -> dict[str, Any]:
                 raise RuntimeError("serve did not forward every event within 300 s")
             time.sleep(0.05)
         ours["forwarded_per_second"] = len(bodies) / (time.perf_counter() - start)
+        # each sender waits for its 201, so 4 senders see the group commit hold ~1 event; more
+        # senders at once share each commit
+        bare_many = post_all(sink_port, bodies, MANY_CLIENTS)
+        ours_many = post_all(port, bodies, MANY_CLIENTS)
     finally:
         serve.terminate()
         serve.wait(60)
         sink.terminate()
-    return {"bare": bare, "serve": ours, "sizes": sorted({len(e) for e in events})}
+    return {
+        "bare": bare,
+        "serve": ours,
+        "bare_many": bare_many,
+        "serve_many": ours_many,
+        "sizes": sorted({len(e) for e in events}),
+    }
 
 
 # -- one job, three ways -----------------------------------------------------------------------
@@ -380,29 +392,45 @@ def run_all(results: Path, repeat: int = 5) -> dict[str, Any]:
     return doc
 
 
-def _row(name: str, m: dict[str, float]) -> str:
-    return f"| {name} | {m['per_second']:.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.2f} |"
+def _row(name: str, m: dict[str, float], senders: int) -> str:
+    return (
+        f"| {name} | {senders} | {m['per_second']:.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.2f} |"
+    )
 
 
 def markdown(doc: dict[str, Any]) -> list[str]:
     p = doc["pass_through"]
     bare, ours = p["bare"], p["serve"]
+    many = p.get("serve_many")
+
+    def met(m: dict[str, float]) -> str:
+        return "holds" if m["per_second"] >= 2000 and m["p99_ms"] < 20 else "MISSED"
+
     lines = [
         "## The producer",
         "",
         f"Pass-through over loopback: {EVENTS} events ({doc['captured_events']} distinct, "
         f"{p['sizes'][0]}-{p['sizes'][-1]} bytes, captured from the real listener 1.53), "
-        f"{CLIENTS} keep-alive clients; no rule binds them.",
+        "posted by keep-alive senders that each wait for their answer; no rule binds them.",
         "",
-        "| server | events/s | p50 ms | p99 ms |",
-        "|---|---:|---:|---:|",
-        _row("bare HTTP stack (read body, 200)", bare),
-        _row("`lineage-quality serve` (spooled, answered)", ours),
+        "| server | senders | events/s | p50 ms | p99 ms |",
+        "|---|---:|---:|---:|---:|",
+        _row("bare HTTP stack (read body, 200)", bare, CLIENTS),
+        _row("`lineage-quality serve` (spooled, answered)", ours, CLIENTS),
+    ]
+    if many:
+        lines += [
+            _row("bare HTTP stack (read body, 200)", p["bare_many"], MANY_CLIENTS),
+            _row("`lineage-quality serve` (spooled, answered)", many, MANY_CLIENTS),
+        ]
+    lines += [
         "",
-        f"`serve` forwarded all {EVENTS} to the sink at "
-        f"{ours['forwarded_per_second']:.0f} events/s "
-        "(first POST to last event at the sink). Goal >= 2,000 events/s, p99 < 20 ms: "
-        f"**{'holds' if ours['per_second'] >= 2000 and ours['p99_ms'] < 20 else 'MISSED'}**.",
+        f"With {CLIENTS} senders, `serve` forwarded all {EVENTS} to the sink at "
+        f"{ours['forwarded_per_second']:.0f} events/s (first POST to last event at the sink). "
+        "A 201 waits for the event's fsync'd group commit and each sender has one event in "
+        "flight; the senders, `serve` and the sink share the machine's 2 cores.",
+        f"Goal >= 2,000 events/s, p99 < 20 ms: with {CLIENTS} senders **{met(ours)}**"
+        + (f"; with {MANY_CLIENTS} senders **{met(many)}**." if many else "."),
         "",
         "One spark-submit job (read 1M orders, filter, write Parquet), min of the runs:",
         "",
