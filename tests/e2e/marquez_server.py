@@ -6,8 +6,8 @@ Two ways to get one:
 
 * Local processes (the default, no Docker needed): PostgreSQL from the Debian server binaries,
   plus the ``marquez-api`` jar fetched by Maven from ``jvm-config/marquez/pom.xml`` -- or, where
-  the Maven mirror lacks it, ``../shared/marquez/marquez-api-<version>.jar`` beside the checkout,
-  checked against its SHA256SUMS -- run with
+  the Maven mirror lacks it, ``../shared/marquez/marquez-api-<version>.jar`` beside the checkout
+  (or beside the local checkout it was cloned from), checked against its SHA256SUMS -- run with
   ``java -jar ... server jvm-config/marquez/marquez.yml``.
 * ``docker-compose.yml`` through testcontainers, when a Docker engine answers and
   testcontainers is installed.
@@ -346,10 +346,25 @@ def _maven_failure(output: str) -> str:
     return re.sub(r"^Could not resolve dependencies for project [^:]+(:[^:]+)*?: ", "", found)
 
 
+def _shared_folders(repo_root: Path) -> list[Path]:
+    """``../shared/marquez`` beside the checkout; for a clone of a local checkout (made in a
+    temporary folder, say), beside the checkout it was cloned from too."""
+    folders = [repo_root.parent / "shared" / "marquez"]
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        origin = subprocess.run(
+            ["git", "-C", str(repo_root), "remote", "get-url", "origin"],
+            capture_output=True, text=True, timeout=10, check=False,
+        ).stdout.strip()  # fmt: skip
+        if origin and Path(origin).is_dir():
+            folders.append(Path(origin).resolve().parent / "shared" / "marquez")
+    return folders
+
+
 def shared_marquez_jar(repo_root: Path) -> tuple[Path | None, str]:
-    """``../shared/marquez/marquez-api-<version>.jar`` beside the checkout (a runnable build of
-    Marquez for machines whose Maven mirror lacks the artifact), checked against its SHA256SUMS."""
-    folder = repo_root.parent / "shared" / "marquez"
+    """``../shared/marquez/marquez-api-<version>.jar`` (a runnable build of Marquez for machines
+    whose Maven mirror lacks the artifact), checked against its SHA256SUMS."""
+    folders = _shared_folders(repo_root)
+    folder = next((f for f in folders if f.is_dir()), folders[0])
     jar = folder / f"marquez-api-{MARQUEZ_VERSION}.jar"
     sums = folder / "SHA256SUMS"
     if not jar.is_file():
