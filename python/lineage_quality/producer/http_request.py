@@ -67,6 +67,11 @@ class RequestHead:
         return self.fields.get(name, [])
 
     @property
+    def path(self) -> str:
+        """The target without its query and trailing slashes: what routes are matched on."""
+        return self.target.split("?", 1)[0].rstrip("/")
+
+    @property
     def keep_alive(self) -> bool:
         """Whether the client lets the connection stay open after the answer: HTTP/1.1 unless
         `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`."""
