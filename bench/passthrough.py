@@ -34,6 +34,18 @@ def _user_system(pid: int) -> tuple[float, float]:
     return int(fields[11]) / _TICK, int(fields[12]) / _TICK
 
 
+def _switches(pid: int) -> int:
+    """Context switches (voluntary and not) of every thread of process `pid` so far."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "status").read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        total += sum(int(line.split()[1]) for line in text.splitlines() if "ctxt_switches" in line)
+    return total
+
+
 def _own_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -54,11 +66,13 @@ def pass_through(tmp: Path, events: list[bytes], py_spy: list[str] | None) -> di
             time.sleep(1)  # attached
         cpu = (_cpu(serve.pid), _cpu(sink.pid), _own_cpu())
         serve_system = _user_system(serve.pid)[1]
+        switches = _switches(serve.pid)
         ours = producer.forward_all(port, sink_port, bodies)
         spent = (_cpu(serve.pid) - cpu[0], _cpu(sink.pid) - cpu[1], _own_cpu() - cpu[2])
         if spy is not None:
             spy.send_signal(signal.SIGINT)
             spy.wait(60)
+        ours["switches_per_event_serve"] = (_switches(serve.pid) - switches) / len(bodies)
         ours["cpu_ms_per_event_serve_system"] = (
             1000 * (_user_system(serve.pid)[1] - serve_system) / len(bodies)
         )

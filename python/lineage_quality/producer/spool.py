@@ -88,6 +88,9 @@ DEFAULT_RESERVE = 4 * 1024 * 1024
 # leave the spool: a worker then takes them without reading the database, and without parsing
 # them when their type needs no evaluation (see `SpooledEvent.event_type`).
 MEMORY_BYTES = 16 * 1024 * 1024
+# How long deletes that rode on a commit wait for a put to carry them before the flusher commits
+# them on their own (see `Spool.done`).
+FLUSH_DELAY = 0.005
 
 
 class SpoolFullError(Exception):
@@ -137,6 +140,7 @@ class _Deletion:
     settled: bool = False
     lead: bool = False  # handed the commit of what queued behind the last batch
     waiter: Any = None  # a held _waiter() while waiting; released once, by the leader
+    riding: bool = False  # queued behind a commit in flight; nobody waits for it (see `done`)
 
 
 _waiter = threading.Lock  # what a waiting put or delete sleeps on (held, released once)
@@ -234,6 +238,15 @@ class Spool:
         self._queue: list[_Queued | _Deletion] = []  # puts and deletes waiting to be committed
         self._queue_lock = threading.Lock()  # guards _queue and _committing
         self._committing = False  # a thread is committing (its batch is off the queue)
+        # Commits what is left on the queue when no put or delete waits for it (riding deletes):
+        # set by the thread ending a commit, which hands the lead to the flusher.
+        self._flush_wanted = threading.Event()
+        self._last_commit = 0.0  # monotonic time the last commit ended; guarded by _queue_lock
+        self._closing = False
+        self._flusher = threading.Thread(
+            target=self._flush_loop, name="lq-spool-flush", daemon=True
+        )
+        self._flusher_started = False
         self._events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
         # id -> (body, eventType, run ids) of events put by this process, as received (see
         # MEMORY_BYTES); guarded by _lock
@@ -409,28 +422,61 @@ class Spool:
             if lead:
                 entry.waiter = None  # released already (to hand it the lead)
         if lead:  # commit everything queued by now (this entry too) while the others wait
-            with self._queue_lock:
-                batch, self._queue = self._queue, []
-            try:
-                with self._db_lock:
-                    self._commit_queued(batch)
-            finally:
-                for other in batch:
-                    if not other.settled:  # only when the commit raised (a BaseException)
-                        other.error = other.error or RuntimeError("event not stored")
-                        other.settled = True
-                    if other.waiter is not None:
-                        other.waiter.release()
-                with self._queue_lock:
-                    if self._queue:  # queued during this commit: the oldest commits them next
-                        following = self._queue[0]
-                        following.lead = True
-                        if following.waiter is not None:
-                            following.waiter.release()
-                    else:
-                        self._committing = False
+            self._lead()
         if entry.error is not None:
             raise entry.error
+
+    def _lead(self) -> None:
+        """Commit what is queued (the caller was handed the lead), then hand the lead on: to the
+        oldest waiting entry queued meanwhile, else to nobody; when only riding deletes were
+        queued meanwhile, the next commit carries them, or the flusher (see `_flush_loop`)."""
+        with self._queue_lock:
+            batch, self._queue = self._queue, []
+        try:
+            with self._db_lock:
+                self._commit_queued(batch)
+        finally:
+            for other in batch:
+                if not other.settled:  # only when the commit raised (a BaseException)
+                    other.error = other.error or RuntimeError("event not stored")
+                    other.settled = True
+                if other.waiter is not None:
+                    other.waiter.release()
+                elif isinstance(other, _Deletion) and other.riding and other.error is not None:
+                    # forwarded already: a restart forwards it once more, never loses it
+                    log.error(
+                        "event %d was forwarded but not deleted from the spool: %s",
+                        other.id,
+                        other.error,
+                    )
+            with self._queue_lock:
+                self._last_commit = time.monotonic()
+                following = next((e for e in self._queue if e.waiter is not None), None)
+                if following is not None:  # queued during this commit: it commits them next
+                    following.lead = True
+                    following.waiter.release()
+                else:
+                    self._committing = False
+                    if self._queue:  # riding deletes only: the next commit or the flusher's
+                        self._flush_wanted.set()
+
+    def _flush_loop(self) -> None:
+        """Commit riding deletes left on the queue once the writer has been idle for
+        FLUSH_DELAY: while events arrive, their puts carry the deletes (no commit of their own)."""
+        while True:
+            self._flush_wanted.wait()
+            if self._closing:
+                return
+            time.sleep(FLUSH_DELAY)
+            with self._queue_lock:
+                idle = not self._committing and time.monotonic() - self._last_commit >= FLUSH_DELAY
+                lead = idle and bool(self._queue)
+                if lead:
+                    self._committing = True
+                if idle or not self._queue:  # else look again after another FLUSH_DELAY
+                    self._flush_wanted.clear()
+            if lead:
+                self._lead()
 
     def _commit_queued(self, batch: Sequence[_Queued | _Deletion]) -> None:
         """One transaction (at most one disk sync) for the queued puts and deletes. Caller holds
@@ -793,11 +839,28 @@ class Spool:
 
     def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
         """The event was forwarded (or is not needed any more): delete it, and record `run_ids`
-        as by `run_seen` in the same transaction. Returns once the delete is committed: it joins
-        the next group commit (with the puts arriving meanwhile, and synced with them), or
-        commits on its own without a sync when nothing else is queued (see `_synchronous`):
-        after a power cut the event may be forwarded once more, never lost."""
-        self._enqueue(_Deletion(event_id, tuple(run_ids), pending))
+        as by `run_seen` in the same transaction. With a commit in flight, returns at once: the
+        delete rides with the commit after it (with the next puts, or on its own once the writer
+        has been idle for FLUSH_DELAY), and the event is not claimable from now on; the worker
+        goes on forwarding instead of waiting for the writer. Otherwise it commits at once,
+        without a sync (see `_synchronous`). Either way, after a crash or a power cut before
+        that commit the event is forwarded once more, never lost."""
+        deletion = _Deletion(event_id, tuple(run_ids), pending)
+        with self._queue_lock:
+            deletion.riding = self._committing
+            if deletion.riding:
+                deletion.settled = True  # nobody waits for it
+                self._queue.append(deletion)
+                if not self._flusher_started:
+                    self._flusher_started = True
+                    self._flusher.start()
+        if not deletion.riding:
+            self._enqueue(deletion)
+            return
+        with self._lock:  # not claimable from now on, though its delete is not committed yet
+            self._unindex(event_id)
+            if not self._count:  # wake `wait_empty`
+                self._changed.notify_all()
 
     def run_seen(self, run_ids: Sequence[str], pending: int) -> None:
         """Record runs (a run and its parent) and how many COMPLETE events of them wait."""
@@ -930,7 +993,7 @@ class Spool:
             return self._count, self._bytes
 
     def wait_empty(self, timeout: float) -> bool:
-        """Wait until every event was forwarded."""
+        """Wait until every event was forwarded, and its delete committed."""
         deadline = time.monotonic() + timeout
         with self._lock:
             while self._count:
@@ -938,13 +1001,31 @@ class Spool:
                 if remaining <= 0:
                     return False
                 self._changed.wait(min(remaining, 0.5))
-        return True
+        return self._wait_committed(deadline)
+
+    def _wait_committed(self, deadline: float) -> bool:
+        """Wait (until `deadline`, monotonic) until no commit is in flight and nothing is
+        queued: riding deletes are in the database."""
+        while True:
+            with self._queue_lock:
+                if not self._committing and not self._queue:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
 
     def wake(self) -> None:
         with self._lock:
             self._changed.notify_all()
 
     def close(self) -> None:
+        """Close the database, after the deletes riding on a commit are committed (for at most
+        a few seconds: what is left is forwarded once more after a restart)."""
+        self._wait_committed(time.monotonic() + 5.0)
+        with self._queue_lock:
+            self._closing = True
+            if self._flusher_started:
+                self._flush_wanted.set()  # let it end (it commits nothing: the queue is empty)
         with self._db_lock:
             self._db.close()
             with self._reader_lock:
