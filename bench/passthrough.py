@@ -24,11 +24,6 @@ import producer
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _cpu(pid: int) -> float:
-    """User + system CPU seconds of process `pid` so far."""
-    return sum(_user_system(pid))
-
-
 def _user_system(pid: int) -> tuple[float, float]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) / _TICK, int(fields[12]) / _TICK
@@ -64,11 +59,12 @@ def pass_through(tmp: Path, events: list[bytes], py_spy: list[str] | None) -> di
         if py_spy:
             spy = subprocess.Popen([*py_spy, "--pid", str(serve.pid)])
             time.sleep(1)  # attached
-        cpu = (_cpu(serve.pid), _cpu(sink.pid), _own_cpu())
+        cpu_of = producer.cpu_seconds
+        cpu = (cpu_of(serve.pid), cpu_of(sink.pid), _own_cpu())
         serve_system = _user_system(serve.pid)[1]
         switches = _switches(serve.pid)
         ours = producer.forward_all(port, sink_port, bodies)
-        spent = (_cpu(serve.pid) - cpu[0], _cpu(sink.pid) - cpu[1], _own_cpu() - cpu[2])
+        spent = (cpu_of(serve.pid) - cpu[0], cpu_of(sink.pid) - cpu[1], _own_cpu() - cpu[2])
         if spy is not None:
             spy.send_signal(signal.SIGINT)
             spy.wait(60)
