@@ -22,7 +22,12 @@ LISTS = [
     ("x",),
     (*tuple(f"v{i}" for i in range(80)), "the end"),  # a union past 63 values
     ("AB-1234", "é", "ümlaut@b.de"),
+    # values the lookup table tells apart by their first 8 bytes and length, or compares whole:
+    # a shared 8-byte start at other lengths, past 8 bytes, and a trailing NUL byte
+    ("abcdefgh", "abcdefghi", "abcdefgh-1", "abcdefgh-2", "a", "a\x00", "ééééé"),
 ]
+# near misses of the lists above, in the rows as well
+NEAR = ["abcdefg", "abcdefgh-3", "abcdefghij", "a\x00\x00", "éééé", "ééééé ", "abcdefgi"]
 
 
 def _metrics() -> list[Metric]:
@@ -43,7 +48,7 @@ def test_the_patterns_walk_as_few_product_dfas() -> None:
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_shared_equals_own_expressions_row_by_row(spark: Any, seed: int) -> None:
-    values = _corpus(seed, 400) + [v for values in LISTS for v in values]
+    values = _corpus(seed, 400) + [v for values in LISTS for v in values] + NEAR
     frame = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i long, v string")
     metrics = _metrics()
     now = time.time()
@@ -79,6 +84,27 @@ def test_fused_counts_are_the_same(spark: Any) -> None:
     own = frame.agg(*[metric_column(m, now) for m in metrics]).first()
     assert fused is not None and own is not None
     assert list(fused) == list(own)
+
+
+def test_values_alike_in_their_first_bytes_get_their_own_codes(spark: Any) -> None:
+    # a letter followed by 0-8 NUL bytes: the same first 8 bytes (UTF8String.getPrefix pads with
+    # zeros), told apart by length only; 26 such families fill the lookup table so that probes
+    # pass by their neighbours. Even counts of NULs are in one list, odd ones in the other.
+    family = [c + "\x00" * k for c in "abcdefghijklmnopqrstuvwxyz" for k in range(9)]
+    lists = [
+        tuple(v for v in family if len(v) % 2 == 1 and len(v) <= 8),
+        tuple(v for v in family if len(v) % 2 == 0 and len(v) <= 8),
+    ]  # 9 bytes (8 NULs) is in neither: compared whole
+    frame = spark.createDataFrame([(v,) for v in [*family, "q\x00\x00\x01", None]], "w string")
+    metrics = [Metric(MetricKind.INVALID, "w", values=values) for values in lists]
+    with_shared, shared = share(frame, metrics)
+    assert len(shared.members) == 2
+    now = time.time()
+    shared_cols = [failing_condition(m, now, shared).alias(f"s{n}") for n, m in enumerate(metrics)]
+    own_cols = [failing_condition(m, now).alias(f"o{n}") for n, m in enumerate(metrics)]
+    rows = with_shared.select("w", *shared_cols, *own_cols).collect()
+    assert [(r["w"], r["s0"], r["s1"]) for r in rows] == [(r["w"], r["o0"], r["o1"]) for r in rows]
+    assert [r["s0"] for r in rows[:9]] == [k % 2 == 1 or k == 8 for k in range(9)]
 
 
 def test_one_pattern_or_one_list_per_column_is_not_shared(spark: Any) -> None:

@@ -4,7 +4,7 @@ Ten pattern rules on one column would walk its bytes ten times and ten value-lis
 search ten lists; instead the fused scan projects, once per column:
 - a bitmask of every pattern that matches (one walk of the patterns' product DFA,
   engine/regex_dfa_set.py, JVM helper `RegexDfa.findAll`);
-- the value's index in the sorted union of every value list (one binary search, JVM helper
+- the value's index in the sorted union of every value list (one hash-table probe, JVM helper
   `ValueCodes`), so each list's membership is a bit test of a constant mask.
 Each metric then reads its bit. The answers are those of `rlike` and `isin`, row by row. A column
 tested by one pattern or one list, a pattern outside the DFA subset, non-string value lists, or a
