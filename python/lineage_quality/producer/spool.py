@@ -88,8 +88,8 @@ DEFAULT_RESERVE = 4 * 1024 * 1024
 # leave the spool: a worker then takes them without reading the database, and without parsing
 # them when their type needs no evaluation (see `SpooledEvent.event_type`).
 MEMORY_BYTES = 16 * 1024 * 1024
-# How long deletes that rode on a commit wait for a put to carry them before the flusher commits
-# them on their own (see `Spool.done`).
+# How long the writer must have been idle before the flusher commits riding deletes on their own
+# (see `Spool.done`): while events arrive, their commits carry the deletes instead.
 FLUSH_DELAY = 0.005
 
 
@@ -238,8 +238,8 @@ class Spool:
         self._queue: list[_Queued | _Deletion] = []  # puts and deletes waiting to be committed
         self._queue_lock = threading.Lock()  # guards _queue and _committing
         self._committing = False  # a thread is committing (its batch is off the queue)
-        # Commits what is left on the queue when no put or delete waits for it (riding deletes):
-        # set by the thread ending a commit, which hands the lead to the flusher.
+        # The flusher commits riding deletes that no put came to carry; the thread ending a
+        # commit sets this when only such deletes are left on the queue.
         self._flush_wanted = threading.Event()
         self._last_commit = 0.0  # monotonic time the last commit ended; guarded by _queue_lock
         self._closing = False
