@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shlex
 import shutil
@@ -20,13 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import producer
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _user_system(pid: int) -> tuple[float, float]:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) / _TICK, int(fields[12]) / _TICK
 
 
 def _switches(pid: int) -> int:
@@ -61,7 +53,7 @@ def pass_through(tmp: Path, events: list[bytes], py_spy: list[str] | None) -> di
             time.sleep(1)  # attached
         cpu_of = producer.cpu_seconds
         cpu = (cpu_of(serve.pid), cpu_of(sink.pid), _own_cpu())
-        serve_system = _user_system(serve.pid)[1]
+        serve_system = producer.user_system(serve.pid)[1]
         switches = _switches(serve.pid)
         ours = producer.forward_all(port, sink_port, bodies)
         spent = (cpu_of(serve.pid) - cpu[0], cpu_of(sink.pid) - cpu[1], _own_cpu() - cpu[2])
@@ -70,7 +62,7 @@ def pass_through(tmp: Path, events: list[bytes], py_spy: list[str] | None) -> di
             spy.wait(60)
         ours["switches_per_event_serve"] = (_switches(serve.pid) - switches) / len(bodies)
         ours["cpu_ms_per_event_serve_system"] = (
-            1000 * (_user_system(serve.pid)[1] - serve_system) / len(bodies)
+            1000 * (producer.user_system(serve.pid)[1] - serve_system) / len(bodies)
         )
         for name, seconds in zip(("serve", "sink", "clients"), spent, strict=True):
             ours[f"cpu_ms_per_event_{name}"] = 1000 * seconds / len(bodies)

@@ -149,10 +149,15 @@ def _spawn_serve(tmp: Path, contracts: Path, sink: int) -> tuple[subprocess.Pope
 # -- events from the real listener -------------------------------------------------------------
 
 
+def user_system(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of process `pid` so far (not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) / _TICK, int(fields[12]) / _TICK
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process `pid` so far (not its children)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    return sum(user_system(pid))
 
 
 def _children_cpu() -> float:

@@ -246,7 +246,6 @@ class Spool:
         self._flusher = threading.Thread(
             target=self._flush_loop, name="lq-spool-flush", daemon=True
         )
-        self._flusher_started = False
         self._events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
         # id -> (body, eventType, run ids) of events put by this process, as received (see
         # MEMORY_BYTES); guarded by _lock
@@ -851,8 +850,7 @@ class Spool:
             if deletion.riding:
                 deletion.settled = True  # nobody waits for it
                 self._queue.append(deletion)
-                if not self._flusher_started:
-                    self._flusher_started = True
+                if self._flusher.ident is None:  # not started yet
                     self._flusher.start()
         if not deletion.riding:
             self._enqueue(deletion)
@@ -1024,7 +1022,7 @@ class Spool:
         self._wait_committed(time.monotonic() + 5.0)
         with self._queue_lock:
             self._closing = True
-            if self._flusher_started:
+            if self._flusher.ident is not None:
                 self._flush_wanted.set()  # let it end (it commits nothing: the queue is empty)
         with self._db_lock:
             self._db.close()
