@@ -16,9 +16,9 @@ from functools import reduce
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
-from lineage_quality.engine.columns import col
+from lineage_quality.engine import functions as F
+from lineage_quality.engine.columns import col, is_not_null
 from lineage_quality.engine.patterns import pattern_matches
 from lineage_quality.engine.plan import Metric, MetricKind, Plan, build_plan
 from lineage_quality.engine.shared_columns import Shared, share
@@ -89,13 +89,13 @@ def failing_condition(metric: Metric, now: float, shared: Shared | None = None) 
             )
             valid = matches if valid is None else (valid & matches)
         assert valid is not None
-        return c.isNotNull() & ~valid
+        return is_not_null(metric.column) & ~valid
     if kind is MetricKind.OUT_OF_RANGE:
         # NaN sorts above every number in Spark, so it is outside any range with a maximum.
-        return c.isNotNull() & _outside(c, metric.low, metric.high)
+        return is_not_null(metric.column) & _outside(c, metric.low, metric.high)
     if kind is MetricKind.LENGTH_OUT:
         length = F.size(c) if metric.array else F.length(c.cast("string"))
-        return c.isNotNull() & _outside(length, metric.low, metric.high)
+        return is_not_null(metric.column) & _outside(length, metric.low, metric.high)
     if kind is MetricKind.CARDINALITY_OUT:
         count = F.when(c.isNull(), F.lit(0)).otherwise(F.size(c) if metric.array else F.lit(1))
         return _outside(count, metric.low, metric.high)
@@ -103,7 +103,7 @@ def failing_condition(metric: Metric, now: float, shared: Shared | None = None) 
         if metric.typed:
             return F.lit(False)
         parsed = F.to_timestamp(c, metric.arg or "")
-        return c.isNotNull() & parsed.isNull()
+        return is_not_null(metric.column) & parsed.isNull()
     assert kind is MetricKind.TOO_NEW or kind is MetricKind.TOO_OLD
     assert metric.low is not None
     epoch = c.cast("timestamp").cast("double")

@@ -19,8 +19,8 @@ from typing import Any
 
 import attrs
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
+from lineage_quality.engine import functions as F
 from lineage_quality.engine.columns import col, quote
 from lineage_quality.engine.jvm_helpers import jvm_helper
 from lineage_quality.engine.plan import Metric, MetricKind
