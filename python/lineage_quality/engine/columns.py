@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 from pyspark import SparkContext
 from pyspark.sql import Column
 
@@ -11,7 +13,7 @@ from lineage_quality.engine import functions as F
 # most to the same few columns: one unresolved reference per name and context serves them all (it
 # is immutable, and resolved against whichever DataFrame uses it).
 _refs: dict[tuple[str, bool], Column] = {}  # for the context in _owner
-_owner: list[SparkContext | None] = []  # held, so a later context cannot be mistaken for it
+_owner: list[weakref.ref[SparkContext]] = []  # weak: see engine/functions.py
 _MAX_REFS = 4096
 
 
@@ -21,9 +23,9 @@ def quote(name: str) -> str:
 
 def _ref(name: str, not_null: bool) -> Column:
     sc = SparkContext._active_spark_context
-    if not _owner or _owner[0] is not sc or len(_refs) >= _MAX_REFS:
+    if not _owner or _owner[0]() is not sc or len(_refs) >= _MAX_REFS:
         _refs.clear()  # one live context at a time, and a bounded cache
-        _owner[:] = [sc]
+        _owner[:] = [weakref.ref(sc)] if sc is not None else []
     key = (name, not_null)
     found = _refs.get(key)
     if found is None:

@@ -10,21 +10,26 @@ arguments, is the one PySpark calls: the expressions are the same.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from pyspark import SparkContext
 from pyspark.sql import Column
 
 _members: dict[str, Any] = {}  # name -> py4j JavaMember, for the context in _owner
-_owner: list[SparkContext] = []  # held, so a later context cannot be mistaken for it
+# A weak reference: a stopped context is not kept alive, and once it is gone a later context
+# at the same address still counts as new.
+_owner: list[weakref.ref[SparkContext]] = []
 
 
 def _call(name: str, *args: Any) -> Column:
+    """`functions.<name>(*args)` in the JVM; each argument a Column or a Python scalar (PySpark's
+    own functions also take column names and lists; the engine never passes them)."""
     sc = SparkContext._active_spark_context
     assert sc is not None, "no active SparkContext"
-    if not _owner or _owner[0] is not sc:  # a new context: its gateway knows none of them
+    if not _owner or _owner[0]() is not sc:  # a new context: its gateway knows none of them
         _members.clear()
-        _owner[:] = [sc]
+        _owner[:] = [weakref.ref(sc)]
     member = _members.get(name)
     if member is None:
         jvm: Any = sc._jvm
