@@ -5,10 +5,11 @@
    serve` (no rule binds them), which forwards them to a sink; the same client against the bare
    HTTP stack (the sink itself: read the body, answer 200). Events per second, p50/p99 latency,
    and the time until the sink has every event.
-2. One spark-submit job (read 1M orders, filter, write Parquet) with no listener, the listener
-   only (to the bare sink), the listener through `serve` with no rule bound, and through `serve`
-   evaluating 30 rules on its output: wall time (paired per round, the variants taking turns
-   going first), the job's CPU seconds, and serve's.
+2. One spark-submit job (read orders, filter, write Parquet; at 10M rows and at 1M, see
+   `JOB_SIZES`) with no listener, the listener only (to the bare sink), the listener through
+   `serve` with no rule bound, and through `serve` evaluating 30 rules on its output: wall time
+   (paired per round, the variants taking turns going first), the job's CPU seconds, and
+   serve's.
 """
 
 from __future__ import annotations

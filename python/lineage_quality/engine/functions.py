@@ -11,6 +11,7 @@ arguments, is the one PySpark calls: the expressions are the same.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from pyspark import SparkContext
@@ -51,53 +52,33 @@ def expr(text: str) -> Column:
     return _call("expr", text)
 
 
-def count(c: Column) -> Column:
-    return _call("count", c)
-
-
 def when(condition: Column, value: Column) -> Column:
     return _call("when", condition, value)
-
-
-def sum(c: Column) -> Column:
-    return _call("sum", c)
-
-
-def avg(c: Column) -> Column:
-    return _call("avg", c)
-
-
-def stddev_samp(c: Column) -> Column:
-    return _call("stddev_samp", c)
-
-
-def median(c: Column) -> Column:
-    return _call("median", c)
-
-
-def min(c: Column) -> Column:
-    return _call("min", c)
-
-
-def max(c: Column) -> Column:
-    return _call("max", c)
-
-
-def size(c: Column) -> Column:
-    return _call("size", c)
-
-
-def length(c: Column) -> Column:
-    return _call("length", c)
 
 
 def to_timestamp(c: Column, pattern: str) -> Column:
     return _call("to_timestamp", c, pattern)
 
 
-def isnan(c: Column) -> Column:
-    return _call("isnan", c)
+def _of_column(name: str) -> Callable[[Column], Column]:
+    """`functions.<name>(c)`: the functions of one column."""
+
+    def call(c: Column) -> Column:
+        return _call(name, c)
+
+    call.__name__ = name
+    return call
 
 
-def abs(c: Column) -> Column:
-    return _call("abs", c)
+# Spark's names; in this module they hide the builtins, which it does not use.
+count = _of_column("count")
+sum = _of_column("sum")
+avg = _of_column("avg")
+stddev_samp = _of_column("stddev_samp")
+median = _of_column("median")
+min = _of_column("min")
+max = _of_column("max")
+size = _of_column("size")
+length = _of_column("length")
+isnan = _of_column("isnan")
+abs = _of_column("abs")

@@ -20,7 +20,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lineage_quality.engine.columns import col
+from lineage_quality.engine.columns import col, is_not_null
 from lineage_quality.engine.jvm_helpers import jvm_helper
 
 HASHED_FROM_ROWS = 500_000  # below it the hashed path's extra jobs cost more than they save
@@ -37,7 +37,7 @@ _SELF_HASHED = ("tinyint", "smallint", "int", "bigint")
 
 
 def _not_null(columns: Sequence[str]) -> Column:
-    return reduce(lambda a, b: a & b, [col(c).isNotNull() for c in columns])
+    return reduce(lambda a, b: a & b, [is_not_null(c) for c in columns])
 
 
 def grouped_duplicate_count(df: DataFrame, columns: Sequence[str]) -> int:
