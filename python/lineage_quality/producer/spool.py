@@ -230,7 +230,10 @@ class Spool:
         # what is held in memory (lanes, busy, held, counts, deletes). Always _db_lock first.
         self._db_lock = threading.RLock()
         self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
+        self._changed = threading.Condition(self._lock)  # workers: something to claim
+        # `wait_empty`: its own condition, so a spool draining (after nearly every event when
+        # traffic is light) does not wake every idle worker for nothing
+        self._emptied = threading.Condition(self._lock)
         self._busy: set[str] = set()  # lanes a worker holds
         self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
         self._known_runs: set[str] = set()  # runs recorded by this process (see _unseen)
@@ -544,8 +547,8 @@ class Spool:
             fresh = {entry.lane for entry in stored if entry.lane not in self._busy}
             if fresh:
                 self._changed.notify(len(fresh))
-            if deletes and not self._count:  # wake `wait_empty`
-                self._changed.notify_all()
+            if deletes and not self._count:
+                self._emptied.notify_all()
         for settled in batch:
             settled.settled = True
 
@@ -582,7 +585,7 @@ class Spool:
             for deletion in deletes:
                 self._unindex(deletion.id)
             if not self._count:
-                self._changed.notify_all()
+                self._emptied.notify_all()
         for deletion in deletes:
             deletion.settled = True
 
@@ -857,8 +860,8 @@ class Spool:
             return
         with self._lock:  # not claimable from now on, though its delete is not committed yet
             self._unindex(event_id)
-            if not self._count:  # wake `wait_empty`
-                self._changed.notify_all()
+            if not self._count:
+                self._emptied.notify_all()
 
     def run_seen(self, run_ids: Sequence[str], pending: int) -> None:
         """Record runs (a run and its parent) and how many COMPLETE events of them wait."""
@@ -933,6 +936,8 @@ class Spool:
             with self._lock:
                 self._unindex(event_id)
                 self._changed.notify_all()
+                if not self._count:
+                    self._emptied.notify_all()
 
     def dead_letters(self) -> list[DeadLetter]:
         with self._db_lock:
@@ -998,7 +1003,7 @@ class Spool:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
-                self._changed.wait(min(remaining, 0.5))
+                self._emptied.wait(min(remaining, 0.5))
         return self._wait_committed(deadline)
 
     def _wait_committed(self, deadline: float) -> bool:
