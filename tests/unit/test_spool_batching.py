@@ -236,6 +236,7 @@ def test_a_received_event_of_a_type_never_evaluated_is_forwarded_without_parsing
 
 def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> None:
     spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    spool.helper_after = 3600.0  # no worker counts as slow (see the tests below)
     spool.put(event("a", 0), ["a"], 0, "a")
     held = spool.claim(timeout=1)
     assert held is not None and held.lane == "a"
@@ -249,16 +250,17 @@ def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> Non
     spool._changed.notify = notify  # type: ignore[method-assign]
     spool.put(event("a", 1), ["a"], 0, "a")  # its lane is held: its worker goes on with it
     assert woken == []
+    spool.helper_after = 0.0  # the worker holding "a" is slow: "b" gets a worker of its own
     spool.put(event("b", 0), ["b"], 0, "b")
     assert woken == [1]
     woken.clear()
+    spool.helper_after = 3600.0
     spool.done(held.id)
     following = spool.claim_next("a")
     assert following is not None and json.loads(following.body)["n"] == 1
     spool.done(following.id)
     assert spool.claim_next("a") is None  # the lane ran dry: nobody to wake
     assert woken == []
-
 
 
 def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Path) -> None:
@@ -291,3 +293,87 @@ def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Pa
     waiter.join(10)
     assert ended.is_set() and spool.pending() == 0
     assert workers == [] and emptied == ["all"]
+
+
+def _count_wakes(spool: Spool) -> list[int]:
+    woken: list[int] = []
+    real_notify = spool._changed.notify
+
+    def notify(n: int = 1) -> None:
+        woken.append(n)
+        real_notify(n)
+
+    spool._changed.notify = notify  # type: ignore[method-assign]
+    return woken
+
+
+def test_another_lane_waits_for_a_worker_about_to_come_back(tmp_path: Path) -> None:
+    # a sink that answers within helper_after: one worker forwards every lane's events in turn
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    spool.helper_after = 3600.0
+    spool.put(event("a", 0), ["a"], 0, "a")
+    held = spool.claim(timeout=1)
+    assert held is not None
+    woken = _count_wakes(spool)
+    spool.put(event("b", 0), ["b"], 0, "b")
+    assert woken == []  # the worker holding "a" takes it next
+    spool.done(held.id)
+    assert spool.claim_next("a") is None
+    following = spool.claim(timeout=0)
+    assert following is not None and following.lane == "b"
+    spool.helper_after = 0.0  # the same worker, now as slow as a remote sink
+    spool.put(event("c", 0), ["c"], 0, "c")
+    assert woken == [1]
+
+
+def test_a_parked_worker_brings_another_in(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    spool.helper_after = 3600.0
+    spool.put(event("a", 0), ["a"], 0, "a")
+    held = spool.claim(timeout=1)
+    assert held is not None
+    woken = _count_wakes(spool)
+    spool.park("a")  # nothing else waits: nobody to wake
+    assert woken == []
+    spool.put(event("b", 0), ["b"], 0, "b")  # "a"'s worker waits for an evaluation
+    assert woken == [1]
+    spool.unpark("a")
+    spool.put(event("c", 0), ["c"], 0, "c")
+    assert woken == [1]
+
+
+def test_a_slow_sink_brings_helpers_in_for_events_already_spooled(tmp_path: Path) -> None:
+    # a backlog (after an outage, a restart) to a sink slower than helper_after: each event a
+    # worker takes after a slow one wakes another worker for another lane's events
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    for lane in ("a", "a", "b", "c"):
+        spool.put(event(lane, 0), [lane], 0, lane)
+    spool.helper_after = 0.0
+    first = spool.claim(timeout=1)
+    assert first is not None and first.lane == "a"
+    woken = _count_wakes(spool)
+    spool.done(first.id)
+    second = spool.claim_next("a")  # the same lane
+    assert second is not None and woken == [1]
+    spool.done(second.id)
+    assert spool.claim_next("a") is None
+    third = spool.claim(timeout=1)  # another lane, by the same worker
+    assert third is not None and third.lane == "b" and woken == [1, 1]
+    taken: list[Any] = []
+    helper = threading.Thread(target=lambda: taken.append(spool.claim(timeout=1)))
+    helper.start()
+    helper.join(5)
+    assert taken[0] is not None and taken[0].lane == "c"  # the helper's
+    for done_with in (third, taken[0]):
+        spool.done(done_with.id)
+        spool.release(done_with.lane)
+    spool.helper_after = 3600.0  # from here on, a fast sink
+    woken.clear()
+    spool.put(event("d", 0), ["d"], 0, "d")
+    fourth = spool.claim(timeout=1)
+    assert fourth is not None and fourth.lane == "d" and woken == [1]
+    spool.put(event("e", 0), ["e"], 0, "e")  # d's worker will be back for it: nobody woken
+    spool.done(fourth.id)
+    assert spool.claim_next("d") is None
+    fifth = spool.claim(timeout=1)
+    assert fifth is not None and fifth.lane == "e" and woken == [1]

@@ -384,7 +384,11 @@ class Producer:
 
     def _evaluate(self, item: SpooledEvent, event: dict[str, Any]) -> str | None:
         evaluation = self._start(event, item)
-        in_time = self._wait(evaluation)
+        self.spool.park(item.lane)  # other runs' events get another worker meanwhile
+        try:
+            in_time = self._wait(evaluation)
+        finally:
+            self.spool.unpark(item.lane)
         if in_time is None:
             return None  # stopping: the event stays in the spool, evaluated again next time
         if in_time:
@@ -416,8 +420,12 @@ class Producer:
         except sqlite3.Error as exc:
             # Without the follow-up stored, the event waits for its evaluation after all.
             log.error("could not store the follow-up of event %d (%s); waiting", item.id, exc)
-            if self._wait_forever(evaluation) is None:
-                return None
+            self.spool.park(item.lane)
+            try:
+                if self._wait_forever(evaluation) is None:
+                    return None
+            finally:
+                self.spool.unpark(item.lane)
             results = evaluation.final()
             self._results_ready(event, results)
             return self._keep(item, rawjson.dumps(enrich(event, results)))
@@ -534,8 +542,12 @@ class Producer:
                     _short(exc),
                     backoff,
                 )
-                if self._stop.wait(backoff):
-                    return False
+                self.spool.park(item.lane)
+                try:
+                    if self._stop.wait(backoff):
+                        return False
+                finally:
+                    self.spool.unpark(item.lane)
                 backoff = min(backoff * 2, self.retry_max)
                 continue
             self.counters.add("forwarded")

@@ -80,6 +80,12 @@ _COLUMNS = {
 }
 _ROW = "id, body, enriched, attempts, lane, kind"
 
+# A worker that took its event less than this long ago is about to come back for more: an event
+# of another lane waits for it rather than waking a second worker. On 2 cores a second worker
+# forwarding at once only contends for the GIL (bench/passthrough.py: 1 worker ~1,880 events/s,
+# 4 woken per lane ~1,410); a sink slower than this, or an evaluation, brings more workers in.
+HELPER_AFTER = 0.002  # seconds
+
 EVENT = "event"  # an event as received
 LATE = "late"  # the follow-up carrying results that came after their event was forwarded
 
@@ -235,6 +241,11 @@ class Spool:
         # traffic is light) does not wake every idle worker for nothing
         self._emptied = threading.Condition(self._lock)
         self._busy: set[str] = set()  # lanes a worker holds
+        # busy lane -> monotonic time its worker took its current event (see HELPER_AFTER)
+        self._since: dict[str, float] = {}
+        self._parked: set[str] = set()  # busy lanes whose worker waits (evaluation, backoff)
+        self.helper_after = HELPER_AFTER
+        self._worker = threading.local()  # `took`: when this worker took its last event
         self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
         self._known_runs: set[str] = set()  # runs recorded by this process (see _unseen)
         self._durable = True  # synchronous=FULL (see _synchronous)
@@ -543,9 +554,10 @@ class Spool:
             for deletion in deletes:
                 self._unindex(deletion.id)
             # one waiting worker per lane that got a claimable event, at most (waking them all
-            # costs a GIL handoff each; a lane a worker holds is gone on with by that worker)
+            # costs a GIL handoff each; a lane a worker holds is gone on with by that worker),
+            # and none while a worker that will be back within HELPER_AFTER can take them
             fresh = {entry.lane for entry in stored if entry.lane not in self._busy}
-            if fresh:
+            if fresh and not self._engaged():
                 self._changed.notify(len(fresh))
             if deletes and not self._count:
                 self._emptied.notify_all()
@@ -706,8 +718,9 @@ class Spool:
             ):
                 head = None  # at or behind a follow-up waiting for its evaluation
             if head is None:  # nothing of the lane is claimable: no other worker to wake
-                self._busy.discard(lane)
+                self._let_go(lane)
                 return None
+            self._took(lane)
         event = self._read(head)
         if event is None:  # gone meanwhile
             self.release(lane)
@@ -739,10 +752,12 @@ class Spool:
                         lane = self._events[event_id][0]
                         if claim:
                             self._busy.add(lane)
+                            self._took(lane)
                         break
                     remaining = None if deadline is None else deadline - time.monotonic()
                     if remaining is not None and remaining <= 0:
                         return None
+                    self._worker.took = None  # idle from now on: not slow
                     self._changed.wait(remaining)
             event = self._read(event_id)
             if event is not None:
@@ -774,8 +789,49 @@ class Spool:
 
     def release(self, lane: str) -> None:
         with self._lock:
-            self._busy.discard(lane)
+            self._let_go(lane)
             self._changed.notify()  # the lane's next event is one event for one worker
+
+    def park(self, lane: str) -> None:
+        """The worker holding `lane` waits (for an evaluation, or before retrying its sink): it
+        is not coming back soon, so another lane's event wakes another worker (one is woken now
+        if such an event waits)."""
+        with self._lock:
+            self._parked.add(lane)
+            if self._claimable() is not None:
+                self._changed.notify()
+
+    def unpark(self, lane: str) -> None:
+        with self._lock:
+            self._parked.discard(lane)
+            if lane in self._busy:
+                self._since[lane] = time.monotonic()
+
+    def _took(self, lane: str) -> None:
+        """The calling worker took an event of `lane` (caller holds _lock). When its previous
+        one kept it longer than `helper_after` (a slow sink) and another lane has an event
+        waiting, a second worker is woken for it: events already spooled (a backlog after an
+        outage or a restart) are not forwarded one at a time to a slow sink."""
+        now = time.monotonic()
+        before: float | None = getattr(self._worker, "took", None)
+        self._worker.took = now
+        self._since[lane] = now
+        slow = before is not None and now - before > self.helper_after
+        if slow and self._claimable() is not None:
+            self._changed.notify()
+
+    def _let_go(self, lane: str) -> None:
+        self._busy.discard(lane)
+        self._since.pop(lane, None)
+        self._parked.discard(lane)
+
+    def _engaged(self) -> bool:
+        """A worker took its event less than `helper_after` ago and waits for nothing: it will
+        be back for more soon (caller holds _lock)."""
+        if not self._since:
+            return False
+        recent = time.monotonic() - self.helper_after
+        return any(t >= recent for lane, t in self._since.items() if lane not in self._parked)
 
     def replace(self, event_id: int, body: str) -> None:
         """Keep the enriched body in place of the received one."""
