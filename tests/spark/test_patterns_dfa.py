@@ -138,3 +138,39 @@ def test_outside_the_subset_falls_back_to_rlike(spark: Any) -> None:
     frame = spark.createDataFrame([("aa",), ("ab",)], "v string")
     got = [r["m"] for r in frame.select(pattern_matches(F.col("v"), pattern).alias("m")).collect()]
     assert got == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (lambda t: t[:-1], "DFA table of 2853 bytes for 11 states"),
+        (lambda t: t[:-2] + b"\xff\xff", "DFA table leads to state 65535 of 11"),
+        (lambda t: b"\x00\x00\x00\x00" + t[4:], "DFA table of 0 states"),
+    ],
+)
+def test_a_malformed_table_is_refused_when_its_column_is_built(
+    spark: Any, damage: Any, said: str
+) -> None:
+    # the walk reads its table without bounds checks: every index is checked once, before
+    from pyspark.errors import IllegalArgumentException
+
+    table = compile_dfa(r"^[a-z]+@[a-z]+\.de$")
+    assert table is not None and len(table) == 2854
+    helper = patterns._helper()
+    assert helper.column(F.col("v")._jc, table, "p") is not None
+    with pytest.raises(IllegalArgumentException, match=said):
+        helper.column(F.col("v")._jc, damage(table), "p")
+
+
+def test_a_malformed_set_table_is_refused_when_its_column_is_built(spark: Any) -> None:
+    from pyspark.errors import IllegalArgumentException
+
+    from lineage_quality.engine.regex_dfa_set import compile_dfa_set
+
+    table = compile_dfa_set([r"^[a-z]+$", r"^[0-9]+$"])
+    assert table is not None
+    helper = patterns._helper()
+    assert helper.columnAll(F.col("v")._jc, table, ["a", "b"]) is not None
+    for damaged in (table[:-1], table[:-2] + b"\xff\xff"):
+        with pytest.raises(IllegalArgumentException, match=r"DFA set table|DFA table leads"):
+            helper.columnAll(F.col("v")._jc, damaged, ["a", "b"])
