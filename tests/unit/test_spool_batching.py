@@ -234,12 +234,7 @@ def test_a_received_event_of_a_type_never_evaluated_is_forwarded_without_parsing
     assert producer.spool.run_report("r1") == (0, [])
 
 
-def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
-    spool.helper_after = 3600.0  # no worker counts as slow (see the tests below)
-    spool.put(event("a", 0), ["a"], 0, "a")
-    held = spool.claim(timeout=1)
-    assert held is not None and held.lane == "a"
+def _count_wakes(spool: Spool) -> list[int]:
     woken: list[int] = []
     real_notify = spool._changed.notify
 
@@ -248,6 +243,16 @@ def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> Non
         real_notify(n)
 
     spool._changed.notify = notify  # type: ignore[method-assign]
+    return woken
+
+
+def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
+    spool.helper_after = 3600.0  # no worker counts as slow (see the tests below)
+    spool.put(event("a", 0), ["a"], 0, "a")
+    held = spool.claim(timeout=1)
+    assert held is not None and held.lane == "a"
+    woken = _count_wakes(spool)
     spool.put(event("a", 1), ["a"], 0, "a")  # its lane is held: its worker goes on with it
     assert woken == []
     spool.helper_after = 0.0  # the worker holding "a" is slow: "b" gets a worker of its own
@@ -293,18 +298,6 @@ def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Pa
     waiter.join(10)
     assert ended.is_set() and spool.pending() == 0
     assert workers == [] and emptied == ["all"]
-
-
-def _count_wakes(spool: Spool) -> list[int]:
-    woken: list[int] = []
-    real_notify = spool._changed.notify
-
-    def notify(n: int = 1) -> None:
-        woken.append(n)
-        real_notify(n)
-
-    spool._changed.notify = notify  # type: ignore[method-assign]
-    return woken
 
 
 def test_another_lane_waits_for_a_worker_about_to_come_back(tmp_path: Path) -> None:
