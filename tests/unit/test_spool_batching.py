@@ -300,14 +300,19 @@ def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Pa
     assert workers == [] and emptied == ["all"]
 
 
-def test_another_lane_waits_for_a_worker_about_to_come_back(tmp_path: Path) -> None:
-    # a sink that answers within helper_after: one worker forwards every lane's events in turn
+
+def _holding_a(tmp_path: Path) -> tuple[Spool, Any, list[int]]:
+    """A spool whose one worker holds lane "a" (never slow), and the wakeups from then on."""
     spool = Spool(tmp_path / "s.db", reserve_bytes=0)
     spool.helper_after = 3600.0
     spool.put(event("a", 0), ["a"], 0, "a")
     held = spool.claim(timeout=1)
     assert held is not None
-    woken = _count_wakes(spool)
+    return spool, held, _count_wakes(spool)
+
+def test_another_lane_waits_for_a_worker_about_to_come_back(tmp_path: Path) -> None:
+    # a sink that answers within helper_after: one worker forwards every lane's events in turn
+    spool, held, woken = _holding_a(tmp_path)
     spool.put(event("b", 0), ["b"], 0, "b")
     assert woken == []  # the worker holding "a" takes it next
     spool.done(held.id)
@@ -320,12 +325,7 @@ def test_another_lane_waits_for_a_worker_about_to_come_back(tmp_path: Path) -> N
 
 
 def test_a_parked_worker_brings_another_in(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", reserve_bytes=0)
-    spool.helper_after = 3600.0
-    spool.put(event("a", 0), ["a"], 0, "a")
-    held = spool.claim(timeout=1)
-    assert held is not None
-    woken = _count_wakes(spool)
+    spool, _held, woken = _holding_a(tmp_path)
     spool.park("a")  # nothing else waits: nobody to wake
     assert woken == []
     spool.put(event("b", 0), ["b"], 0, "b")  # "a"'s worker waits for an evaluation
