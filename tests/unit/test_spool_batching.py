@@ -300,7 +300,6 @@ def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Pa
     assert workers == [] and emptied == ["all"]
 
 
-
 def _holding_a(tmp_path: Path) -> tuple[Spool, Any, list[int]]:
     """A spool whose one worker holds lane "a" (never slow), and the wakeups from then on."""
     spool = Spool(tmp_path / "s.db", reserve_bytes=0)
@@ -309,6 +308,7 @@ def _holding_a(tmp_path: Path) -> tuple[Spool, Any, list[int]]:
     held = spool.claim(timeout=1)
     assert held is not None
     return spool, held, _count_wakes(spool)
+
 
 def test_another_lane_waits_for_a_worker_about_to_come_back(tmp_path: Path) -> None:
     # a sink that answers within helper_after: one worker forwards every lane's events in turn
