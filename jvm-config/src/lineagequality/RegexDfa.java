@@ -38,6 +38,8 @@ public final class RegexDfa {
   private static final int ROWS = 16;
   private static final int ROW_BYTES = SYMBOLS * 4;
   private static final long BASE = Platform.BYTE_ARRAY_OFFSET;
+  private static final int DEAD_END = -1; // walk(): no continuation can match
+  private static final int NOT_ASCII = -2; // walk(): java.util.regex decides the value
   private static final ConcurrentHashMap<String, Pattern> PATTERNS = new ConcurrentHashMap<>();
 
   private RegexDfa() {}
@@ -64,9 +66,6 @@ public final class RegexDfa {
     }
     return Platform.getInt(walk, BASE + row + END * 4) != 0;
   }
-
-  private static final int DEAD_END = -1;
-  private static final int NOT_ASCII = -2;
 
   /**
    * The row reached after `value`'s bytes; DEAD_END when no continuation can match and every
@@ -157,18 +156,7 @@ public final class RegexDfa {
     final byte[] walk = new byte[ROWS + states * ROW_BYTES];
     Platform.putInt(walk, BASE, states);
     Platform.putInt(walk, BASE + 4, wire[4] & 1);
-    for (int state = 0; state < states; state++) {
-      for (int symbol = 0; symbol < SYMBOLS; symbol++) {
-        final int target = target(wire, next + (state * SYMBOLS + symbol) * 2, states);
-        final int value;
-        if (symbol == END) {
-          value = (wire[flags + target] & 1) != 0 ? 1 : 0;
-        } else {
-          value = (wire[flags + target] & 2) != 0 ? -1 : ROWS + target * ROW_BYTES;
-        }
-        Platform.putInt(walk, BASE + ROWS + (long) state * ROW_BYTES + symbol * 4L, value);
-      }
-    }
+    writeRows(wire, flags, next, states, walk, false);
     return walk;
   }
 
@@ -189,20 +177,31 @@ public final class RegexDfa {
     final byte[] walk = new byte[Math.toIntExact(rows + 8L * states)];
     Platform.putInt(walk, BASE, states);
     Platform.putLong(walk, BASE + 8, readLong(wire, 5));
+    writeRows(wire, flags, next, states, walk, true);
+    for (int state = 0; state < states; state++) {
+      Platform.putLong(walk, BASE + rows + 8L * state, readLong(wire, accepts + 8 * state));
+    }
+    return walk;
+  }
+
+  /**
+   * The walk table's rows from the wire table's u16 rows at `next` and flag bytes at `flags`;
+   * the end-of-input entry is the reached state's index for a set, else 1 if it accepts.
+   */
+  private static void writeRows(
+      byte[] wire, int flags, int next, int states, byte[] walk, boolean set) {
     for (int state = 0; state < states; state++) {
       for (int symbol = 0; symbol < SYMBOLS; symbol++) {
         final int target = target(wire, next + (state * SYMBOLS + symbol) * 2, states);
         final int value;
         if (symbol == END) {
-          value = target;
+          value = set ? target : (wire[flags + target] & 1);
         } else {
-          value = (wire[flags + target] & 2) != 0 ? -1 : ROWS + target * ROW_BYTES;
+          value = (wire[flags + target] & 2) != 0 ? DEAD_END : ROWS + target * ROW_BYTES;
         }
         Platform.putInt(walk, BASE + ROWS + (long) state * ROW_BYTES + symbol * 4L, value);
       }
-      Platform.putLong(walk, BASE + rows + 8L * state, readLong(wire, accepts + 8 * state));
     }
-    return walk;
   }
 
   private static int wireStates(byte[] wire, int header) {

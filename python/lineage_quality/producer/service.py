@@ -384,11 +384,8 @@ class Producer:
 
     def _evaluate(self, item: SpooledEvent, event: dict[str, Any]) -> str | None:
         evaluation = self._start(event, item)
-        self.spool.park(item.lane)  # other runs' events get another worker meanwhile
-        try:
+        with self.spool.parked(item.lane):  # other runs' events get another worker meanwhile
             in_time = self._wait(evaluation)
-        finally:
-            self.spool.unpark(item.lane)
         if in_time is None:
             return None  # stopping: the event stays in the spool, evaluated again next time
         if in_time:
@@ -420,12 +417,9 @@ class Producer:
         except sqlite3.Error as exc:
             # Without the follow-up stored, the event waits for its evaluation after all.
             log.error("could not store the follow-up of event %d (%s); waiting", item.id, exc)
-            self.spool.park(item.lane)
-            try:
+            with self.spool.parked(item.lane):
                 if self._wait_forever(evaluation) is None:
                     return None
-            finally:
-                self.spool.unpark(item.lane)
             results = evaluation.final()
             self._results_ready(event, results)
             return self._keep(item, rawjson.dumps(enrich(event, results)))
@@ -542,12 +536,9 @@ class Producer:
                     _short(exc),
                     backoff,
                 )
-                self.spool.park(item.lane)
-                try:
+                with self.spool.parked(item.lane):
                     if self._stop.wait(backoff):
                         return False
-                finally:
-                    self.spool.unpark(item.lane)
                 backoff = min(backoff * 2, self.retry_max)
                 continue
             self.counters.add("forwarded")

@@ -24,7 +24,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -240,9 +240,8 @@ class Spool:
         # `wait_empty`: its own condition, so a spool draining (after nearly every event when
         # traffic is light) does not wake every idle worker for nothing
         self._emptied = threading.Condition(self._lock)
-        self._busy: set[str] = set()  # lanes a worker holds
-        # busy lane -> monotonic time its worker took its current event (see HELPER_AFTER)
-        self._since: dict[str, float] = {}
+        # lanes a worker holds -> monotonic time it took its current event (see HELPER_AFTER)
+        self._busy: dict[str, float] = {}
         self._parked: set[str] = set()  # busy lanes whose worker waits (evaluation, backoff)
         self.helper_after = HELPER_AFTER
         self._worker = threading.local()  # `took`: when this worker took its last event
@@ -751,7 +750,6 @@ class Spool:
                     if event_id is not None:
                         lane = self._events[event_id][0]
                         if claim:
-                            self._busy.add(lane)
                             self._took(lane)
                         break
                     remaining = None if deadline is None else deadline - time.monotonic()
@@ -801,37 +799,46 @@ class Spool:
             if self._claimable() is not None:
                 self._changed.notify()
 
+    @contextlib.contextmanager
+    def parked(self, lane: str) -> Iterator[None]:
+        """`park(lane)` for the time of the `with` block, then `unpark(lane)`."""
+        self.park(lane)
+        try:
+            yield
+        finally:
+            self.unpark(lane)
+
     def unpark(self, lane: str) -> None:
         with self._lock:
             self._parked.discard(lane)
             if lane in self._busy:
-                self._since[lane] = time.monotonic()
+                self._busy[lane] = time.monotonic()
 
     def _took(self, lane: str) -> None:
-        """The calling worker took an event of `lane` (caller holds _lock). When its previous
+        """The calling worker took an event of `lane`, which it holds from now on (caller holds
+        _lock). When its previous
         one kept it longer than `helper_after` (a slow sink) and another lane has an event
         waiting, a second worker is woken for it: events already spooled (a backlog after an
         outage or a restart) are not forwarded one at a time to a slow sink."""
         now = time.monotonic()
         before: float | None = getattr(self._worker, "took", None)
         self._worker.took = now
-        self._since[lane] = now
+        self._busy[lane] = now
         slow = before is not None and now - before > self.helper_after
         if slow and self._claimable() is not None:
             self._changed.notify()
 
     def _let_go(self, lane: str) -> None:
-        self._busy.discard(lane)
-        self._since.pop(lane, None)
+        self._busy.pop(lane, None)
         self._parked.discard(lane)
 
     def _engaged(self) -> bool:
         """A worker took its event less than `helper_after` ago and waits for nothing: it will
         be back for more soon (caller holds _lock)."""
-        if not self._since:
+        if not self._busy:
             return False
         recent = time.monotonic() - self.helper_after
-        return any(t >= recent for lane, t in self._since.items() if lane not in self._parked)
+        return any(t >= recent for lane, t in self._busy.items() if lane not in self._parked)
 
     def replace(self, event_id: int, body: str) -> None:
         """Keep the enriched body in place of the received one."""
