@@ -174,3 +174,16 @@ def test_a_malformed_set_table_is_refused_when_its_column_is_built(spark: Any) -
     for damaged in (table[:-1], table[:-2] + b"\xff\xff"):
         with pytest.raises(IllegalArgumentException, match=r"DFA set table|DFA table leads"):
             helper.columnAll(F.col("v")._jc, damaged, ["a", "b"])
+
+
+def test_a_value_too_deep_for_java_regex_fails_the_query_and_not_the_jvm(spark: Any) -> None:
+    # a non-ASCII value goes to java.util.regex, which recurses per repetition of a group: a
+    # StackOverflowError there would make Spark end the JVM (the evaluator with it)
+    from py4j.protocol import Py4JJavaError
+
+    frame = spark.createDataFrame([("a" * 1_000_000 + "é",), ("ab",)], "v string")
+    pattern = r"(a|b)*a(a|b){3}"
+    assert compile_dfa(pattern) is not None
+    with pytest.raises(Py4JJavaError, match=r"java\.util\.regex ran out of stack matching"):
+        frame.select(pattern_matches(F.col("v"), pattern).alias("m")).collect()
+    assert spark.range(3).count() == 3  # the session lives on

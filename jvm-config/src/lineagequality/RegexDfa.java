@@ -236,9 +236,18 @@ public final class RegexDfa {
   }
 
   private static boolean javaFind(UTF8String value, UTF8String pattern) {
-    return PATTERNS.computeIfAbsent(pattern.toString(), Pattern::compile)
-        .matcher(value.toString())
-        .find(0);
+    try {
+      return PATTERNS.computeIfAbsent(pattern.toString(), Pattern::compile)
+          .matcher(value.toString())
+          .find(0);
+    } catch (StackOverflowError e) {
+      // java.util.regex recurses per repetition: a long value can overflow the task's stack, and
+      // Spark ends the whole JVM on a StackOverflowError. As an ordinary error the task fails,
+      // and the evaluation reports it, without killing the evaluator.
+      throw new IllegalArgumentException(
+          "java.util.regex ran out of stack matching `" + pattern + "` on a value of "
+              + value.numBytes() + " bytes");
+    }
   }
 
   /** `value RLIKE pattern` as a DFA walk; null in, null out. */
