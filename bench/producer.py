@@ -83,8 +83,16 @@ class _Sink(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _SinkServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a sender closing its kept-alive connection (serve stopping) is not an error; anything
+        # else is printed as socketserver does
+        if not isinstance(sys.exc_info()[1], ConnectionResetError):
+            super().handle_error(request, client_address)
+
+
 def sink_main(port: int) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _Sink)
+    server = _SinkServer(("127.0.0.1", port), _Sink)
     server.daemon_threads = True
     server.serve_forever()
 
