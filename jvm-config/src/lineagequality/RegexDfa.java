@@ -209,7 +209,8 @@ public final class RegexDfa {
       throw new IllegalArgumentException("DFA table of " + wire.length + " bytes");
     }
     final int states = readInt(wire, 0);
-    // 1024 states at most (regex_dfa.MAX_STATES): the walk table stays under 1 MiB
+    // the engine builds at most 1024 states (regex_dfa.MAX_STATES, regex_dfa_set
+    // .MAX_PRODUCT_STATES); 4096 bounds a crafted table's walk table at ~2 MiB
     if (states < 1 || states > 4096) {
       throw new IllegalArgumentException("DFA table of " + states + " states");
     }

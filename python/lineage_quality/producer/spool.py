@@ -816,10 +816,10 @@ class Spool:
 
     def _took(self, lane: str) -> None:
         """The calling worker took an event of `lane`, which it holds from now on (caller holds
-        _lock). When its previous
-        one kept it longer than `helper_after` (a slow sink) and another lane has an event
-        waiting, a second worker is woken for it: events already spooled (a backlog after an
-        outage or a restart) are not forwarded one at a time to a slow sink."""
+        _lock). When its previous one kept it longer than `helper_after` (a slow sink) and
+        another lane has an event waiting, a second worker is woken for it: events already
+        spooled (a backlog after an outage or a restart) are not forwarded one at a time to a
+        slow sink."""
         now = time.monotonic()
         before: float | None = getattr(self._worker, "took", None)
         self._worker.took = now
@@ -835,8 +835,6 @@ class Spool:
     def _engaged(self) -> bool:
         """A worker took its event less than `helper_after` ago and waits for nothing: it will
         be back for more soon (caller holds _lock)."""
-        if not self._busy:
-            return False
         recent = time.monotonic() - self.helper_after
         return any(t >= recent for lane, t in self._busy.items() if lane not in self._parked)
 
