@@ -19,6 +19,7 @@ from pyspark.sql import Column, DataFrame
 
 from lineage_quality.engine import functions as F
 from lineage_quality.engine.columns import col, is_not_null
+from lineage_quality.engine.footer_nulls import footer_columns, footer_counts
 from lineage_quality.engine.patterns import pattern_matches
 from lineage_quality.engine.plan import Metric, MetricKind, Plan, build_plan
 from lineage_quality.engine.shared_columns import Shared, share
@@ -155,6 +156,39 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any
 
 
 def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
+    """The value of each metric (or the error that kept it from being measured): one scan, less
+    the null counts the Parquet footers give (engine/footer_nulls.py)."""
+    columns = footer_columns(metrics)
+    footers = footer_counts(df, columns) if columns else None
+    if footers is None:
+        return _scanned(df, metrics)
+    served = {
+        i: footers.nulls[m.column]
+        for i, m in enumerate(metrics)
+        if m.kind is MetricKind.NULLS and m.column in footers.nulls
+    }
+    scanned = [i for i in range(len(metrics)) if i not in served]  # metrics[0], the rows, too
+    values = _scanned(df, [metrics[i] for i in scanned])
+    rows = values[0]
+    if isinstance(rows, Exception):  # the dataset could not be read: nothing is measured
+        return [rows for _ in metrics]
+    if int(rows) != footers.rows:
+        log.warning(
+            "Parquet footers list %d rows, the scan read %d (files replaced meanwhile?): "
+            "counting nulls in a scan",
+            footers.rows,
+            int(rows),
+        )
+        return _scanned(df, metrics)
+    out: list[Any | Exception] = [None] * len(metrics)
+    for i, value in zip(scanned, values, strict=True):
+        out[i] = value
+    for i, nulls in served.items():
+        out[i] = nulls
+    return out
+
+
+def _scanned(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
     now = time.time()
     try:
         return list(_aggregate(df, metrics, now))

@@ -1,0 +1,62 @@
+"""Null counts of Parquet columns read from the files' footers instead of their pages.
+
+A column whose only rules are not-null rules (the commonest rule there is: ODCS `required: true`)
+needs no value of it, only how many are null, and every Parquet column chunk's statistics say so.
+For such columns the fused scan leaves them out, and the JVM helper `FooterNulls` adds up their
+chunks' null counts. The scan still counts the rows; when the footers' row total differs from it
+(files replaced between the two reads), the footers' counts are not used and the scan counts the
+nulls after all, so a verdict never mixes two states of the data.
+
+The helper answers only where its answer is the scan's (a DataFrame that is exactly a read of
+plain Parquet files, no corrupt or missing files skipped, top-level columns, every chunk with
+its null count); otherwise it says so and the scan counts them. `LINEAGE_QUALITY_FOOTER_NULLS=0`
+turns it off.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import attrs
+from pyspark.sql import DataFrame
+
+from lineage_quality.engine.jvm_helpers import jvm_helper
+from lineage_quality.engine.plan import Metric, MetricKind
+
+log = logging.getLogger(__name__)
+
+MAX_FILES = 200_000  # past it, reading the footers would cost more than the pages they spare
+
+
+@attrs.frozen
+class FooterCounts:
+    rows: int
+    nulls: dict[str, int]  # column -> null count
+
+
+def footer_columns(metrics: Sequence[Metric]) -> list[str]:
+    """The columns every fused metric of which is a null count: the scan needs nothing else of
+    them."""
+    kinds: dict[str, set[MetricKind]] = {}
+    for m in metrics:
+        if m.column is not None:
+            kinds.setdefault(m.column, set()).add(m.kind)
+    return [c for c, found in kinds.items() if found == {MetricKind.NULLS}]
+
+
+def footer_counts(df: DataFrame, columns: Sequence[str]) -> FooterCounts | None:
+    """The rows and the null counts of `columns` from the footers of the files `df` reads, or
+    None when the footers cannot stand for the scan (or the helper jar is not in the session)."""
+    helper = jvm_helper("FooterNulls", "FOOTER_NULLS")
+    if helper is None or not columns:
+        return None
+    try:
+        found = helper.count(df._jdf, list(columns), MAX_FILES)
+    except Exception as exc:  # an unreadable footer: the scan reads the file and says what is wrong
+        log.info("null counts not taken from Parquet footers: %s", str(exc).strip()[:300])
+        return None
+    if found is None:
+        return None
+    values = [int(v) for v in found]
+    return FooterCounts(values[0], dict(zip(columns, values[1:], strict=True)))
