@@ -22,6 +22,7 @@ from lineage_quality.engine.columns import col, is_not_null
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts
 from lineage_quality.engine.patterns import pattern_matches
 from lineage_quality.engine.plan import Metric, MetricKind, Plan, build_plan
+from lineage_quality.engine.row_gates import count_where, gated_counts
 from lineage_quality.engine.shared_columns import Shared, share
 from lineage_quality.engine.sql import run_sql_rule
 from lineage_quality.engine.uniqueness import duplicate_count
@@ -33,12 +34,6 @@ log = logging.getLogger(__name__)
 
 
 NARROW_SUM_EXACT_ROWS = 2**32  # below it a long sum of 32-bit values cannot pass 2^63
-
-
-def _count_where(condition: Column) -> Column:
-    # count(CASE WHEN c THEN 1 END): a null condition counts as false, an empty dataset gives 0;
-    # cheaper than sum(CASE ... ELSE 0 END), which carries a nullable sum per metric.
-    return F.count(F.when(condition, F.lit(1)))
 
 
 def _outside(value: Column, low: float | None, high: float | None) -> Column:
@@ -130,7 +125,7 @@ def metric_column(metric: Metric, now: float, shared: Shared | None = None) -> C
         return F.count(F.lit(1)) - F.count(col(metric.column))
     condition = failing_condition(metric, now, shared)
     if condition is not None:
-        return _count_where(condition)
+        return count_where(condition)
     assert metric.kind is MetricKind.STAT and metric.arg is not None
     assert metric.column is not None
     c = col(metric.column)
@@ -148,9 +143,17 @@ def metric_column(metric: Metric, now: float, shared: Shared | None = None) -> C
 
 def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any]:
     df, shared = share(df, metrics)
-    row = df.agg(
-        *[metric_column(m, now, shared).alias(f"m{i}") for i, m in enumerate(metrics)]
-    ).first()
+    conditions: list[Column | None] = []
+    for m in metrics:
+        typed_date = m.kind is MetricKind.BAD_DATE and m.typed  # a constant 0, nothing to count
+        conditions.append(None if typed_date else failing_condition(m, now, shared))
+    df, gated = gated_counts(df, metrics, conditions, shared)
+    columns = []
+    for m, condition, count in zip(metrics, conditions, gated, strict=True):
+        if count is None and condition is not None and m.kind is not MetricKind.NULLS:
+            count = count_where(condition)  # as metric_column would, without building it again
+        columns.append(count if count is not None else metric_column(m, now, shared))
+    row = df.agg(*[c.alias(f"m{i}") for i, c in enumerate(columns)]).first()
     assert row is not None  # a global aggregation always yields one row
     return list(row)
 
@@ -217,7 +220,7 @@ def _rescaled_stddev(df: DataFrame, metric: Metric) -> float | str:
     assert metric.column is not None
     c = col(metric.column).cast("double")
     bad = F.isnan(c) | (F.abs(c) == F.lit(float("inf")))
-    row = df.agg(_count_where(bad).alias("bad"), F.max(F.abs(c)).alias("scale")).first()
+    row = df.agg(count_where(bad).alias("bad"), F.max(F.abs(c)).alias("scale")).first()
     assert row is not None
     if int(row["bad"]) > 0 or not row["scale"]:
         return float("nan")

@@ -37,13 +37,18 @@ class Shared:
 
     matches: dict[tuple[str, str], Column] = attrs.field(factory=dict)  # (column, pattern)
     members: dict[tuple[str, tuple[Any, ...]], Column] = attrs.field(factory=dict)  # (col, values)
+    # what they read, for tests of several at once (engine/row_gates.py):
+    bits: dict[tuple[str, str], tuple[str, int]] = attrs.field(factory=dict)  # -> (mask col, bit)
+    codes: dict[tuple[str, tuple[Any, ...]], tuple[str, tuple[int, ...]]] = attrs.field(
+        factory=dict
+    )  # (col, values) -> (code column, positions of the values)
 
 
 def _bit(mask: Column, i: int) -> Column:
     return mask.bitwiseAND(F.lit(1 << i)) != F.lit(0)
 
 
-def _in_positions(code: str, positions: list[int]) -> Column:
+def in_positions(code: str, positions: list[int]) -> Column:
     """Whether the code column `code` is one of `positions`. Up to 63 positions, one bit test of
     a constant mask: about half the cost of an IN of a few ints. Java masks a shift count to
     its low 6 bits, so codes past 62 and the "not listed" code -1 are first clamped to 63, the
@@ -104,6 +109,7 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
                 extra[name] = Column(regex.columnAll(value._jc, table, list(chunk)))
                 for i, pattern in enumerate(chunk):
                     shared.matches[(column, pattern)] = _bit(F.col(name), i)
+                    shared.bits[(column, pattern)] = (name, i)
     codes = jvm_helper("ValueCodes", "VALUE_CODES")
     if codes is not None:
         lists = _by_column(metrics, lambda m: m.values if m.kind in _VALUE_LISTS else None)
@@ -118,7 +124,8 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
             extra[name] = Column(codes.column(col(column)._jc, union))
             for values in found:
                 positions = sorted({index[v] for v in values})
-                shared.members[(column, values)] = _in_positions(name, positions)
+                shared.members[(column, values)] = in_positions(name, positions)
+                shared.codes[(column, values)] = (name, tuple(positions))
     if not extra:
         return df, shared
     return df.withColumns(extra), shared

@@ -1,0 +1,31 @@
+package lineagequality;
+
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+
+import scala.Option;
+
+/**
+ * Aggregates that skip a row on one boolean test (see lineage_quality.engine.row_gates): the
+ * aggregate `FILTER (WHERE gate)`, which Spark's generated code checks before it calls the
+ * aggregate's update, so a row that fails none of a column's rules costs one branch per rule.
+ */
+public final class RowGates {
+  private RowGates() {}
+
+  /** `aggregate` counting only the rows where `gate` is true (null counts as false). */
+  public static Column filtered(Column aggregate, Column gate) {
+    final Expression found = aggregate.expr();
+    if (!(found instanceof AggregateExpression)) {
+      throw new IllegalArgumentException("not an aggregate: " + found);
+    }
+    final AggregateExpression agg = (AggregateExpression) found;
+    if (agg.isDistinct() || agg.filter().isDefined()) {
+      throw new IllegalArgumentException("already distinct or filtered: " + found);
+    }
+    return new Column(
+        agg.copy(
+            agg.aggregateFunction(), agg.mode(), false, Option.apply(gate.expr()), agg.resultId()));
+  }
+}
