@@ -1,6 +1,7 @@
-"""lineage-quality with its JVM helpers off (pattern DFA, shared value codes, hashed
-uniqueness): the engine on the same built-in Spark expressions as floor (b) (`rlike`, `IN`,
-`groupBy`), so ours_plain / floor (b) is the engine's own overhead on equal expressions."""
+"""lineage-quality with its JVM helpers off (pattern DFA, shared value codes, row gates, hashed
+uniqueness, null counts from Parquet footers): the engine on the same built-in Spark expressions
+as floor (b) (`rlike`, `IN`, `groupBy`), reading the same columns, so ours_plain / floor (b) is
+the engine's own overhead on equal expressions."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from systems import ours
 
-HELPERS = ("PATTERN_DFA", "VALUE_CODES", "KEY_HASHES")
+HELPERS = ("PATTERN_DFA", "VALUE_CODES", "ROW_GATES", "KEY_HASHES", "FOOTER_NULLS")
 
 conf = ours.conf
 version = ours.version
