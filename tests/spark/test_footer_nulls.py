@@ -148,6 +148,20 @@ def test_a_column_some_files_lack_counts_their_rows_as_null(
     assert fast == _measured(evaluate_dataframe(df, [_not_null("a")])) == {"nn_a": ("FAILED", 12)}
 
 
+def test_a_parquet_catalog_table_is_counted_from_its_files(spark: Any, tmp_path: Path) -> None:
+    rows = [(i, None if i % 3 else f"x{i}") for i in range(30)]
+    frame = spark.createDataFrame(rows, "id LONG, a STRING")
+    frame.write.format("parquet").option("path", str(tmp_path / "t")).saveAsTable("lq_footer_t")
+    try:
+        table = spark.table("lq_footer_t")
+        assert footer_counts(table, ["a"]) == FooterCounts(30, {"a": 20})
+        spark.sql("CREATE OR REPLACE TEMPORARY VIEW lq_footer_v AS SELECT * FROM lq_footer_t")
+        assert footer_counts(spark.table("lq_footer_v"), ["a"]) is None  # a view: not the files
+    finally:
+        spark.sql("DROP VIEW IF EXISTS lq_footer_v")
+        spark.sql("DROP TABLE IF EXISTS lq_footer_t")
+
+
 def test_names_match_as_sparks_reader_matches_them(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "cased"
     spark.createDataFrame([("x",), (None,), (None,)], "Name STRING").write.parquet(str(path))

@@ -21,6 +21,7 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.InMemoryFileIndex;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
@@ -53,7 +54,10 @@ public final class FooterNulls {
    */
   public static long[] count(Dataset<Row> df, List<String> columns, int maxFiles)
       throws IOException {
-    final LogicalPlan plan = df.queryExecution().analyzed();
+    LogicalPlan plan = df.queryExecution().analyzed();
+    while (plan instanceof SubqueryAlias) { // a catalog table's name: the same rows
+      plan = ((SubqueryAlias) plan).child();
+    }
     if (!(plan instanceof LogicalRelation) || ((LogicalRelation) plan).isStreaming()) {
       return null;
     }
