@@ -99,7 +99,23 @@ def test_many_files_are_read_by_a_spark_job(spark: Any, folder: Path, tmp_path: 
     assert len(df.inputFiles()) == 40
     assert footer_counts(df, ["a", "b"]) == FooterCounts(2000, {"a": 286, "b": 400})
     helper = spark._jvm.lineagequality.FooterNulls
-    assert helper.count(df._jdf, ["a"], 39) is None  # more footers than the bound: the scan counts
+    assert helper.count(df._jdf, ["a"], 39, 1 << 20) is None  # more footers than the bound
+
+
+def test_a_footer_longer_than_the_bound_is_not_read(
+    spark: Any, folder: Path, tmp_path: Path
+) -> None:
+    df = spark.read.parquet(str(folder))
+    helper = spark._jvm.lineagequality.FooterNulls
+    assert list(helper.count(df._jdf, ["a"], 0, 1 << 20)) == [2000, 286]
+    assert helper.count(df._jdf, ["a"], 0, 64) is None  # each of these footers is larger
+    # a file whose last bytes claim a footer longer than the file: the scan says what is wrong
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "part-0.parquet").write_bytes(
+        b"PAR1" + b"\x00" * 8 + (2**31 - 1).to_bytes(4, "little") + b"PAR1"
+    )
+    assert footer_counts(spark.read.schema("a STRING").parquet(str(bad)), ["a"]) is None
 
 
 def test_the_scan_leaves_footer_columns_out_and_verdicts_stay(

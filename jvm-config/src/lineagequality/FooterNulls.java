@@ -2,6 +2,8 @@ package lineagequality;
 
 import java.io.IOException;
 import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -15,6 +17,7 @@ import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
+import org.apache.parquet.io.SeekableInputStream;
 import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.Type;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -50,10 +53,12 @@ public final class FooterNulls {
 
   /**
    * {rows, nulls of columns[0], nulls of columns[1], ...} of the files `df` scans, or null when
-   * the footers cannot answer for the scan. `maxFiles` bounds the footers read (0: no bound).
+   * the footers cannot answer for the scan. `maxFiles` bounds the footers read (0: no bound);
+   * a file whose footer says it is longer than `maxFooterBytes` is left to the scan (a crafted
+   * length would have the reader allocate it on the driver).
    */
-  public static long[] count(Dataset<Row> df, List<String> columns, int maxFiles)
-      throws IOException {
+  public static long[] count(
+      Dataset<Row> df, List<String> columns, int maxFiles, int maxFooterBytes) throws IOException {
     LogicalPlan plan = df.queryExecution().analyzed();
     while (plan instanceof SubqueryAlias) { // a catalog table's name: the same rows
       plan = ((SubqueryAlias) plan).child();
@@ -98,7 +103,7 @@ public final class FooterNulls {
     }
     final Configuration hadoop =
         df.sparkSession().sessionState().newHadoopConfWithOptions(relation.options());
-    final Reader reader = new Reader(columns, conf.caseSensitiveAnalysis());
+    final Reader reader = new Reader(columns, conf.caseSensitiveAnalysis(), maxFooterBytes);
     final List<long[]> parts = new ArrayList<>();
     if (files.length <= DRIVER_FILES) {
       for (String file : files) {
@@ -129,7 +134,7 @@ public final class FooterNulls {
   /** {rows, nulls of columns[0], ...} of one file's footer, or null when it cannot answer. */
   public static long[] summarize(
       ParquetMetadata footer, List<String> columns, boolean caseSensitive) {
-    return new Reader(columns, caseSensitive).summarize(footer);
+    return new Reader(columns, caseSensitive, Integer.MAX_VALUE).summarize(footer);
   }
 
   /** One file's {rows, nulls...}, or null when its footer cannot answer. */
@@ -137,16 +142,31 @@ public final class FooterNulls {
     private static final long serialVersionUID = 1L;
     private final List<String> columns;
     private final boolean caseSensitive;
+    private final int maxFooterBytes;
 
-    Reader(List<String> columns, boolean caseSensitive) {
+    Reader(List<String> columns, boolean caseSensitive, int maxFooterBytes) {
       this.columns = new ArrayList<>(columns);
       this.caseSensitive = caseSensitive;
+      this.maxFooterBytes = maxFooterBytes;
     }
 
     long[] file(Configuration conf, String file) throws IOException {
+      final HadoopInputFile input = HadoopInputFile.fromPath(new Path(file), conf);
+      final long length = input.getLength();
+      if (length < 12) { // "PAR1", the footer's length, "PAR1": not a Parquet file
+        return null;
+      }
+      final byte[] tail = new byte[8];
+      try (SeekableInputStream in = input.newStream()) {
+        in.seek(length - 8);
+        in.readFully(tail);
+      }
+      final long footerLength = ByteBuffer.wrap(tail, 0, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+      if (footerLength < 0 || footerLength > maxFooterBytes || footerLength > length - 12) {
+        return null;
+      }
       final ParquetMetadata footer;
-      try (ParquetFileReader reader =
-          ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file), conf))) {
+      try (ParquetFileReader reader = ParquetFileReader.open(input)) {
         footer = reader.getFooter();
       }
       return summarize(footer);

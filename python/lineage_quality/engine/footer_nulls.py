@@ -27,6 +27,9 @@ from lineage_quality.engine.plan import Metric, MetricKind
 log = logging.getLogger(__name__)
 
 MAX_FILES = 200_000  # past it, reading the footers would cost more than the pages they spare
+# A footer is read whole into the driver's memory; its length comes from the file itself. Wide
+# tables with many row groups reach a few MiB; past this bound the scan reads that file.
+MAX_FOOTER_BYTES = 64 * 1024 * 1024
 
 
 @attrs.frozen
@@ -52,7 +55,7 @@ def footer_counts(df: DataFrame, columns: Sequence[str]) -> FooterCounts | None:
     if helper is None or not columns:
         return None
     try:
-        found = helper.count(df._jdf, list(columns), MAX_FILES)
+        found = helper.count(df._jdf, list(columns), MAX_FILES, MAX_FOOTER_BYTES)
     except Exception as exc:  # an unreadable footer: the scan reads the file and says what is wrong
         log.info("null counts not taken from Parquet footers: %s", str(exc).strip()[:300])
         return None
