@@ -1,32 +1,54 @@
-"""Building a plan's expressions costs the driver one round trip to the JVM per step, not three:
-`engine/functions.py` keeps the py4j handle of each Spark function, `engine/columns.py` one
-reference per column. At ~0.2 ms a round trip this was ~0.3 s per evaluation of 100 rules,
-whatever the data's size. The expressions themselves are the ones PySpark builds (the engine's
-other tests check the verdicts)."""
+"""Building a plan's expressions costs the driver a few round trips to the JVM, not one per
+function and operator: the engine's `Expr`s are built in the JVM a DataFrame operation at a
+time (engine/expressions.py, helper `ColumnProgram`). At ~0.13 ms a round trip the fused
+aggregation of 100 rules cost ~1,100 of them, ~0.15 s per evaluation whatever the data's size.
+The columns must be those PySpark builds: the program's aggregation is compared with the same
+calls made from Python one at a time, as PySpark makes them."""
 
 from __future__ import annotations
 
+import math
 import time
+from decimal import Decimal
 from typing import Any
 
+import pytest
 from py4j.protocol import MEMORY_COMMAND_NAME, MEMORY_DEL_SUBCOMMAND_NAME
-from pyspark.sql import functions as pyspark_functions
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as PF
 
+from lineage_quality.engine import expressions as E
 from lineage_quality.engine import functions as F
-from lineage_quality.engine.columns import col, is_not_null
-from lineage_quality.engine.plan import Metric, MetricKind
-from lineage_quality.engine.run import metric_column
+from lineage_quality.engine.plan import ROWS, Metric, MetricKind
+from lineage_quality.engine.run import _aggregate
+
+pytestmark = pytest.mark.spark
 
 
 def _metrics() -> list[Metric]:
-    out = [Metric(MetricKind.ROWS)]
+    out = [ROWS]
     for i in range(20):
         out.append(Metric(MetricKind.NULLS, f"c{i % 5}"))
         out.append(Metric(MetricKind.OUT_OF_RANGE, f"c{i % 5}", low=-i, high=1000.0 + i))
         out.append(Metric(MetricKind.STAT, f"c{i % 5}", arg=["avg", "min", "max", "sum"][i % 4]))
         out.append(Metric(MetricKind.INVALID, f"s{i % 3}", values=("a", "b", f"x{i}")))
+        out.append(Metric(MetricKind.INVALID, f"s{i % 3}", pattern=f"^[a-z]{{1,{i + 1}}}$"))
         out.append(Metric(MetricKind.LENGTH_OUT, f"s{i % 3}", low=1, high=10 + i))
+    out.append(Metric(MetricKind.OUT_OF_RANGE, "c0", low=None, high=float("nan")))
+    out.append(Metric(MetricKind.OUT_OF_RANGE, "c1", low=-(2**40), high=2**62))
+    out.append(Metric(MetricKind.INVALID, "s0", values=("it's", 'say "hi"', "a\\b", "é\n✓", "")))
     return out
+
+
+@pytest.fixture(scope="module")
+def frame(spark: Any) -> DataFrame:
+    rows = [
+        (float(i % 7) - 3.0, i, float(i) * 2.5, i % 3, -i, f"x{i}", "abc"[: i % 4], "é\n✓")
+        for i in range(40)
+    ]
+    rows.append((None, None, None, None, None, None, None, None))
+    schema = "c0 double, c1 long, c2 double, c3 int, c4 int, s0 string, s1 string, s2 string"
+    return spark.createDataFrame(rows, schema)
 
 
 def _round_trips(spark: Any, monkeypatch: Any, build: Any) -> int:
@@ -48,25 +70,121 @@ def _round_trips(spark: Any, monkeypatch: Any, build: Any) -> int:
     return calls[0]
 
 
-def test_a_function_costs_one_round_trip(spark: Any, monkeypatch: Any) -> None:
-    F.lit(1)  # the handles are looked up on first use
-    assert _round_trips(spark, monkeypatch, lambda: F.lit(7)) == 1
-    # PySpark 3.5 looks up the class and the method each time: what the handles save
-    assert _round_trips(spark, monkeypatch, lambda: pyspark_functions.lit(7)) == 3
-
-
-def test_a_column_reference_is_built_once(spark: Any, monkeypatch: Any) -> None:
-    first, not_null = col("a`b.c"), is_not_null("a`b.c")
-    assert _round_trips(spark, monkeypatch, lambda: (col("a`b.c"), is_not_null("a`b.c"))) == 0
-    assert col("a`b.c") is first and is_not_null("a`b.c") is not_null
-    assert col("A`b.c") is not first  # Spark may compare names case-blind; the cache does not
-
-
-def test_one_hundred_metrics_cost_few_round_trips(spark: Any, monkeypatch: Any) -> None:
+def test_the_fused_aggregation_of_many_metrics_costs_few_round_trips(
+    spark: Any, frame: DataFrame, monkeypatch: Any
+) -> None:
     metrics = _metrics()
     now = time.time()
-    [metric_column(m, now) for m in metrics]  # first use: handles and column references
-    trips = _round_trips(spark, monkeypatch, lambda: [metric_column(m, now) for m in metrics])
-    # with PySpark's own functions and a reference per use: 2,942 round trips (29 a metric);
-    # now ~10 a metric (a value list alone is 5: py4j sends its list element by element)
-    assert trips < 12 * len(metrics), trips
+    _aggregate(frame, metrics, now)  # first use: helper classes looked up
+    trips = _round_trips(spark, monkeypatch, lambda: _aggregate(frame, metrics, now))
+    # the program: shared columns, gates, the aggregation, then the job and its one row
+    assert trips < 30, trips
+    monkeypatch.setenv("LINEAGE_QUALITY_COLUMN_PROGRAM", "0")
+    _aggregate(frame, metrics, now)
+    eager = _round_trips(spark, monkeypatch, lambda: _aggregate(frame, metrics, now))
+    assert eager > 10 * len(metrics) // 2, eager  # one per call: what the program spares
+
+
+def _canonical(df: DataFrame) -> Any:
+    return df._jdf.queryExecution().analyzed().canonicalized()
+
+
+def test_the_program_builds_the_columns_pyspark_builds(frame: DataFrame, monkeypatch: Any) -> None:
+    metrics = _metrics()
+    now = time.time()
+    captured: list[DataFrame] = []
+    real = E.agg
+
+    def agg(df: DataFrame, columns: Any) -> DataFrame:
+        out = real(df, columns)
+        captured.append(out)
+        return out
+
+    monkeypatch.setattr("lineage_quality.engine.run.agg", agg)
+    program = _aggregate(frame, metrics, now)
+    monkeypatch.setenv("LINEAGE_QUALITY_COLUMN_PROGRAM", "0")
+    eager = _aggregate(frame, metrics, now)
+    assert program == eager
+    built, made = captured
+    assert "lq_gate_" in str(built._jdf.queryExecution().analyzed())  # helpers took part
+    assert "regexdfa" in str(built._jdf.queryExecution().analyzed()).lower()
+    assert _canonical(built) == _canonical(made)
+
+
+LITERALS: list[Any] = [
+    0, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, -(2**63), 0.0, -0.0, 1.5,
+    1e300, 5e-324, float("nan"), float("inf"), float("-inf"), True, False, "", "it's",
+    "a\\b\n\t\"'`", "é✓😀", Decimal("123.4500"), Decimal("-1E+3"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", LITERALS, ids=repr)
+def test_a_literal_has_the_type_and_value_pyspark_gives_it(spark: Any, value: Any) -> None:
+    one = spark.range(1)
+    ours = one.select(E.column(F.lit(value).alias("v")))
+    theirs = one.select(PF.lit(value).alias("v"))
+    assert ours.schema == theirs.schema
+    got, expected = ours.first()[0], theirs.first()[0]  # type: ignore[index]
+    if isinstance(expected, float) and math.isnan(expected):
+        assert math.isnan(got)
+    else:
+        assert got == expected and type(got) is type(expected)
+        if isinstance(expected, float):
+            assert math.copysign(1, got) == math.copysign(1, expected)
+
+
+def test_equal_subtrees_are_sent_once_and_alike_values_of_other_types_are_not() -> None:
+    program = E._Program()
+    a = F.col("`x`") > F.lit(1)
+    b = F.col("`x`") > F.lit(1)  # equal, not the same object
+    c = F.col("`x`") > F.lit(1.0)
+    d = F.col("`x`") > F.lit(True)
+    e = F.col("`x`") > F.lit(-0.0)
+    f = F.col("`x`") > F.lit(0.0)
+    out = [program.add(x) for x in (a, b, c, d, e, f)]
+    assert out[0] == out[1]
+    assert len(set(out)) == 5
+    literals = [n[2][0] for n in program.nodes if n[1] == "lit"]
+    assert literals == [["i", 1], ["d", "1.0"], ["b", True], ["d", "-0.0"], ["d", "0.0"]]
+
+
+def test_values_spark_cannot_take_are_refused_in_python() -> None:
+    program = E._Program()
+    with pytest.raises(ValueError, match="64-bit"):
+        program.add(F.lit(2**63))
+    with pytest.raises(TypeError, match="not a literal"):
+        program.add(F.lit(object()))  # type: ignore[arg-type]
+
+
+def test_a_program_calls_only_spark_functions_columns_and_the_engines_helpers(spark: Any) -> None:
+    builder = spark._jvm.lineagequality.ColumnProgram
+    bad = [
+        ('[["h", "java.lang.Runtime.getRuntime", []]]', "not an engine helper"),
+        ('[["h", "FooterNulls.count", []]]', "not an engine helper"),
+        ('[["m", "isNull", [["s", "x"]]]]', "receiver is not a Column"),
+        ('[["f", "col", [["n", 0]]]]', "node 0 refers to node 0"),
+        ('[["f", "no_such_function", [["i", 1]]]]', "no method functions.no_such_function"),
+        ('[["f", "lit", [["x", 1]]]]', "unknown argument tag x"),
+    ]
+    for nodes, message in bad:
+        with pytest.raises(Exception, match=message):
+            builder.column('{"nodes": ' + nodes + ', "out": [0]}')
+    ok = builder.column('{"nodes": [["f", "lit", [["i", 7]]]], "out": [0]}')
+    assert spark.range(1).select(E.Column(ok)).first()[0] == 7
+
+
+def test_a_program_too_long_for_the_jvm_parser_is_built_from_python(
+    spark: Any, monkeypatch: Any
+) -> None:
+    # a value of 20 M characters: Jackson in Spark 3.5 refuses a string that long
+    values = ["x" * 20_000_001, "short"]
+    frame = spark.createDataFrame([("short",), ("other",), (None,)], "v string")
+    condition = F.col("`v`").isin(values)
+    program = E._Program()
+    assert len(program.text([program.add(condition)])) > E.MAX_PROGRAM_CHARS
+    trips = _round_trips(spark, monkeypatch, lambda: frame.where(E.column(condition)).count())
+    assert trips > 5  # the eager way: a call per value and per operation
+    assert frame.where(E.column(condition)).count() == 1
+    monkeypatch.setattr(E, "MAX_PROGRAM_CHARS", 10**9)  # what the limit avoids
+    with pytest.raises(Exception, match=r"(?i)string.*length|exceeds"):
+        E.column(condition)

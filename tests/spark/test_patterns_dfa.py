@@ -11,6 +11,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from lineage_quality.engine import patterns
+from lineage_quality.engine.columns import col
+from lineage_quality.engine.expressions import column
 from lineage_quality.engine.patterns import pattern_matches
 from lineage_quality.engine.regex_dfa import compile_dfa
 
@@ -108,7 +110,9 @@ def test_the_session_has_the_helper(spark: Any) -> None:
 def test_dfa_equals_rlike_row_by_row(spark: Any, seed: int) -> None:
     values = _corpus(seed, 400)
     frame = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i long, v string")
-    dfa_columns = [pattern_matches(F.col("v"), p).alias(f"d{n}") for n, p in enumerate(PATTERNS)]
+    dfa_columns = [
+        column(pattern_matches(col("v"), p).alias(f"d{n}")) for n, p in enumerate(PATTERNS)
+    ]
     rlike_columns = [F.col("v").rlike(p).alias(f"r{n}") for n, p in enumerate(PATTERNS)]
     result = frame.select("i", "v", *dfa_columns, *rlike_columns)
     plan = result._jdf.queryExecution().executedPlan().toString()
@@ -128,7 +132,7 @@ def test_dfa_equals_rlike_row_by_row(spark: Any, seed: int) -> None:
 
 def test_null_in_null_out(spark: Any) -> None:
     frame = spark.createDataFrame([(None,)], "v string")
-    row = frame.select(pattern_matches(F.col("v"), r"^a+$").alias("m")).first()
+    row = frame.select(column(pattern_matches(col("v"), r"^a+$").alias("m"))).first()
     assert row is not None and row["m"] is None
 
 
@@ -136,7 +140,8 @@ def test_outside_the_subset_falls_back_to_rlike(spark: Any) -> None:
     pattern = r"(a)\1"  # a backreference: no DFA
     assert compile_dfa(pattern) is None
     frame = spark.createDataFrame([("aa",), ("ab",)], "v string")
-    got = [r["m"] for r in frame.select(pattern_matches(F.col("v"), pattern).alias("m")).collect()]
+    matches = column(pattern_matches(col("v"), pattern).alias("m"))
+    got = [r["m"] for r in frame.select(matches).collect()]
     assert got == [True, False]
 
 
@@ -185,5 +190,5 @@ def test_a_value_too_deep_for_java_regex_fails_the_query_and_not_the_jvm(spark: 
     pattern = r"(a|b)*a(a|b){3}"
     assert compile_dfa(pattern) is not None
     with pytest.raises(Py4JJavaError, match=r"java\.util\.regex ran out of stack matching"):
-        frame.select(pattern_matches(F.col("v"), pattern).alias("m")).collect()
+        frame.select(column(pattern_matches(col("v"), pattern).alias("m"))).collect()
     assert spark.range(3).count() == 3  # the session lives on

@@ -15,6 +15,7 @@ from test_patterns_dfa import PATTERNS, _corpus
 from test_shared_columns import LISTS, NEAR
 
 from lineage_quality.engine import row_gates
+from lineage_quality.engine.expressions import column as built
 from lineage_quality.engine.plan import ROWS, Metric, MetricKind
 from lineage_quality.engine.run import _aggregate, failing_condition
 from lineage_quality.engine.shared_columns import share
@@ -119,7 +120,7 @@ def test_each_column_has_its_gate_and_the_gates_hold_every_offending_row(frame: 
     assert [m for m, c in zip(metrics, counts, strict=True) if c is None] == [ROWS]
     # row by row: no row offends a metric while its column's gate is false
     checks = [
-        (~gated_frame[gate] | gated_frame[gate].isNull()) & condition
+        (~gated_frame[gate] | gated_frame[gate].isNull()) & built(condition)
         for gate, column in zip(gates, columns, strict=True)
         for m, condition in zip(metrics, conditions, strict=True)
         if m.column == column and condition is not None

@@ -9,8 +9,10 @@ import time
 from typing import Any
 
 import pytest
+from pyspark.sql import Column
 from test_patterns_dfa import PATTERNS, _corpus
 
+from lineage_quality.engine.expressions import Expr, agg, column
 from lineage_quality.engine.plan import Metric, MetricKind
 from lineage_quality.engine.regex_dfa_set import compile_dfa_set, group_patterns
 from lineage_quality.engine.run import failing_condition, metric_column
@@ -28,6 +30,11 @@ LISTS = [
 ]
 # near misses of the lists above, in the rows as well
 NEAR = ["abcdefg", "abcdefgh-3", "abcdefghij", "a\x00\x00", "éééé", "ééééé ", "abcdefgi"]
+
+
+def _named(condition: Expr | None, name: str) -> Column:
+    assert condition is not None
+    return column(condition.alias(name))
 
 
 def _metrics() -> list[Metric]:
@@ -55,8 +62,10 @@ def test_shared_equals_own_expressions_row_by_row(spark: Any, seed: int) -> None
     with_shared, shared = share(frame, metrics)
     assert len(shared.matches) == len(PATTERNS)
     assert len(shared.members) == len(LISTS)
-    shared_cols = [failing_condition(m, now, shared).alias(f"s{n}") for n, m in enumerate(metrics)]
-    own_cols = [failing_condition(m, now).alias(f"o{n}") for n, m in enumerate(metrics)]
+    shared_cols = [
+        _named(failing_condition(m, now, shared), f"s{n}") for n, m in enumerate(metrics)
+    ]
+    own_cols = [_named(failing_condition(m, now), f"o{n}") for n, m in enumerate(metrics)]
     result = with_shared.select("i", "v", *shared_cols, *own_cols)
     plan = result._jdf.queryExecution().executedPlan().toString()
     assert "findAll" in plan and "ValueCodes" in plan, plan
@@ -80,8 +89,8 @@ def test_fused_counts_are_the_same(spark: Any) -> None:
     metrics = _metrics()
     now = time.time()
     with_shared, shared = share(frame, metrics)
-    fused = with_shared.agg(*[metric_column(m, now, shared) for m in metrics]).first()
-    own = frame.agg(*[metric_column(m, now) for m in metrics]).first()
+    fused = agg(with_shared, [metric_column(m, now, shared) for m in metrics]).first()
+    own = agg(frame, [metric_column(m, now) for m in metrics]).first()
     assert fused is not None and own is not None
     assert list(fused) == list(own)
 
@@ -100,8 +109,10 @@ def test_values_alike_in_their_first_bytes_get_their_own_codes(spark: Any) -> No
     with_shared, shared = share(frame, metrics)
     assert len(shared.members) == 2
     now = time.time()
-    shared_cols = [failing_condition(m, now, shared).alias(f"s{n}") for n, m in enumerate(metrics)]
-    own_cols = [failing_condition(m, now).alias(f"o{n}") for n, m in enumerate(metrics)]
+    shared_cols = [
+        _named(failing_condition(m, now, shared), f"s{n}") for n, m in enumerate(metrics)
+    ]
+    own_cols = [_named(failing_condition(m, now), f"o{n}") for n, m in enumerate(metrics)]
     rows = with_shared.select("w", *shared_cols, *own_cols).collect()
     assert [(r["w"], r["s0"], r["s1"]) for r in rows] == [(r["w"], r["o0"], r["o1"]) for r in rows]
     assert [r["s0"] for r in rows[:9]] == [k % 2 == 1 or k == 8 for k in range(9)]
@@ -126,7 +137,7 @@ def test_non_string_lists_are_not_shared(spark: Any) -> None:
     ]
     _, shared = share(frame, metrics)
     assert not shared.members
-    counts = frame.agg(*[metric_column(m, time.time()) for m in metrics]).first()
+    counts = agg(frame, [metric_column(m, time.time()) for m in metrics]).first()
     assert counts is not None and list(counts) == [1, 0]
 
 
@@ -142,6 +153,6 @@ def test_a_dataset_column_named_like_ours_is_left_alone(spark: Any) -> None:
     with_shared, shared = share(frame, metrics)
     assert shared.matches
     now = time.time()
-    row = with_shared.agg(*[metric_column(m, now, shared) for m in metrics]).first()
+    row = agg(with_shared, [metric_column(m, now, shared) for m in metrics]).first()
     assert row is not None and list(row) == [1, 0, 0]
     assert with_shared.select("LQ_SHARED_0").distinct().collect()[0][0] == "zz"

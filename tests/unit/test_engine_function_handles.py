@@ -1,7 +1,7 @@
-"""The engine's cached py4j handles (engine/functions.py) and column references
-(engine/columns.py) belong to one SparkContext: a new context, as after `spark.stop()` and a new
-session, starts them afresh, so nothing of an earlier gateway is used. Without Spark: the
-contexts here are stand-ins that record what is looked up in them."""
+"""The py4j handles the engine keeps for building its expressions from Python (engine/
+expressions.py, without the helper jar) belong to one SparkContext: a new context, as after
+`spark.stop()` and a new session, starts them afresh, so nothing of an earlier gateway is used.
+Without Spark: the contexts here are stand-ins that record what is looked up in them."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ from pyspark import SparkContext
 
 from lineage_quality.engine import columns
 from lineage_quality.engine import functions as F
+from lineage_quality.engine.expressions import Expr, _eager
+
+
+def _built(*exprs: Expr) -> list[Any]:
+    return [c._jc for c in _eager(list(exprs))]
 
 
 class _Functions:
@@ -24,7 +29,7 @@ class _Functions:
 
 
 class _Context:
-    """What engine/functions.py reads of a SparkContext: `_jvm.org.apache.spark.sql.functions`."""
+    """What engine/expressions.py reads of a SparkContext: `_jvm.org.apache.spark.sql.functions`."""
 
     def __init__(self, tag: str) -> None:
         self.tag = tag
@@ -35,21 +40,33 @@ class _Context:
         self._jvm = type("jvm", (), {"org": type("org", (), {"apache": apache})()})()
 
 
-def test_handles_and_references_start_afresh_in_a_new_context(monkeypatch: Any) -> None:
+def test_handles_start_afresh_in_a_new_context(monkeypatch: Any) -> None:
     first = _Context("first")
     monkeypatch.setattr(SparkContext, "_active_spark_context", first)
-    assert F.lit(1)._jc == ("first", "lit", (1,))
-    assert F.lit(2)._jc == ("first", "lit", (2,))
-    reference = columns.col("x")
-    assert reference._jc == ("first", "col", ("`x`",))
+    assert _built(F.lit(1)) == [("first", "lit", (1,))]
+    assert _built(F.lit(2), columns.col("x")) == [
+        ("first", "lit", (2,)),
+        ("first", "col", ("`x`",)),
+    ]
     assert first.lookups == ["lit", "col"]  # each looked up once
-    assert columns.col("x") is reference
 
     second = _Context("second")
     monkeypatch.setattr(SparkContext, "_active_spark_context", second)
-    assert F.lit(3)._jc == ("second", "lit", (3,))
-    assert columns.col("x")._jc == ("second", "col", ("`x`",))
+    assert _built(F.lit(3), columns.col("x")) == [
+        ("second", "lit", (3,)),
+        ("second", "col", ("`x`",)),
+    ]
     assert second.lookups == ["lit", "col"]
+
+
+def test_a_call_shared_by_several_columns_is_made_once(monkeypatch: Any) -> None:
+    context = _Context("one")
+    monkeypatch.setattr(SparkContext, "_active_spark_context", context)
+    shared = F.lit(5)
+    a, b = _built(F.count(shared), F.sum(shared))
+    assert a == ("one", "count", (("one", "lit", (5,)),))
+    assert b == ("one", "sum", (("one", "lit", (5,)),))
+    assert context.lookups == ["lit", "count", "sum"]
 
 
 def test_a_context_gone_is_not_kept_alive() -> None:
@@ -61,8 +78,7 @@ def test_a_context_gone_is_not_kept_alive() -> None:
     try:
         # set by hand: monkeypatch would keep the value it replaced, to restore it
         SparkContext._active_spark_context = context  # type: ignore[assignment]
-        F.lit(1)
-        columns.col("y")
+        _built(F.lit(1), columns.col("y"))
         gone = weakref.ref(context)
         SparkContext._active_spark_context = None
         del context

@@ -10,8 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from pyspark.sql import Column
-
+from lineage_quality.engine.expressions import Expr, helper
 from lineage_quality.engine.jvm_helpers import ENGINE_JAR_NAME, jvm_helper
 from lineage_quality.engine.regex_dfa import compile_dfa
 
@@ -27,11 +26,10 @@ def _helper() -> Any:
     return jvm_helper("RegexDfa", "PATTERN_DFA")
 
 
-def pattern_matches(value: Column, pattern: str) -> Column:
+def pattern_matches(value: Expr, pattern: str) -> Expr:
     """True where the string `value` contains a match of the Java regex `pattern` (as `rlike`),
     null where `value` is null."""
     table = dfa_table(pattern)
-    helper = _helper() if table is not None else None
-    if helper is None:
+    if table is None or _helper() is None:
         return value.rlike(pattern)
-    return Column(helper.column(value._jc, table, pattern))
+    return helper("RegexDfa", "column", value, table, pattern)

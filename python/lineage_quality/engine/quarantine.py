@@ -22,6 +22,7 @@ import attrs
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lineage_quality.engine.expressions import column
 from lineage_quality.engine.plan import build_plan
 from lineage_quality.engine.run import failing_condition
 from lineage_quality.results import Quarantined, RuleResult, Status
@@ -87,7 +88,7 @@ def quarantine_failures(
         if condition is None:
             continue
         path = quarantine_path(config, run, dataset, step.rule.id)
-        written[step.rule.id] = _write(df, condition, step.rule.id, path, config.max_rows)
+        written[step.rule.id] = _write(df, column(condition), step.rule.id, path, config.max_rows)
     return [
         attrs.evolve(r, quarantine=written[r.rule.id]) if r.rule.id in written else r
         for r in results

@@ -22,16 +22,17 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 
 from lineage_quality.engine import functions as F
 from lineage_quality.engine.columns import col, is_not_null
+from lineage_quality.engine.expressions import Expr, helper, with_columns
 from lineage_quality.engine.jvm_helpers import jvm_helper
 from lineage_quality.engine.plan import Metric, MetricKind
 from lineage_quality.engine.shared_columns import Shared, in_positions
 
 
-def count_where(condition: Column) -> Column:
+def count_where(condition: Expr) -> Expr:
     """count(CASE WHEN c THEN 1 END): a null condition counts as false, an empty dataset gives
     0; cheaper than sum(CASE ... ELSE 0 END), which carries a nullable sum per metric."""
     return F.count(F.when(condition, F.lit(1)))
@@ -40,23 +41,23 @@ def count_where(condition: Column) -> Column:
 def gated_counts(
     df: DataFrame,
     metrics: Sequence[Metric],
-    conditions: Sequence[Column | None],
+    conditions: Sequence[Expr | None],
     shared: Shared,
-) -> tuple[DataFrame, list[Column | None]]:
+) -> tuple[DataFrame, list[Expr | None]]:
     """`df` with a gate column for each column whose counting metrics its gate tests in fewer
     tests than there are metrics, and per metric its count filtered by its column's gate, or
     None where it is not gated (the caller's own expression counts it). `conditions[i]` is the
     condition metric i counts, or None for a metric that is not a count. Without the helper
     jar: `df` as it is and nothing gated."""
-    helper = jvm_helper("RowGates", "ROW_GATES")
+    gates_helper = jvm_helper("RowGates", "ROW_GATES")
     groups: dict[str, list[int]] = {}
     for i, (m, condition) in enumerate(zip(metrics, conditions, strict=True)):
         if condition is not None and m.column is not None:
             groups.setdefault(m.column, []).append(i)
-    gated = {c: found for c, found in groups.items() if len(found) >= 2} if helper else {}
+    gated = {c: found for c, found in groups.items() if len(found) >= 2} if gates_helper else {}
     taken = {name.lower() for name in df.columns}
-    gates: dict[str, Column] = {}
-    counts: list[Column | None] = [None] * len(metrics)
+    gates: dict[str, Expr] = {}
+    counts: list[Expr | None] = [None] * len(metrics)
     for column, found in gated.items():
         terms = _terms(column, [(metrics[i], conditions[i]) for i in found], shared)
         if len(terms) >= len(found):
@@ -71,15 +72,13 @@ def gated_counts(
         for i in found:
             condition = conditions[i]
             assert condition is not None
-            counts[i] = Column(helper.filtered(count_where(condition)._jc, F.col(name)._jc))
-    if not gates:
-        return df, counts
-    return df.withColumns(gates), counts
+            counts[i] = helper("RowGates", "filtered", count_where(condition), F.col(name))
+    return with_columns(df, gates), counts
 
 
-def _terms(column: str, items: list[tuple[Metric, Column | None]], shared: Shared) -> list[Column]:
+def _terms(column: str, items: list[tuple[Metric, Expr | None]], shared: Shared) -> list[Expr]:
     """Tests whose OR is true on every row that offends one of `items` (metric, condition)."""
-    terms: list[Column] = []
+    terms: list[Expr] = []
     code: str | None = None
     accepted: set[int] | None = None  # codes every value list of the column accepts
     masks: dict[str, int] = {}  # match mask column -> bits of the column's patterns
@@ -125,7 +124,7 @@ def _plain(bound: Any) -> bool:
     return not (isinstance(bound, float) and math.isnan(bound))
 
 
-def _any(terms: list[Column]) -> Column:
+def _any(terms: list[Expr]) -> Expr:
     # null OR false is null, which a filter takes as false: true exactly when one term is
     gate = terms[0]
     for term in terms[1:]:

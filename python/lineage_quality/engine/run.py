@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from functools import reduce
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 
 from lineage_quality.engine import functions as F
 from lineage_quality.engine.columns import col, is_not_null
+from lineage_quality.engine.expressions import Expr, agg
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts
 from lineage_quality.engine.patterns import pattern_matches
 from lineage_quality.engine.plan import Metric, MetricKind, Plan, build_plan
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 NARROW_SUM_EXACT_ROWS = 2**32  # below it a long sum of 32-bit values cannot pass 2^63
 
 
-def _outside(value: Column, low: float | None, high: float | None) -> Column:
+def _outside(value: Expr, low: float | None, high: float | None) -> Expr:
     conditions = []
     if low is not None:
         conditions.append(value < F.lit(low))
@@ -55,7 +56,7 @@ _STATS = {
 }
 
 
-def failing_condition(metric: Metric, now: float, shared: Shared | None = None) -> Column | None:
+def failing_condition(metric: Metric, now: float, shared: Shared | None = None) -> Expr | None:
     """The per-row predicate a counting metric counts (true = an offending row), or None for
     metrics that are not row counts (ROWS, STAT). Quarantine selects rows with this same
     expression, so what it writes aside is exactly what the verdict counted."""
@@ -73,7 +74,7 @@ def failing_condition(metric: Metric, now: float, shared: Shared | None = None) 
         return missing
     if kind is MetricKind.INVALID:
         # null is not invalid (nullValues covers it); a value must pass every given test.
-        valid: Column | None = None
+        valid: Expr | None = None
         if metric.values is not None:
             valid = _member(c, metric, metric.values, shared)
         if metric.pattern is not None:
@@ -107,14 +108,14 @@ def failing_condition(metric: Metric, now: float, shared: Shared | None = None) 
     return epoch > cutoff if kind is MetricKind.TOO_NEW else epoch < cutoff
 
 
-def _member(c: Column, metric: Metric, values: tuple[Any, ...], shared: Shared | None) -> Column:
+def _member(c: Expr, metric: Metric, values: tuple[Any, ...], shared: Shared | None) -> Expr:
     key = (metric.column or "", values)
     if shared is not None and key in shared.members:
         return shared.members[key]
     return c.isin(list(values))
 
 
-def metric_column(metric: Metric, now: float, shared: Shared | None = None) -> Column:
+def metric_column(metric: Metric, now: float, shared: Shared | None = None) -> Expr:
     if metric.kind is MetricKind.ROWS:
         return F.count(F.lit(1))
     if metric.kind is MetricKind.BAD_DATE and metric.typed:
@@ -143,7 +144,7 @@ def metric_column(metric: Metric, now: float, shared: Shared | None = None) -> C
 
 def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any]:
     df, shared = share(df, metrics)
-    conditions: list[Column | None] = []
+    conditions: list[Expr | None] = []
     for m in metrics:
         typed_date = m.kind is MetricKind.BAD_DATE and m.typed  # a constant 0, nothing to count
         conditions.append(None if typed_date else failing_condition(m, now, shared))
@@ -153,7 +154,7 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any
         if count is None and condition is not None and m.kind is not MetricKind.NULLS:
             count = count_where(condition)  # as metric_column would, without building it again
         columns.append(count if count is not None else metric_column(m, now, shared))
-    row = df.agg(*[c.alias(f"m{i}") for i, c in enumerate(columns)]).first()
+    row = agg(df, [c.alias(f"m{i}") for i, c in enumerate(columns)]).first()
     assert row is not None  # a global aggregation always yields one row
     return list(row)
 
@@ -220,12 +221,12 @@ def _rescaled_stddev(df: DataFrame, metric: Metric) -> float | str:
     assert metric.column is not None
     c = col(metric.column).cast("double")
     bad = F.isnan(c) | (F.abs(c) == F.lit(float("inf")))
-    row = df.agg(count_where(bad).alias("bad"), F.max(F.abs(c)).alias("scale")).first()
+    row = agg(df, [count_where(bad).alias("bad"), F.max(F.abs(c)).alias("scale")]).first()
     assert row is not None
     if int(row["bad"]) > 0 or not row["scale"]:
         return float("nan")
     scale = float(row["scale"])
-    again = df.agg((F.stddev_samp(c / F.lit(scale)) * F.lit(scale)).alias("s")).first()
+    again = agg(df, [(F.stddev_samp(c / F.lit(scale)) * F.lit(scale)).alias("s")]).first()
     assert again is not None
     value = again["s"]
     if value is None or not math.isfinite(value):
@@ -266,7 +267,7 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
         for i, m in enumerate(plan.metrics):
             if m.integral and not m.wide and m.arg == "sum" and m.column is not None:
                 try:
-                    exact = df.agg(F.sum(col(m.column).cast("decimal(38,0)"))).first()
+                    exact = agg(df, [F.sum(col(m.column).cast("decimal(38,0)"))]).first()
                     values[i] = exact[0] if exact is not None else None
                 except Exception as exc:
                     values[i] = exc

@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 
 from lineage_quality.engine import functions as F
 from lineage_quality.engine.columns import col, quote
+from lineage_quality.engine.expressions import Expr, helper, with_columns
 from lineage_quality.engine.jvm_helpers import jvm_helper
 from lineage_quality.engine.plan import Metric, MetricKind
 from lineage_quality.engine.regex_dfa_set import group_patterns
@@ -35,8 +36,8 @@ _VALUE_LISTS = (MetricKind.INVALID, MetricKind.MISSING)
 class Shared:
     """Column expressions that replace a metric's own test, keyed by what the metric tests."""
 
-    matches: dict[tuple[str, str], Column] = attrs.field(factory=dict)  # (column, pattern)
-    members: dict[tuple[str, tuple[Any, ...]], Column] = attrs.field(factory=dict)  # (col, values)
+    matches: dict[tuple[str, str], Expr] = attrs.field(factory=dict)  # (column, pattern)
+    members: dict[tuple[str, tuple[Any, ...]], Expr] = attrs.field(factory=dict)  # (col, values)
     # what they read, for tests of several at once (engine/row_gates.py):
     bits: dict[tuple[str, str], tuple[str, int]] = attrs.field(factory=dict)  # -> (mask col, bit)
     codes: dict[tuple[str, tuple[Any, ...]], tuple[str, tuple[int, ...]]] = attrs.field(
@@ -44,11 +45,11 @@ class Shared:
     )  # (col, values) -> (code column, positions of the values)
 
 
-def _bit(mask: Column, i: int) -> Column:
+def _bit(mask: Expr, i: int) -> Expr:
     return mask.bitwiseAND(F.lit(1 << i)) != F.lit(0)
 
 
-def in_positions(code: str, positions: list[int]) -> Column:
+def in_positions(code: str, positions: list[int]) -> Expr:
     """Whether the code column `code` is one of `positions`. Up to 63 positions, one bit test of
     a constant mask: about half the cost of an IN of a few ints. Java masks a shift count to
     its low 6 bits, so codes past 62 and the "not listed" code -1 are first clamped to 63, the
@@ -84,7 +85,7 @@ def share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]:
 
 def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]:
     shared = Shared()
-    extra: dict[str, Column] = {}
+    extra: dict[str, Expr] = {}
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     taken = {name.lower() for name in types}
 
@@ -106,7 +107,7 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
             for chunk, table in group_patterns(tuple(found)):
                 name = fresh()
                 value = col(column).cast("string")
-                extra[name] = Column(regex.columnAll(value._jc, table, list(chunk)))
+                extra[name] = helper("RegexDfa", "columnAll", value, table, list(chunk))
                 for i, pattern in enumerate(chunk):
                     shared.matches[(column, pattern)] = _bit(F.col(name), i)
                     shared.bits[(column, pattern)] = (name, i)
@@ -121,11 +122,9 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
             union = sorted({v for values in found for v in values}, key=_utf8)
             index = {v: i for i, v in enumerate(union)}
             name = fresh()
-            extra[name] = Column(codes.column(col(column)._jc, union))
+            extra[name] = helper("ValueCodes", "column", col(column), union)
             for values in found:
                 positions = sorted({index[v] for v in values})
                 shared.members[(column, values)] = in_positions(name, positions)
                 shared.codes[(column, values)] = (name, tuple(positions))
-    if not extra:
-        return df, shared
-    return df.withColumns(extra), shared
+    return with_columns(df, extra), shared

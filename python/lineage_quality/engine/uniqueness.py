@@ -20,7 +20,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lineage_quality.engine.columns import col, is_not_null
+from lineage_quality.engine.columns import quote
 from lineage_quality.engine.jvm_helpers import jvm_helper
 
 HASHED_FROM_ROWS = 500_000  # below it the hashed path's extra jobs cost more than they save
@@ -34,6 +34,15 @@ _HASHABLE = (
 )  # fmt: skip
 # Types whose value cast to bigint is one-to-one: the value itself serves as the hash.
 _SELF_HASHED = ("tinyint", "smallint", "int", "bigint")
+
+
+def col(name: str) -> Column:
+    """The column `name` (a dot or a backtick in it is part of the name)."""
+    return F.col(quote(name))
+
+
+def is_not_null(name: str) -> Column:
+    return col(name).isNotNull()
 
 
 def _not_null(columns: Sequence[str]) -> Column:
