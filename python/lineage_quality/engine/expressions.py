@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -143,19 +143,7 @@ class _Program:
         self._keep: list[Expr] = []  # keeps ids in _seen from being reused meanwhile
 
     def add(self, expr: Expr) -> int:
-        found = self._seen.get(id(expr))
-        if found is not None:
-            return found
-        # children first, without recursion (deep OR chains of many rules)
-        stack: list[tuple[Expr, bool]] = [(expr, False)]
-        while stack:
-            node, ready = stack.pop()
-            if id(node) in self._seen:
-                continue
-            if not ready:
-                stack.append((node, True))
-                stack.extend((c, False) for c in _children(node.args) if id(c) not in self._seen)
-                continue
+        for node in _post_order(expr, self._seen):
             args = [self._arg(a) for a in node.args]
             key = (node.kind, node.name, json.dumps(args))
             at = self._index.get(key)
@@ -180,6 +168,22 @@ class _Program:
             ensure_ascii=True,
             allow_nan=False,
         )
+
+
+def _post_order(root: Expr, done: dict[int, Any]) -> Iterator[Expr]:
+    """The nodes under `root` not yet in `done` (by id), each after its arguments; the caller
+    enters each one in `done` before taking the next. Without recursion: an OR of many rules'
+    conditions is deep."""
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in done:
+            continue
+        if ready:
+            yield node
+        else:
+            stack.append((node, True))
+            stack.extend((c, False) for c in _children(node.args) if id(c) not in done)
 
 
 def _children(args: Iterable[Any]) -> list[Expr]:
@@ -304,15 +308,7 @@ def _eager(columns: Sequence[Expr]) -> list[Column]:
         return a  # a helper's list: py4j converts it to a java.util.List
 
     for root in columns:
-        stack: list[tuple[Expr, bool]] = [(root, False)]
-        while stack:
-            node, ready = stack.pop()
-            if id(node) in built:
-                continue
-            if not ready:
-                stack.append((node, True))
-                stack.extend((c, False) for c in _children(node.args) if id(c) not in built)
-                continue
+        for node in _post_order(root, built):
             args = [value(a, node) for a in node.args]
             if node.kind == "f":
                 jc = _member("f", node.name)(*args)
