@@ -10,12 +10,13 @@ from __future__ import annotations
 import datetime
 import os
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from lineage_quality.contracts.binding import normalize_name, pattern_from_location
 from lineage_quality.engine.run import short_error
@@ -42,8 +43,9 @@ def location_of(namespace: str, name: str) -> str:
     name = normalized
     if namespace == "file" or namespace.startswith("file:"):
         return name
-    if namespace.startswith("s3://"):
-        return "s3a://" + namespace[len("s3://") :].rstrip("/") + "/" + name.lstrip("/")
+    for scheme in ("s3://", "s3a://", "s3n://"):  # one store, read through Hadoop's s3a
+        if namespace.startswith(scheme):
+            return "s3a://" + namespace[len(scheme) :].rstrip("/") + "/" + name.lstrip("/")
     if "://" in namespace:
         return namespace.rstrip("/") + "/" + name.lstrip("/")
     raise DatasetError(f"don't know where dataset {namespace}:{name} is stored")
@@ -128,6 +130,19 @@ def _time_travel(spark: SparkSession, reader: Any, fmt: str, location: str, as_o
     return reader.option("as-of-timestamp", str(as_of.timestamp_ms))
 
 
+def table_identities(facets: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(namespace, name) of each catalog table identity of a dataset (`symlinks`, type TABLE)."""
+    symlinks = (facets or {}).get("symlinks")
+    found: list[tuple[str, str]] = []
+    if isinstance(symlinks, Mapping):
+        for ident in symlinks.get("identifiers") or []:
+            if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
+                name = ident.get("name")
+                if isinstance(name, str) and name:
+                    found.append((str(ident.get("namespace") or ""), name))
+    return found
+
+
 def table_names(facets: Mapping[str, Any] | None) -> list[str]:
     """The catalog table identities of a dataset (its `symlinks` facet, type TABLE)."""
     symlinks = (facets or {}).get("symlinks")
@@ -141,11 +156,6 @@ def table_names(facets: Mapping[str, Any] | None) -> list[str]:
     return names
 
 
-def _table_name(facets: Mapping[str, Any] | None) -> str | None:
-    names = table_names(facets)
-    return names[0] if names else None
-
-
 def read_dataset(
     spark: SparkSession,
     namespace: str,
@@ -153,19 +163,25 @@ def read_dataset(
     facets: Mapping[str, Any] | None = None,
     format_hint: str | None = None,
     as_of: AsOf | None = None,
+    *,
+    table: str | None = None,
+    files: Sequence[str] | None = None,
+    not_after_ms: int | None = None,
 ) -> DataFrame:
-    """A lazy DataFrame over the dataset; raises DatasetError if it cannot be located or opened.
-    A Delta or Iceberg table is read at `as_of` (time travel) when given."""
+    """A lazy DataFrame over the dataset as storage has it now (nothing cached from an earlier
+    read); raises DatasetError if it cannot be located or opened.
+
+    - `table`: read through the session's catalog (its schema, partitions and format), after
+      refreshing what the session cached of it; the caller has checked it is this dataset.
+      `not_after_ms` then keeps only rows of files modified at or before that time.
+    - `files`: read just these files of the dataset (the ones its run left), its folder as the
+      base of partition discovery.
+    - `as_of`: a Delta or Iceberg table at that version (time travel).
+    """
     location = location_of(namespace, name)
     local = "://" not in location
-    table = _table_name(facets)
-    if table and _catalog_knows(spark, table) and as_of is None:
-        # Through the catalog (a shared metastore, see --spark-conf): its schema, partitions
-        # and format, as the job saw them.
-        try:
-            return spark.table(table)
-        except Exception as exc:
-            raise DatasetError(f"table {table} cannot be read: {exc}") from exc
+    if table is not None and as_of is None:
+        return _read_table(spark, table, not_after_ms)
     if local and not Path(location).exists():
         raise DatasetError(f"dataset path does not exist: {location}")
     fmt = (format_hint or "").lower() or _facet_format(facets)
@@ -194,9 +210,81 @@ def read_dataset(
             ) from exc
         at = f" at {as_of.describe()}"
     try:
+        if files is not None and fmt not in VERSIONED:
+            if not files:
+                raise DatasetError(f"no file of {location} to read")
+            if list(files) != [location]:
+                reader = reader.option("basePath", location)
+            return reader.load(list(files))
         return reader.load(location)
+    except DatasetError:
+        raise
     except Exception as exc:
         raise DatasetError(f"cannot read {location} as {fmt}{at}: {short_error(exc)}") from exc
+
+
+def quoted_table(table: str) -> str:
+    """`db.table` as a quoted SQL identifier (each part in backticks): a name from a contract or
+    an event is never read as SQL."""
+    parts = [p.strip().strip("`") for p in table.strip().split(".")]
+    return ".".join("`" + p.replace("`", "``") + "`" for p in parts)
+
+
+def _read_table(spark: SparkSession, table: str, not_after_ms: int | None) -> DataFrame:
+    ident = quoted_table(table)
+    try:
+        # A long-lived evaluator: another application may have written the table since this
+        # session last read it; the session's cached relation and file listing would hide that.
+        spark.catalog.refreshTable(ident)
+        df = spark.table(ident)
+    except Exception as exc:
+        raise DatasetError(f"table {table} cannot be read: {short_error(exc)}") from exc
+    if not_after_ms is None:
+        return df
+    try:
+        when = F.expr(f"timestamp_millis({int(not_after_ms)})")
+        return df.where(F.col("_metadata.file_modification_time") <= when)
+    except Exception as exc:
+        raise DatasetError(
+            f"table {table} has files written after the run's completion, and it cannot be read "
+            f"without them (no file metadata column: {short_error(exc)})"
+        ) from exc
+
+
+def catalog_location(spark: SparkSession, table: str) -> str | None:
+    """Where the session's catalog keeps `table` (its `Location`), None when the catalog does
+    not know it (or it has no location: a view)."""
+    try:
+        if not spark.catalog.tableExists(table):
+            return None
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {quoted_table(table)}").collect()
+    except Exception:
+        return None
+    for row in rows:
+        if str(row[0]).strip() == "Location" and row[1]:
+            return str(row[1]).strip()
+    return None
+
+
+def same_location(a: str, b: str) -> bool:
+    """Whether two locations name one folder: `file:/x`, `file:///x` and `/x` alike, the s3
+    schemes alike (`s3`, `s3a`, `s3n`), a trailing slash ignored."""
+    return _location_key(a) == _location_key(b)
+
+
+def _location_key(location: str) -> str:
+    text = location.strip()
+    if text.startswith("file:"):
+        text = text[len("file:") :]
+        if text.startswith("//"):
+            text = text[2:]
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        scheme = scheme.lower()
+        if scheme in ("s3a", "s3n"):
+            scheme = "s3"
+        return f"{scheme}://{posixpath.normpath('/' + rest).lstrip('/')}"
+    return posixpath.normpath(text)
 
 
 def is_versioned(
@@ -235,33 +323,55 @@ def escaped_binding(location: str, bound: Callable[[str], bool]) -> str | None:
     return None
 
 
+# Schemes of storage: a `symlinks` namespace of one of them is where the catalog keeps its tables
+# (a warehouse folder, a bucket). Any other (`hive://host:port`, `arn:aws:glue:...`) names the
+# catalog itself: a table identity, not a location.
+_STORAGE_SCHEMES = frozenset(
+    {"file", "s3", "s3a", "s3n", "gs", "hdfs", "abfs", "abfss", "wasb", "wasbs", "adl", "oss"}
+)
+
+
+def is_storage_namespace(namespace: str) -> bool:
+    return namespace.split(":", 1)[0].lower() in _STORAGE_SCHEMES
+
+
 def outside_table_location(
     namespace: str, location: str, facets: Mapping[str, Any] | None
 ) -> str | None:
-    """For a dataset bound by its table identity: why its path is not where its catalog keeps
-    the table (the `symlinks` identifier's namespace: a warehouse folder or a bucket), or None.
-    Without this an event could pair a bound table name with any path."""
-    symlinks = (facets or {}).get("symlinks")
-    roots = []
-    if isinstance(symlinks, Mapping):
-        for ident in symlinks.get("identifiers") or []:
-            if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
-                roots.append(str(ident.get("namespace") or ""))
+    """For a dataset bound by its table identity, read from the event's location (the evaluator's
+    catalog does not know the table): why that path is not where the table's catalog keeps it
+    (the `symlinks` identifier's namespace: a warehouse folder or a bucket), or None. Without this
+    an event could pair a bound table name with any path. A catalog namespace
+    (`hive://host:port`) says nothing of where the table lies: such a table is read only
+    through the evaluator's own catalog."""
+    roots: list[str] = []
+    catalogs: list[str] = []
+    for root, _name in table_identities(facets):
+        (roots if is_storage_namespace(root) else catalogs).append(root)
     for root in roots:
         if root.startswith("file:") and "://" not in root:
             base = posixpath.normpath(root[len("file:") :])
             if posixpath.commonpath([base, posixpath.normpath(location)]) == base:
                 return None
-        elif "://" in root and root.rstrip("/") == namespace.rstrip("/"):
+        elif "://" in root and same_location(root, namespace):
             return None
+    if catalogs and not roots:
+        hints = ", ".join(_catalog_hint(c) for c in catalogs)
+        return (
+            f"its table is named by the catalog {', '.join(catalogs)}, a table identity rather "
+            f"than a location, and the evaluator's catalog does not know the table: give the "
+            f"evaluator the same metastore ({hints}; docs/evaluation.md, Hive metastore)"
+        )
     return f"{location} is not inside the location of its table ({', '.join(roots) or 'none'})"
 
 
-def _catalog_knows(spark: SparkSession, table: str) -> bool:
-    try:
-        return bool(spark.catalog.tableExists(table))
-    except Exception:
-        return False
+def _catalog_hint(namespace: str) -> str:
+    if namespace.startswith("hive://"):
+        return (
+            "--spark-conf spark.sql.catalogImplementation=hive --spark-conf "
+            f"spark.hadoop.hive.metastore.uris=thrift://{namespace[len('hive://') :]}"
+        )
+    return f"a catalog configured for {namespace}"
 
 
 def dataset_identity(location: str) -> tuple[str, str]:

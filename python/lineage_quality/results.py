@@ -10,6 +10,11 @@ from lineage_quality.rules import Rule, RuleKind, Unit
 
 # skip_reason of the rules of an output whose run failed: reported in the run's test facet only.
 RUN_FAILED = "RUN_FAILED"
+# skip_reason of the rules of an output the run dropped, truncated or renamed: no data of the run
+# to judge there; reported in the run's test facet only.
+DATASET_REMOVED = "DATASET_REMOVED"
+# Skip reasons of datasets nothing was evaluated on: no dataset facet claims anything about them.
+NOT_EVALUATED = frozenset({RUN_FAILED, DATASET_REMOVED})
 
 
 class Status(enum.Enum):
@@ -43,6 +48,7 @@ class RuleResult:
     code: str | None = None  # machine-readable failure cause: FIELD_MISSING, TYPE_MISMATCH, ...
     observed: str | None = None  # a non-numeric observation (a column's type), shown as actual
     quarantine: Quarantined | None = None  # failing rows written aside (action QUARANTINE)
+    scope: str | None = None  # which data the verdict covers, where that needs saying
 
     @property
     def success(self) -> bool:

@@ -27,6 +27,8 @@ def _params(result: RuleResult) -> dict[str, Any]:
         params["error" if result.status is Status.ERROR else "message"] = result.message
     if result.skip_reason:
         params["skipReason"] = result.skip_reason
+    if result.scope:
+        params["scope"] = result.scope
     if result.quarantine is not None:
         where = result.quarantine
         params["quarantine"] = {"path": where.path, "rows": where.rows}

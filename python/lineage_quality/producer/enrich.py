@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from lineage_quality.facets import assertions_facet, test_run_facet, to_json_dict
-from lineage_quality.results import RUN_FAILED, RuleResult
+from lineage_quality.results import NOT_EVALUATED, RuleResult
 from lineage_quality.version import PRODUCER
 
 ASSERTIONS_KEY = "dataQualityAssertions"
@@ -75,7 +75,7 @@ def enrich(
     for ref, rule_results in results.items():
         if not rule_results:
             continue
-        if all(r.skip_reason == RUN_FAILED for r in rule_results):
+        if all(r.skip_reason in NOT_EVALUATED for r in rule_results):
             # Nothing was evaluated on this output: no dataset facet claims anything about it.
             run_tests.extend((ref.key, r) for r in rule_results)
             continue

@@ -14,17 +14,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
+from lineage_quality.contracts.binding import table_key
 from lineage_quality.datasets import (
     AsOf,
+    catalog_location,
     escaped_binding,
     is_versioned,
     location_of,
     outside_table_location,
     read_dataset,
+    same_location,
     table_names,
 )
 from lineage_quality.engine.patterns import ENGINE_JAR_NAME
@@ -34,14 +38,27 @@ from lineage_quality.errors import DatasetError
 from lineage_quality.producer.enrich import DatasetRef, datasets_of
 from lineage_quality.producer.jvm import forget_dead_jvm, jvm_alive, kill_jvm
 from lineage_quality.producer.written import (
+    LeftByRun,
+    Written,
     changed_message,
+    completed_ms,
     evaluation_key,
-    listing_change,
+    files_change,
+    left_by_run,
+    removed_by_run,
     rows_change,
+    still_there,
     version_read,
     written,
 )
-from lineage_quality.results import RuleResult, Status, error_result
+from lineage_quality.results import (
+    DATASET_REMOVED,
+    RuleResult,
+    Status,
+    error_result,
+    skipped_result,
+)
+from lineage_quality.storage import list_files
 
 log = logging.getLogger(__name__)
 
@@ -225,9 +242,27 @@ class Evaluator:
         facets: Mapping[str, Any] | None,
         fmt: str | None,
         as_of: AsOf | None = None,
+        table: str | None = None,
+        left: LeftByRun | None = None,
     ) -> DataFrame:
-        """The dataset as a lazy DataFrame; raises DatasetError when it cannot be opened."""
-        return read_dataset(self.spark, ref.namespace, ref.name, facets, fmt, as_of)
+        """The dataset as a lazy DataFrame (through the catalog as `table`, or the files the run
+        left); raises DatasetError when it cannot be opened."""
+        files = None
+        not_after = None
+        if left is not None and left.later:  # only then: a plain read keeps the footer shortcut
+            files = [f.path for f in left.kept]
+            not_after = left.completed_ms
+        return read_dataset(
+            self.spark,
+            ref.namespace,
+            ref.name,
+            facets,
+            fmt,
+            as_of,
+            table=table,
+            files=files,
+            not_after_ms=not_after,
+        )
 
     def evaluate(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[RuleResult]]:
         return dict(self.evaluate_each(event))
@@ -303,46 +338,45 @@ class Evaluator:
         dataset = event[ref.role][ref.index]
         facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
         rules = [r for g in groups for r in g.rules]
+        removed = removed_by_run(event, ref)
+        if removed is not None:
+            return [skipped_result(r, DATASET_REMOVED, removed) for r in rules]
         fmt = next((g.format for g in groups if g.format), None)
         account = written(event, ref)
         try:
             location = location_of(ref.namespace, ref.name)
-            by_path = [g for g in groups if g.matches(ref.namespace, ref.name)]
-            if by_path:
-                escaped = escaped_binding(
-                    location, lambda real: any(g.matches(ref.namespace, real) for g in by_path)
-                )
-                if escaped:
-                    raise DatasetError(f"refused: {escaped}")
-            else:  # bound by table identity only: the path must be the table's own
-                outside = outside_table_location(ref.namespace, location, facets)
-                if outside:
-                    raise DatasetError(f"refused: {outside}")
+            table = self._table_to_read(ref, location, facets, groups)
             as_of = None
+            left = None
             if is_versioned(ref.namespace, ref.name, facets, fmt):
                 # A table format keeps every version: read the one this run read or wrote,
                 # whenever the evaluation happens.
                 as_of = version_read(event, ref)
-            elif account is not None:
-                why = listing_change(location, account)
-                if why:
-                    raise DatasetError(changed_message(location, why))
+            else:
+                left = self._left_by_run(event, location, account)
             self.evaluations += 1
             try:
-                df = self.read(ref, facets, fmt, as_of)
+                df = self.read(ref, facets, fmt, as_of, table, left)
                 results = evaluate_dataframe(df, rules)
             finally:
                 # Written over while being read (files gone mid-scan, or a mix of two writes):
                 # the listing after the scan says so, whatever the scan returned.
-                if account is not None and as_of is None:
-                    why = listing_change(location, account)
+                if left is not None:
+                    now = list_files(self.spark, location)
+                    why = None
+                    if account is not None:  # say it in the run's own terms where it can
+                        why = files_change(account, left_by_run(now, left.completed_ms))
+                    why = why or still_there(left, now)
                     if why:
                         raise DatasetError(changed_message(location, why))
             if account is not None:
                 found = next((r.row_count for r in results if r.row_count is not None), None)
-                why = rows_change(account, found)
+                why = rows_change(account, left, found)
                 if why:
                     raise DatasetError(changed_message(location, why, as_of))
+            if left is not None and (left.later or (account is not None and not account.replaced)):
+                scope = left.describe(account)
+                results = [attrs.evolve(r, scope=scope) for r in results]
             if self.quarantine is not None:
                 run_id = (event.get("run") or {}).get("runId")
                 results = quarantine_failures(
@@ -366,3 +400,73 @@ class Evaluator:
                 return [error_result(r, message) for r in rules]
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}") for r in rules]
+
+    def _table_to_read(
+        self,
+        ref: DatasetRef,
+        location: str,
+        facets: Mapping[str, Any] | None,
+        groups: Sequence[BoundRules],
+    ) -> str | None:
+        """The catalog table to read the dataset through, or None to read its location; raises
+        DatasetError when the dataset may not be read under its binding.
+
+        A table is read through the evaluator's catalog only where that catalog keeps it at the
+        event's location, so the data read is the dataset's whoever named the table. Bound by
+        path: the path must stay within the binding (symlinks resolved). Bound by table name
+        only: the contract's table, else the event's path if it lies where the table's catalog
+        keeps its tables (a warehouse folder or bucket named by the identity)."""
+        by_path = [g for g in groups if g.matches(ref.namespace, ref.name)]
+        event_tables = table_names(facets)
+        if by_path:
+            escaped = escaped_binding(
+                location, lambda real: any(g.matches(ref.namespace, real) for g in by_path)
+            )
+            if escaped:
+                raise DatasetError(f"refused: {escaped}")
+            candidates = event_tables
+        else:
+            wanted = {table_key(t) for t in event_tables}
+            candidates = [t for g in groups for t in g.tables if table_key(t) in wanted]
+        for table in candidates:
+            kept_at = catalog_location(self.spark, table)
+            if kept_at is None:
+                continue
+            if same_location(kept_at, location):
+                return table
+            if not by_path:
+                raise DatasetError(
+                    f"refused: the event places table {table} at {location}, but the "
+                    f"evaluator's catalog keeps it at {kept_at}"
+                )
+        if not by_path:
+            outside = outside_table_location(ref.namespace, location, facets)
+            if outside:
+                raise DatasetError(f"refused: {outside}")
+        return None
+
+    def _left_by_run(
+        self, event: Mapping[str, Any], location: str, account: Written | None
+    ) -> LeftByRun | None:
+        """The files of a plain-file dataset as its run left them (modified at or before its
+        COMPLETE), checked against what the run says it wrote; raises DatasetError when they
+        cannot be its data. None when the event has no usable time (inputs only)."""
+        completed = completed_ms(event)
+        if completed is None:
+            if account is None:
+                return None
+            raise DatasetError(
+                f"cannot tell which files of {location} run {account.run_id} left: its event "
+                f"has no usable eventTime ({event.get('eventTime')!r})"
+            )
+        left = left_by_run(list_files(self.spark, location), completed)
+        if account is not None:
+            why = files_change(account, left)
+            if why:
+                raise DatasetError(changed_message(location, why))
+        if left.later and not left.kept:
+            raise DatasetError(
+                f"every file of {location} was written after the run's completion "
+                f"({len(left.later)} file(s)): the data the run read or wrote is gone"
+            )
+        return left

@@ -1,17 +1,19 @@
-"""What an event says a run wrote, and whether the data found is still that.
+"""What an event says a run wrote, and whether the data found is still that. Pure.
 
-A verdict on an output describes the data the run wrote. For a plain-file dataset (no table
-format, no version) the listener's `outputStatistics` facet (rows, bytes, files) and its
-`lifecycleStateChange` (OVERWRITE / CREATE: the dataset is exactly what the run wrote) let the
-producer notice that the data changed after the run -- another write to the same path -- and
-report an ERROR saying so instead of another run's numbers. Pure but for the local file listing.
+A verdict on an output describes the data the run left. For a plain-file dataset (no table
+format, no version) that is the files modified at or before the run's COMPLETE: files written
+after it are another write's and are not read (`left_by_run`). Those files are then checked
+against the listener's `outputStatistics` (rows, bytes, files): after a replacing write
+(`lifecycleStateChange` OVERWRITE / CREATE) they must be exactly what it wrote; after any other
+write (the default ErrorIfExists, append, Ignore, INSERT, insertInto, which the listener 1.53
+sends without a lifecycle state) they must hold at least what it wrote. Otherwise the data was
+removed or replaced since, and every rule is an ERROR saying so instead of another run's numbers.
 """
 
 from __future__ import annotations
 
 import datetime
-import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -20,6 +22,7 @@ from lineage_quality.datasets import AsOf
 from lineage_quality.errors import DatasetError
 from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.producer.rawjson import JsonNumber
+from lineage_quality.storage import StoredFile
 
 # The dataset afterwards holds exactly what the run wrote.
 _REPLACING = frozenset({"OVERWRITE", "CREATE"})
@@ -77,6 +80,36 @@ def written(event: Mapping[str, Any], ref: DatasetRef) -> Written | None:
     )
 
 
+# Lifecycle states in which the run removed the dataset's data or its name: nothing it wrote is
+# there to judge (and whatever is there later is another run's).
+_REMOVING = {
+    "DROP": "dropped",
+    "TRUNCATE": "truncated",
+    "RENAME": "renamed",
+}
+
+
+def removed_by_run(event: Mapping[str, Any], ref: DatasetRef) -> str | None:
+    """Why output `ref` has nothing of its run to evaluate (the run dropped, truncated or renamed
+    it), or None. The listener may list one dataset twice in an event: any of its entries counts."""
+    if ref.role != "outputs":
+        return None
+    for dataset in event.get("outputs") or []:
+        if not isinstance(dataset, Mapping):
+            continue
+        if (dataset.get("namespace"), dataset.get("name")) != (ref.namespace, ref.name):
+            continue
+        facet = _facet(dataset, "facets", "lifecycleStateChange")
+        state = facet.get("lifecycleStateChange")
+        if isinstance(state, str) and state.upper() in _REMOVING:
+            what = f"the run {_REMOVING[state.upper()]} this dataset (lifecycleStateChange {state})"
+            previous = facet.get("previousIdentifier")
+            if state.upper() == "RENAME" and isinstance(previous, Mapping):
+                what += f" from {previous.get('namespace')}:{previous.get('name')}"
+            return what + ": it wrote no data to evaluate"
+    return None
+
+
 def evaluation_key(event: Mapping[str, Any], ref: DatasetRef) -> tuple[Any, ...]:
     """One evaluation per (run, dataset, version). The listener reports one `saveAsTable` as two
     runs of the same Spark application (a CTAS and an insert), each with a COMPLETE: for outputs
@@ -100,36 +133,104 @@ def evaluation_key(event: Mapping[str, Any], ref: DatasetRef) -> tuple[Any, ...]
     return ("outputs", parent_run or run_id, ref.namespace, ref.name, identity)
 
 
-def listing_change(location: str, account: Written) -> str | None:
-    """Why a local dataset's files are not the ones the run wrote (bytes or file count differ
-    from its statistics), or None. Only for datasets the run replaced as a whole."""
-    if not account.replaced or "://" in location:
+@attrs.frozen
+class LeftByRun:
+    """A plain-file dataset as its run left it: the files modified at or before the run's
+    COMPLETE (`kept`), and those modified after it (`later`: another write's, never read)."""
+
+    completed_ms: int
+    kept: tuple[StoredFile, ...]
+    later: tuple[StoredFile, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(f.size for f in self.kept)
+
+    def describe(self, account: Written | None) -> str:
+        """What a verdict on these files covers, for the facet's `params.scope`."""
+        when = _iso(self.completed_ms)
+        text = f"the {len(self.kept)} file(s) of the dataset as of the run's completion ({when})"
+        if account is not None and account.files is not None and not account.replaced:
+            text += f", {account.files} of them written by the run"
+        if self.later:
+            text += f"; {len(self.later)} file(s) written after it were not read"
+        return text
+
+
+def completed_ms(event: Mapping[str, Any]) -> int | None:
+    """The COMPLETE event's time in epoch milliseconds, None when absent or without a zone."""
+    try:
+        parsed = datetime.datetime.fromisoformat(str(event.get("eventTime")))
+    except ValueError:
         return None
-    if account.size is None and account.files is None:
+    if parsed.tzinfo is None:
         return None
-    if not os.path.isdir(location):
-        sizes = [os.path.getsize(location)] if os.path.isfile(location) else []
-    else:
-        sizes = []
-        for root, dirs, files in os.walk(location):
-            dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
-            sizes.extend(
-                os.path.getsize(os.path.join(root, f))
-                for f in files
-                if not f.startswith(("_", "."))
-            )
-    if account.files is not None and len(sizes) != account.files:
-        return f"run {account.run_id} wrote {account.files} file(s), found {len(sizes)}"
-    if account.size is not None and sum(sizes) != account.size:
-        return f"run {account.run_id} wrote {account.size} bytes, found {sum(sizes)}"
+    return int(parsed.timestamp() * 1000)
+
+
+def left_by_run(listing: Sequence[StoredFile], completed: int) -> LeftByRun:
+    kept = tuple(f for f in listing if f.modified_ms <= completed)
+    later = tuple(f for f in listing if f.modified_ms > completed)
+    return LeftByRun(completed, kept, later)
+
+
+def _exact(account: Written, left: LeftByRun) -> bool:
+    # A replacing write leaves exactly its own files; one into partition folders may replace only
+    # the partitions it wrote (dynamic partition overwrite), so the others stay beside it.
+    return account.replaced and not any(f.partitioned for f in left.kept)
+
+
+def files_change(account: Written, left: LeftByRun) -> str | None:
+    """Why the files from before the run's completion cannot be the data it left (fewer files or
+    bytes than it wrote; for a replacing write, other counts), or None."""
+    later = f" ({len(left.later)} written after it)" if left.later else ""
+    found = len(left.kept)
+    if _exact(account, left):
+        if account.files is not None and found != account.files:
+            return f"run {account.run_id} wrote {account.files} file(s), found {found}{later}"
+        if account.size is not None and left.size != account.size:
+            return f"run {account.run_id} wrote {account.size} bytes, found {left.size}{later}"
+        return None
+    if account.files is not None and found < account.files:
+        return (
+            f"run {account.run_id} wrote {account.files} file(s), found {found} from before its "
+            f"completion{later}"
+        )
+    if account.size is not None and left.size < account.size:
+        return (
+            f"run {account.run_id} wrote {account.size} bytes, found {left.size} from before its "
+            f"completion{later}"
+        )
     return None
 
 
-def rows_change(account: Written, found: int | None) -> str | None:
-    """Why the rows evaluated are not the rows the run wrote, or None."""
-    if not account.replaced or account.rows is None or found is None or found == account.rows:
+def still_there(left: LeftByRun, now: Sequence[StoredFile]) -> str | None:
+    """Why the files read are no longer all there as they were (written over during the scan),
+    or None."""
+    current = {f.path: f for f in now}
+    for kept in left.kept:
+        found = current.get(kept.path)
+        if found is None:
+            return f"{kept.path} was removed while it was read"
+        if (found.size, found.modified_ms) != (kept.size, kept.modified_ms):
+            return f"{kept.path} was rewritten while it was read"
+    return None
+
+
+def rows_change(account: Written, left: LeftByRun | None, found: int | None) -> str | None:
+    """Why the rows evaluated cannot hold the rows the run wrote (a replacing write: another
+    number; any other write: fewer), or None."""
+    if account.rows is None or found is None:
+        return None
+    exact = account.replaced if left is None else _exact(account, left)
+    if found == account.rows or (not exact and found > account.rows):
         return None
     return f"run {account.run_id} wrote {account.rows} rows, found {found}"
+
+
+def _iso(ms: int) -> str:
+    when = datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
+    return when.isoformat(timespec="milliseconds")
 
 
 def changed_message(location: str, why: str, as_of: AsOf | None = None) -> str:
