@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -35,6 +37,26 @@ def select(
         return matching[0]
     names = ", ".join(b.object_name for b in bindings) or "none"
     raise ContractError(source, f"the contract describes several datasets ({names}): use --object")
+
+
+@contextlib.contextmanager
+def jvm_output_to_stderr() -> Iterator[None]:
+    """While Spark starts, file descriptor 1 is stderr: the JVM PySpark launches inherits it and
+    keeps it, so what it prints (Ivy's `:: loading settings ::` for spark.jars.packages, a
+    library's banner) never mixes with the report on stdout (`--output json` stays JSON)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no stdout at all: nothing to keep clean
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 class Progress:
@@ -102,7 +124,8 @@ def run_check(
             else ""
         )
         err.write(f"lineage-quality: warning: {contract} declares no rules{hint}\n")
-    spark = evaluator_session(master, spark_conf)
+    with jvm_output_to_stderr():
+        spark = evaluator_session(master, spark_conf)
     spark.sparkContext.setLogLevel("ERROR")
     df = read_location(spark, dataset, fmt or chosen.format)
     label = f"checking {len(chosen.rules)} rules on {dataset}"

@@ -4,6 +4,7 @@
     +-- ContractError                a contract file cannot be read or makes no sense;
     |                                 names the file and the key or line at fault
     +-- ConfigError                  producer / sink configuration is wrong or incomplete
+    |   +-- SparkStartError          the evaluator's Spark (its JVM, its master) did not start
     +-- DatasetError                 an OpenLineage dataset cannot be turned into a DataFrame
     +-- QualityGateFailed            in-driver mode: a BLOCK rule failed (or could not run), or
                                       the evaluations did not end in time; lists each one
@@ -31,6 +32,11 @@ class ContractError(LineageQualityError):
 
 class ConfigError(LineageQualityError):
     """The producer's configuration is wrong; the message says which key."""
+
+
+class SparkStartError(ConfigError):
+    """The evaluator's SparkSession could not be started: a bad master, setting or JVM; the
+    message says which master and what Spark answered."""
 
 
 class DatasetError(LineageQualityError):

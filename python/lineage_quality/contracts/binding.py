@@ -43,7 +43,8 @@ class DatasetPattern:
     """An OpenLineage dataset identity, with shell-style globs (`*`, `?`, `[...]`) allowed.
 
     `*` also matches `/`, so `*/clean` matches `/any/depth/clean`. The namespace is compared
-    exactly unless the contract wrote a glob in it; the event's name is normalized first
+    exactly (but for `canonical_namespace`: `s3a://lake` is `s3://lake`) unless the contract
+    wrote a glob in it; the event's name is normalized first
     (`normalize_name`), so `raw/../finance/x` is matched (and read) as `finance/x`.
     """
 
@@ -51,15 +52,32 @@ class DatasetPattern:
     name: str
 
     def matches(self, namespace: str, name: str) -> bool:
-        if _has_glob(self.namespace):
-            if not fnmatch.fnmatchcase(namespace, self.namespace):
+        namespace = canonical_namespace(namespace)
+        wanted = canonical_namespace(self.namespace)
+        if _has_glob(wanted):
+            if not fnmatch.fnmatchcase(namespace, wanted):
                 return False
-        elif namespace.rstrip("/") != self.namespace.rstrip("/"):
+        elif namespace.rstrip("/") != wanted.rstrip("/"):
             return False
         normalized = normalize_name(namespace, name)
         if normalized is None:
             return False
         return fnmatch.fnmatchcase(_trim(normalized), _trim(_pattern_name(self.name)))
+
+
+# Schemes that name one store: the listener names an `s3a://` write `s3://bucket`, and contracts
+# are written with either.
+_SAME_STORE = {"s3a": "s3", "s3n": "s3"}
+
+
+def canonical_namespace(namespace: str) -> str:
+    """The namespace with its scheme lower-cased and the s3 schemes (`s3`, `s3a`, `s3n`) as `s3`:
+    the same store binds alike whichever name a job or a contract used."""
+    scheme, sep, rest = namespace.partition("://")
+    if not sep:
+        return namespace
+    scheme = scheme.lower()
+    return f"{_SAME_STORE.get(scheme, scheme)}://{rest}"
 
 
 def _has_glob(text: str) -> bool:

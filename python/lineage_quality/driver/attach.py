@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
+ENGINE_PROBE_CLASS = "lineagequality.ColumnProgram"  # any class of the engine jar
 DEFAULT_WAIT_SECONDS = 600.0
 DEFAULT_HOLD_SECONDS = 60.0
 _LISTENER_BUS_WAIT_MS = 60_000
@@ -116,10 +117,11 @@ def _drain_listener_bus() -> None:
         log.debug("could not wait for Spark's listener bus: %s", exc)
 
 
-def _add_jar_to_running_jvm(jar: Path) -> None:
+def _add_jar_to_running_jvm(jar: Path, class_name: str = LISTENER_CLASS) -> None:
     """Under spark-submit the driver JVM is running before this code: `spark.jars` set now does
-    not reach its class path, so the listener class could not load. Put the jar on the class
-    loader spark-submit made for the application (a MutableURLClassLoader)."""
+    not reach its class path (it still reaches the executors), so the listener class could not
+    load. Put the jar on the class loader spark-submit made for the application (a
+    MutableURLClassLoader)."""
     from pyspark import SparkContext
 
     SparkContext._ensure_initialized()
@@ -127,7 +129,7 @@ def _add_jar_to_running_jvm(jar: Path) -> None:
     assert jvm is not None
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        jvm.java.lang.Class.forName(LISTENER_CLASS, False, loader)
+        jvm.java.lang.Class.forName(class_name, False, loader)
         return  # already there (--jars, --packages, spark-defaults)
     except Exception:
         pass
@@ -135,7 +137,7 @@ def _add_jar_to_running_jvm(jar: Path) -> None:
         loader.addURL(jvm.java.io.File(str(jar)).toURI().toURL())
     except Exception as exc:
         raise ConfigError(
-            f"cannot load the OpenLineage listener from {jar} into the running driver JVM "
+            f"cannot load {class_name} from {jar} into the running driver JVM "
             f"({exc}); pass it to spark-submit with --jars {jar}"
         ) from exc
 
@@ -254,6 +256,7 @@ def attach(
     from lineage_quality.contracts import load_contracts
     from lineage_quality.driver.runtime import DriverEvaluator, DriverProducer
     from lineage_quality.engine.quarantine import QuarantineConfig
+    from lineage_quality.producer.evaluator import engine_jar
     from lineage_quality.producer.forward import Forwarder
     from lineage_quality.producer.spool import Spool
 
@@ -284,10 +287,19 @@ def attach(
         _original_stop = SparkSession.stop
         SparkSession.stop = _patched_stop  # type: ignore[method-assign,assignment]
 
-    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # under spark-submit: the JVM is running
+    # The engine's JVM helpers, on the driver and (through spark.jars) on every executor; without
+    # them the same rules run on plain Spark functions.
+    helpers = engine_jar()
+    running = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # under spark-submit
+    if running:
         _add_jar_to_running_jvm(jar_path)
+        if helpers is not None:
+            _add_jar_to_running_jvm(helpers, ENGINE_PROBE_CLASS)
+    jars = _appended(builder, "spark.jars", str(jar_path))
+    if helpers is not None and str(helpers) not in jars.split(","):
+        jars = f"{jars},{helpers}"
     settings = {
-        "spark.jars": _appended(builder, "spark.jars", str(jar_path)),
+        "spark.jars": jars,
         "spark.extraListeners": _appended(builder, "spark.extraListeners", LISTENER_CLASS),
         "spark.openlineage.transport.type": "http",
         "spark.openlineage.transport.url": producer.url,

@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.contracts.binding import table_key
+from lineage_quality.contracts.near_miss_log import NearMissLog
 from lineage_quality.datasets import (
     AsOf,
     catalog_location,
@@ -34,7 +35,7 @@ from lineage_quality.datasets import (
 from lineage_quality.engine.patterns import ENGINE_JAR_NAME
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
-from lineage_quality.errors import DatasetError
+from lineage_quality.errors import DatasetError, SparkStartError
 from lineage_quality.producer.enrich import DatasetRef, datasets_of
 from lineage_quality.producer.jvm import forget_dead_jvm, jvm_alive, kill_jvm
 from lineage_quality.producer.written import (
@@ -63,6 +64,9 @@ from lineage_quality.storage import list_files
 log = logging.getLogger(__name__)
 
 APP_NAME = "lineage-quality-evaluator"
+DEFAULT_MASTER = "local[*]"
+# The evaluator's cores on a standalone cluster (spark.cores.max) unless the settings say more.
+DEFAULT_CLUSTER_CORES = "2"
 MEMO_SIZE = 4096  # writes whose results are kept for a repeated COMPLETE
 _JOB_GROUP_PROPERTIES = (
     "spark.jobGroup.id",
@@ -139,10 +143,16 @@ def evaluator_session(
     builder = builder.config("spark.extraListeners", "")  # never our own lineage here
     for key, value in EVALUATION_SQL_CONF.items():
         builder = builder.config(key, value)
+    # spark.master as spark-submit takes it: --spark-master, else the settings, else local.
+    master = master or conf.get("spark.master")
     if master:
         builder = builder.master(master)
     elif not SparkSession.getActiveSession():
-        builder = builder.master("local[*]")
+        builder = builder.master(DEFAULT_MASTER)
+    if (master or "").startswith("spark://") and "spark.cores.max" not in conf:
+        # A standalone cluster gives an application every free core unless told otherwise, and
+        # a long-lived evaluator would keep them from the jobs it watches.
+        builder = builder.config("spark.cores.max", DEFAULT_CLUSTER_CORES)
     if (
         SparkContext._active_spark_context is None
         and "LINEAGE_QUALITY_SPARK_LOG4J" not in os.environ
@@ -157,7 +167,16 @@ def evaluator_session(
             f"{user} -Dlog4j2.configurationFile={log4j.as_uri()} "
             "-XX:+ExitOnOutOfMemoryError".strip(),
         )
-    return builder.getOrCreate()
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:
+        text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+        raise SparkStartError(
+            f"cannot start Spark for the evaluator (master {master or DEFAULT_MASTER}): "
+            f"{text[0] if text else type(exc).__name__}"
+            + ("" if len(text) < 2 else f" ({text[-1][:300]})")
+            + "; the JVM's own messages, if any, are above"
+        ) from exc
 
 
 class Evaluator:
@@ -183,6 +202,7 @@ class Evaluator:
         self._pending: dict[tuple[Any, ...], threading.Event] = {}
         self._memo_lock = threading.Lock()
         self.evaluations = 0  # datasets actually evaluated (not reused)
+        self._near_misses = NearMissLog(self.bindings)
 
     @property
     def spark(self) -> SparkSession:
@@ -226,14 +246,18 @@ class Evaluator:
         return True
 
     def bound(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[BoundRules]]:
-        """The event's datasets that have rules, with those rules. Pure."""
+        """The event's datasets that have rules, with those rules. Pure but for the log line of
+        a dataset that a contract nearly binds (once per dataset)."""
         out: dict[DatasetRef, list[BoundRules]] = {}
         for ref in datasets_of(event):
             dataset = event[ref.role][ref.index]
             facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
-            found = rules_for(self.bindings, ref.namespace, ref.name, table_names(facets))
+            tables = table_names(facets)
+            found = rules_for(self.bindings, ref.namespace, ref.name, tables)
             if found:
                 out[ref] = found
+            elif self.bindings and event.get("eventType") == "COMPLETE":
+                self._near_misses.check(ref.namespace, ref.name, tables)
         return out
 
     def read(

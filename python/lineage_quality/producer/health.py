@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from lineage_quality.errors import SparkStartError
 from lineage_quality.producer.routes import Reply, Route, json_reply
 from lineage_quality.producer.spool import Spool
 
@@ -67,6 +68,8 @@ class Health:
     def _session(self) -> None:
         try:
             self.evaluator.spark  # noqa: B018 (starts, or replaces a dead JVM)
+        except SparkStartError as exc:
+            log.error("%s", exc)  # one line: what Spark answered, not our traceback
         except Exception:
             log.exception("could not start the evaluator's Spark session")
 
