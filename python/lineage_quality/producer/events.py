@@ -3,7 +3,9 @@ well-formed, which lane (ordering key) it travels in, and the follow-up event th
 which came too late for the event itself. Pure: no Spark, no I/O.
 
 Validation checks what a sink needs to accept the event (the OpenLineage spec's required fields and
-shapes, which Marquez also enforces); facets are opaque, so unknown facets pass untouched.
+shapes, which Marquez also enforces); facets are opaque, so unknown facets pass untouched. Run ids
+(the run's, and its parent's and root's in the `parent` facet) are keys of the run bookkeeping:
+one longer than `bounds.MAX_RUN_ID_CHARS` (a UUID needs 36) is refused.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
+from lineage_quality.bounds import MAX_RUN_ID_CHARS
 from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.version import PRODUCER
 
@@ -58,6 +61,25 @@ def _check_named(obj: Any, where: str, facet_keys: Sequence[str]) -> None:
         _check_facets(obj, key, where + ".")
 
 
+def _check_run_ids(run: Mapping[str, Any]) -> None:
+    """Refuse a run id longer than a UUID needs: the run's, its parent's, its root's. Refused
+    rather than cut: two runs cut to the same prefix would share their verdicts."""
+    found = [("run.runId", run.get("runId"))]
+    parent = (run.get("facets") or {}).get("parent")
+    where = "run.facets.parent"
+    for part in (parent, parent.get("root") if _is_object(parent) else None):
+        link = part.get("run") if _is_object(part) else None
+        if _is_object(link):
+            found.append((f"{where}.run.runId", link.get("runId")))
+        where += ".root"
+    for field, value in found:
+        if isinstance(value, str) and len(value) > MAX_RUN_ID_CHARS:
+            raise InvalidEventError(
+                f"`{field}` is longer than {MAX_RUN_ID_CHARS} characters ({len(value)}): "
+                "OpenLineage run ids are UUIDs"
+            )
+
+
 def _check_time(event: Mapping[str, Any]) -> None:
     text = _require_str(event, "eventTime", "")
     try:
@@ -88,6 +110,7 @@ def check_event(event: Any) -> str:
             raise InvalidEventError("`run` must be an object")
         _require_str(run, "runId", "run.")
         _check_facets(run, "facets", "run.")
+        _check_run_ids(run)
         if "job" not in event:
             raise InvalidEventError("a run event needs a `job`")
         event_type = event.get("eventType")

@@ -11,6 +11,9 @@ the receiver answers 503; it warns once when it fills past `warn_ratio`. It also
 file of `reserve_bytes` beside the database: when the disk fills up, the reserve is given back so
 forwarded events can still be deleted, and no new event is taken until the reserve can be
 rewritten (the disk has room again).
+
+The runs API's bookkeeping (`run_book.RunBook`, bounded by `RunBookBounds`) lives in the same
+database: a put records its run in its own transaction.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from typing import Any
 
 import attrs
 
+from lineage_quality.bounds import RunBookBounds
 from lineage_quality.producer.events import lane_of
+from lineage_quality.producer.run_book import RunBook
 
 log = logging.getLogger(__name__)
 
@@ -55,22 +60,6 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     received REAL NOT NULL,
     dead REAL NOT NULL
 )
-"""
-# Runs whose FAIL event was seen: their outputs are never evaluated (the listener follows a FAIL
-# with a COMPLETE for the same run). Pruned by age.
-_FAILED_RUNS = """
-CREATE TABLE IF NOT EXISTS failed_runs (run_id TEXT PRIMARY KEY, at REAL NOT NULL)
-"""
-FAILED_RUN_MEMORY_SECONDS = 7 * 24 * 3600
-# Runs for `GET /api/v1/runs/{runId}`: COMPLETE events not yet handled, and the verdicts, under
-# the run id and its parent's. Pruned by age like failed runs.
-_RUNS = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, pending INTEGER NOT NULL DEFAULT 0, at REAL NOT NULL
-)
-"""
-_RUN_VERDICTS = """
-CREATE TABLE IF NOT EXISTS run_verdicts (run_id TEXT NOT NULL, body TEXT NOT NULL, at REAL NOT NULL)
 """
 # Columns added after the first release; older spools get them on open.
 _COLUMNS = {
@@ -192,6 +181,7 @@ class Spool:
         warn_ratio: float = 0.8,
         reserve_bytes: int = DEFAULT_RESERVE,
         reserve_retry: float = 1.0,
+        runs: RunBookBounds | None = None,
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -214,10 +204,8 @@ class Spool:
         self._db.execute(f"PRAGMA journal_size_limit={int(max(reserve_bytes // 2, 65536))}")
         self._db.execute(_SCHEMA)
         self._db.execute(_DEAD_LETTERS)
-        self._db.execute(_FAILED_RUNS)
-        self._db.execute(_RUNS)
-        self._db.execute(_RUN_VERDICTS)
-        self._db.execute("CREATE INDEX IF NOT EXISTS run_verdicts_run ON run_verdicts (run_id)")
+        # the runs API's bookkeeping, in its own tables
+        self._book = RunBook(self._db, self._write, runs or RunBookBounds())
         present = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         for name, decl in _COLUMNS.items():
             if name not in present:
@@ -357,6 +345,7 @@ class Spool:
                 if self._db.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         self._db.execute("ROLLBACK")
+                self._book.resync()  # its counts include what was rolled back
                 full = isinstance(exc, sqlite3.OperationalError) and _is_full(exc)
                 if not full or last:
                     raise
@@ -513,7 +502,7 @@ class Spool:
                 runs = self._unseen(entry.run_ids, entry.pending)
                 if not entry.pending:
                     runs = [r for r in runs if r not in recorded]
-                self._upsert_runs(runs, entry.pending)
+                self._book.record(runs, entry.pending)
                 recorded.update(runs)
                 stored.append(entry)
                 count, size = count + 1, size + entry.size
@@ -524,6 +513,7 @@ class Spool:
             if self._db.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.execute("ROLLBACK")
+            self._book.resync()
             full = isinstance(exc, SpoolFullError) or (
                 isinstance(exc, sqlite3.OperationalError) and _is_full(exc)
             )
@@ -572,7 +562,7 @@ class Spool:
             runs = self._unseen(deletion.run_ids, deletion.pending)
             if not deletion.pending:
                 runs = [r for r in runs if r not in recorded]
-            self._upsert_runs(runs, deletion.pending)
+            self._book.record(runs, deletion.pending)
             recorded.update(runs)
         return recorded
 
@@ -608,15 +598,6 @@ class Spool:
         if len(self._known_runs) > 100_000:
             self._known_runs.clear()
         return [r for r in run_ids if r not in self._known_runs]
-
-    def _upsert_runs(self, run_ids: Sequence[str], pending: int) -> None:
-        now = time.time()
-        for run_id in run_ids:
-            self._write(
-                "INSERT INTO runs (run_id, pending, at) VALUES (?, ?, ?) ON CONFLICT(run_id) "
-                "DO UPDATE SET pending = max(0, pending + excluded.pending), at = excluded.at",
-                (run_id, pending, now),
-            )
 
     def _admit(self, count: int, size: int, accepting: bool) -> None:
         """Raise SpoolFullError when holding `count` events of `size` bytes would pass the bound,
@@ -928,50 +909,25 @@ class Spool:
         """Record runs (a run and its parent) and how many COMPLETE events of them wait."""
         with self._db_lock:
             runs = self._unseen(run_ids, pending)
-            self._upsert_runs(runs, pending)
+            self._transaction(lambda: self._book.record(runs, pending))
             self._known_runs.update(runs)
 
     def add_verdicts(self, run_ids: Sequence[str], body: str) -> None:
-        now = time.time()
         with self._db_lock:
-            for run_id in run_ids:
-                self._write(
-                    "INSERT INTO run_verdicts (run_id, body, at) VALUES (?, ?, ?)",
-                    (run_id, body, now),
-                )
-            self._write("DELETE FROM run_verdicts WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,))
-            self._write("DELETE FROM runs WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,))
+            self._transaction(lambda: self._book.add_verdicts(run_ids, body))
 
     def run_report(self, run_id: str) -> tuple[int, list[str]] | None:
         """(COMPLETE events still waiting, verdict bodies) of a run; None when unknown."""
         with self._db_lock:
-            row = self._db.execute(
-                "SELECT pending FROM runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
-            if row is None:
-                return None
-            bodies = [
-                str(r[0])
-                for r in self._db.execute(
-                    "SELECT body FROM run_verdicts WHERE run_id = ? ORDER BY rowid", (run_id,)
-                )
-            ]
-        return int(row[0]), bodies
+            return self._book.report(run_id)
 
     def mark_run_failed(self, run_id: str) -> None:
-        now = time.time()
         with self._db_lock:
-            self._write(
-                "INSERT OR REPLACE INTO failed_runs (run_id, at) VALUES (?, ?)", (run_id, now)
-            )
-            self._write("DELETE FROM failed_runs WHERE at < ?", (now - FAILED_RUN_MEMORY_SECONDS,))
+            self._transaction(lambda: self._book.mark_failed(run_id))
 
     def run_failed(self, run_id: str) -> bool:
         with self._db_lock:
-            row = self._db.execute(
-                "SELECT 1 FROM failed_runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
-        return row is not None
+            return self._book.failed(run_id)
 
     def dead_letter(self, event_id: int, reason: str) -> None:
         """Move an event the sink keeps refusing out of its lane into `dead_letters`, in one

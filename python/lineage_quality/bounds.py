@@ -1,0 +1,57 @@
+"""The bounds of the stores that grow with what events bring, each with its default, in one place.
+
+Every store an event can make grow is counted against a bound, and past it the oldest entries
+expire: it never grows past the bound (docs/reliability.md, "Bounds"). The spool's own bound
+(`--spool-max-events`, `--spool-max-bytes`) refuses new events instead (503), since its entries are
+events not yet delivered. Pure data: the stores read these; `serve` and `attach` use the defaults.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+DAY = 24 * 3600.0
+
+# OpenLineage run ids are UUIDs (36 characters as written; 45 with `urn:uuid:`). A longer one is
+# refused by the receiver (400): a run id is a key of the run bookkeeping, and with no length bound
+# one START of 1.5 MB ids made 4.5 MB of rows there (issue 27).
+MAX_RUN_ID_CHARS = 64
+
+
+@attrs.frozen
+class RunBookBounds:
+    """What the spool keeps for `GET /api/v1/runs/{runId}` and `gate`: one row per run id (a run,
+    its parent's and its root's) and the verdicts kept under each.
+
+    `max_runs` rows (also the bound of the failed runs remembered), `max_verdict_bytes` of verdict
+    bodies, each for at most `retention` seconds after the run was last recorded. Past a bound the
+    least recently recorded runs expire with all their verdicts: an expired run is unknown (404,
+    `gate` exits 2), never "evaluated" with some of its verdicts missing."""
+
+    max_runs: int = attrs.field(default=100_000, validator=attrs.validators.gt(0))
+    max_verdict_bytes: int = attrs.field(
+        default=256 * 1024 * 1024, validator=attrs.validators.gt(0)
+    )
+    retention: float = attrs.field(default=7 * DAY, validator=attrs.validators.gt(0))
+
+
+@attrs.frozen
+class AlertBounds:
+    """The alert outbox: an alert its webhook refused `dead_letter_after` times in a row for good
+    (a 4xx other than 408/429) is dead-lettered (0: never, retried for ever); delivered and
+    dead-lettered alerts are kept `retention` seconds (they remember that a run and dataset
+    alerted once), then pruned."""
+
+    dead_letter_after: int = attrs.field(default=5, validator=attrs.validators.ge(0))
+    retention: float = attrs.field(default=7 * DAY, validator=attrs.validators.gt(0))
+
+
+@attrs.frozen
+class QuarantineBounds:
+    """The quarantine location: run folders whose newest file is older than `retention` seconds
+    expire, and past `max_bytes` in all the oldest run folders expire until it holds. The run
+    being written is never expired for another; when it alone is over `max_bytes`, the rows just
+    written are removed again and their results say so."""
+
+    max_bytes: int = attrs.field(default=1024**3, validator=attrs.validators.gt(0))
+    retention: float = attrs.field(default=30 * DAY, validator=attrs.validators.gt(0))
