@@ -1,5 +1,5 @@
-"""A local webhook for the alert tests: answers 503 until `up` is set, then 2xx; records what it
-took and how often it refused."""
+"""A local webhook for the alert tests: answers `down_status` (503) until `up` is set, then 2xx;
+records what it took and how often it refused."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 
 class FlakyWebhook:
-    def __init__(self, ok_status: int = 204) -> None:
+    def __init__(self, ok_status: int = 204, down_status: int = 503) -> None:
         self.up = threading.Event()
         self.taken: list[dict[str, Any]] = []
         self.refused = 0
@@ -24,7 +24,7 @@ class FlakyWebhook:
                     self.send_response(ok_status)
                 else:
                     hook.refused += 1
-                    self.send_response(503)
+                    self.send_response(down_status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

@@ -175,43 +175,9 @@ def _gate(args: argparse.Namespace) -> int:
 
 
 def _dead_letters(args: argparse.Namespace) -> int:
-    """Inspect the spool's dead letters; safe while serve runs (SQLite WAL)."""
-    import datetime
-    import json
+    from lineage_quality.dead_letter_cli import dead_letters
 
-    from lineage_quality.producer import Spool
-
-    if not Path(args.spool).exists():
-        raise ConfigError(f"no spool at {args.spool} (pass serve's --spool)")
-    spool = Spool(args.spool)
-    try:
-        letters = spool.dead_letters()
-        chosen = [d for d in letters if not args.ids or d.id in args.ids]
-        missing = sorted(set(args.ids) - {d.id for d in letters})
-        if missing:
-            raise ConfigError(f"no dead letter {', '.join(map(str, missing))} in {args.spool}")
-        if args.action == "list":
-            for d in chosen:
-                when = datetime.datetime.fromtimestamp(d.dead, datetime.timezone.utc)
-                print(f"{d.id}\t{when:%Y-%m-%dT%H:%M:%SZ}\t{d.lane}\t{d.attempts}\t{d.reason}")
-            print(f"{len(chosen)} dead letter(s)", file=sys.stderr)
-        elif args.action == "show":
-            for d in chosen:
-                print(json.dumps({"id": d.id, "lane": d.lane, "reason": d.reason,
-                                  "event": json.loads(d.body)}, indent=2))  # fmt: skip
-        elif args.action == "retry":
-            if not args.ids:
-                raise ConfigError("retry needs the ids of the dead letters to send again")
-            for d in chosen:
-                print(f"dead letter {d.id} queued again as event {spool.retry_dead_letter(d.id)}")
-        else:
-            if not args.ids:
-                print(f"purged {spool.purge_dead_letters()} dead letter(s)")
-            else:
-                print(f"purged {spool.purge_dead_letters(list(args.ids))} dead letter(s)")
-    finally:
-        spool.close()
-    return 0
+    return dead_letters(args)
 
 
 def _require_key_off_loopback(host: str, api_key: str | None, allowed: bool) -> None:
@@ -526,11 +492,13 @@ def build_parser() -> argparse.ArgumentParser:
     gate.set_defaults(func=_gate)
 
     dead = sub.add_parser(
-        "dead-letters", help="events a sink kept refusing (4xx): list, show, retry, purge"
+        "dead-letters",
+        help="events a sink (--alerts: alerts a webhook) kept refusing: list, show, retry, purge",
     )
     dead.add_argument("action", choices=["list", "show", "retry", "purge"])
     dead.add_argument("ids", nargs="*", type=int, metavar="ID", help="dead letter ids")
     dead.add_argument("--spool", default=".lineage-quality/spool.db", help="serve's --spool")
+    dead.add_argument("--alerts", action="store_true", help="alerts a webhook kept refusing")
     dead.set_defaults(func=_dead_letters)
     return parser
 

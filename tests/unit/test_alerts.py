@@ -1,25 +1,32 @@
 """Alerts (issue 10.4): which results alert, the generic and Slack messages, the outbox's once per
 (sink, run, dataset) across reopen, and delivery with back-off to a real local HTTP server that is
-down, then up."""
+down, then up. Issue 27: Slack text escaped and within Slack's limits, alerts refused for good
+dead-lettered."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from flaky_webhook import FlakyWebhook
+from lineage_quality.cli import main
 from lineage_quality.engine import verdict
+from lineage_quality.inert import TRUNCATED
 from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
 from lineage_quality.producer.alert_sender import AlertSender, Webhook
 from lineage_quality.producer.alerts import (
     GENERIC,
     SLACK,
+    SLACK_TEXT_LIMIT,
     alerts_for,
     marquez_dataset_url,
+    message_for,
     parse_min_severity,
     slack_message,
 )
@@ -195,3 +202,113 @@ def test_an_alert_left_undelivered_is_sent_by_the_next_process(
     finally:
         sender.stop()
         again.close()
+
+
+def slack_texts(message: dict[str, Any]) -> list[str]:
+    """Every text Slack renders as mrkdwn: the notification line, sections, context elements."""
+    texts = [message["text"]]
+    for block in message["blocks"]:
+        if block["type"] == "section":
+            texts.append(block["text"]["text"])
+        else:
+            texts.extend(element["text"] for element in block["elements"])
+    return texts
+
+
+def test_slack_messages_make_event_controlled_text_inert() -> None:
+    """Issue 27.5: mentions and links in a job or dataset name (or a rule's text) reach Slack as
+    text, not as `@channel` or a disguised link; the generic webhook gets the raw values."""
+    job = "<!channel> nightly & <!here>\n• *forged* PASSED"
+    name = "<https://evil.example/login|Reset your password>"
+    event = {**EVENT, "job": {"namespace": "ns", "name": job}}
+    out = DatasetRef("outputs", 0, "file", name)
+    (alert,) = alerts_for(
+        event, {out: [failed(rule("<!subteam^S1>", "error"))]}, 0, "http://m:3000"
+    )
+    joined = "\n".join(slack_texts(slack_message(alert.payload)))
+    for live in ("<!channel>", "<!here>", "<!subteam", "<https://evil.example", "\n• *forged*"):
+        assert live not in joined
+    assert "&lt;!channel&gt; nightly &amp; &lt;!here&gt;\\n• *forged* PASSED" in joined
+    assert "&lt;https://evil.example/login|Reset your password&gt;" in joined
+    # our own link to Marquez is still a link (its parts are URI-encoded: nothing to escape)
+    assert "|open in Marquez>" in joined
+    generic = json.loads(json.dumps(message_for(GENERIC, alert.payload)))
+    assert generic["job"]["name"] == job and generic["dataset"]["name"] == name
+    assert generic["failed"][0]["rule"] == "<!subteam^S1>"
+
+
+def test_slack_blocks_stay_within_slacks_limits() -> None:
+    """A 4,000-character dataset name and a hundred failed rules: every text stays within Slack's
+    3,000 characters, cut with a visible marker and never inside an escape."""
+    out = DatasetRef("outputs", 0, "file", "/" + "d&" * 2000)
+    results = {out: [failed(rule(f"rule_{i}_" + "<" * 40, "error")) for i in range(100)]}
+    message = slack_message(alerts_for(EVENT, results)[0].payload)
+    texts = slack_texts(message)
+    assert all(len(text) <= SLACK_TEXT_LIMIT for text in texts)
+    assert len(message["blocks"]) <= 50
+    title, rules = message["blocks"][0]["text"]["text"], message["blocks"][1]["text"]["text"]
+    for text in (message["text"], title, rules):
+        assert text.endswith(TRUNCATED)
+        assert re.search(r"&[a-z]*$", text[: -len(TRUNCATED)]) is None  # no entity cut in half
+    assert "&lt;&lt;" in rules and "<" not in rules
+
+
+def test_an_alert_refused_for_good_goes_to_the_dead_letters_and_pending_drains(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27.3: a 4xx other than 408/429 is retried `dead_letter_after` times with back-off,
+    then moved aside like an event the sink refuses; `dead-letters --alerts` lists, retries and
+    purges it."""
+    hook = FlakyWebhook(down_status=400)
+    spool = tmp_path / "spool.db"
+    outbox = AlertOutbox(outbox_path(spool))
+    sender = AlertSender(
+        outbox, [Webhook(hook.url)], retry_initial=0.01, retry_max=0.02, dead_letter_after=3
+    )
+    alerts = alerts_for(EVENT, {OUT: [failed(rule("b", "error"))]})
+    sender.start()
+    try:
+        outbox.offer(sender.sinks, alerts)
+        assert wait_until(lambda: outbox.pending() == 0)
+        time.sleep(0.2)
+        assert hook.refused == 3  # never tried again
+        (dead,) = outbox.dead_letters()
+        assert dead.attempts == 3 and "HTTP 400" in dead.reason
+        assert outbox.offer(sender.sinks, alerts) == 0  # still once per run and dataset
+    finally:
+        sender.stop()
+        outbox.close()
+        hook.close()
+
+    assert main(["dead-letters", "list", "--alerts", "--spool", str(spool)]) == 0
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert "HTTP 400" in line and "run-1" in line
+    dead_id = line.split("\t")[0]
+    assert main(["dead-letters", "show", dead_id, "--alerts", "--spool", str(spool)]) == 0
+    assert json.loads(capsys.readouterr().out)["alert"]["runId"] == "run-1"
+    assert main(["dead-letters", "retry", dead_id, "--alerts", "--spool", str(spool)]) == 0
+    capsys.readouterr()
+    again = AlertOutbox(outbox_path(spool))
+    assert again.pending() == 1 and again.dead_letters() == []
+    again.close()
+
+
+@pytest.mark.parametrize("status", [408, 429, 500, 503])
+def test_timeouts_throttling_and_server_errors_keep_retrying(tmp_path: Path, status: int) -> None:
+    hook = FlakyWebhook(down_status=status)
+    outbox = AlertOutbox(tmp_path / "a.db")
+    sender = AlertSender(
+        outbox, [Webhook(hook.url)], retry_initial=0.01, retry_max=0.02, dead_letter_after=2
+    )
+    sender.start()
+    try:
+        outbox.offer(sender.sinks, alerts_for(EVENT, {OUT: [failed(rule("b", "error"))]}))
+        assert wait_until(lambda: hook.refused >= 5)
+        assert outbox.pending() == 1 and outbox.dead_letters() == []
+        hook.up.set()
+        assert wait_until(lambda: outbox.pending() == 0)
+        assert len(hook.taken) == 1
+    finally:
+        sender.stop()
+        outbox.close()
+        hook.close()

@@ -2,8 +2,10 @@
 
 One row per (sink, run, dataset): `offer` ignores a key it already holds, delivered or not, so an
 alert goes out once per run and dataset whatever is evaluated again. A row stays until its sink
-took it; delivered rows are kept `retention` seconds (the memory that prevents a second alert),
-then pruned. Undelivered rows are never dropped.
+took it, or refused it for good (a 4xx other than 408/429, `AlertBounds.dead_letter_after` times):
+then it is a dead letter, kept for inspection and `lineage-quality dead-letters --alerts`, never
+tried again unless retried. Delivered and dead rows are kept `retention` seconds (the memory that
+prevents a second alert), then pruned. Undelivered rows are never dropped.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from typing import Any
 
 import attrs
 
+from lineage_quality.bounds import AlertBounds
 from lineage_quality.producer.alerts import Alert, message_for
 
-RETENTION_SECONDS = 7 * 24 * 3600
+_WAITING = "sent IS NULL AND dead IS NULL"  # rows still to deliver
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS alerts (
@@ -35,6 +38,12 @@ CREATE TABLE IF NOT EXISTS alerts (
     PRIMARY KEY (sink, run_id, dataset)
 )
 """
+# Columns added after the first release; older outboxes get them on open.
+_COLUMNS = {
+    "refusals": "INTEGER NOT NULL DEFAULT 0",  # answers that refused it for good, in a row
+    "dead": "REAL",  # when it was dead-lettered (epoch seconds)
+    "reason": "TEXT",  # why: the last refusal
+}
 
 
 @attrs.frozen
@@ -43,6 +52,19 @@ class PendingAlert:
     sink: str
     body: str
     attempts: int
+    refusals: int = 0
+
+
+@attrs.frozen
+class DeadAlert:
+    rowid: int
+    sink: str
+    run_id: str
+    dataset: str
+    body: str
+    attempts: int
+    reason: str
+    dead: float  # when it was dead-lettered (epoch seconds)
 
 
 def outbox_path(spool_path: str | Path) -> Path:
@@ -52,7 +74,7 @@ def outbox_path(spool_path: str | Path) -> Path:
 
 
 class AlertOutbox:
-    def __init__(self, path: str | Path, retention: float = RETENTION_SECONDS) -> None:
+    def __init__(self, path: str | Path, retention: float = AlertBounds().retention) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.retention = retention
@@ -60,6 +82,10 @@ class AlertOutbox:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute(_SCHEMA)
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(alerts)")}
+        for name, decl in _COLUMNS.items():
+            if name not in present:
+                self._db.execute(f"ALTER TABLE alerts ADD COLUMN {name} {decl}")
         self._db.execute("CREATE INDEX IF NOT EXISTS alerts_due ON alerts (sent, next_at)")
         self._lock = threading.Lock()
         self.changed = threading.Event()  # set when an alert was added
@@ -82,8 +108,8 @@ class AlertOutbox:
                         )
                         added += cur.rowcount
                 self._db.execute(
-                    "DELETE FROM alerts WHERE sent IS NOT NULL AND sent < ?",
-                    (now - self.retention,),
+                    "DELETE FROM alerts WHERE sent < ? OR dead < ?",
+                    (now - self.retention, now - self.retention),
                 )
                 self._db.execute("COMMIT")
             except BaseException:
@@ -97,40 +123,91 @@ class AlertOutbox:
         now = time.time() if now is None else now
         with self._lock:
             rows = self._db.execute(
-                "SELECT rowid, sink, body, attempts FROM alerts "
-                "WHERE sent IS NULL AND next_at <= ? ORDER BY created, rowid LIMIT ?",
+                "SELECT rowid, sink, body, attempts, refusals FROM alerts "
+                f"WHERE {_WAITING} AND next_at <= ? ORDER BY created, rowid LIMIT ?",
                 (now, limit),
             ).fetchall()
-        return [PendingAlert(int(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in rows]
+        return [PendingAlert(int(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4])) for r in rows]
 
     def next_due(self) -> float | None:
         """When the earliest undelivered alert may be tried (epoch seconds); None if none."""
         with self._lock:
-            row = self._db.execute("SELECT min(next_at) FROM alerts WHERE sent IS NULL").fetchone()
+            row = self._db.execute(f"SELECT min(next_at) FROM alerts WHERE {_WAITING}").fetchone()
         return None if row[0] is None else float(row[0])
 
     def delivered(self, rowid: int) -> None:
         with self._lock:
             self._db.execute("UPDATE alerts SET sent = ? WHERE rowid = ?", (time.time(), rowid))
 
-    def retry_at(self, rowid: int, when: float) -> None:
+    def retry_at(self, rowid: int, when: float, refused: bool = False) -> None:
+        """A try failed: try again at `when`. `refused`: its webhook refused it for good (counted
+        in `refusals`; any other failure starts that count again)."""
         with self._lock:
             self._db.execute(
-                "UPDATE alerts SET attempts = attempts + 1, next_at = ? WHERE rowid = ?",
-                (when, rowid),
+                "UPDATE alerts SET attempts = attempts + 1, next_at = ?, "
+                "refusals = CASE WHEN ? THEN refusals + 1 ELSE 0 END WHERE rowid = ?",
+                (when, refused, rowid),
             )
 
+    def dead_letter(self, rowid: int, reason: str) -> None:
+        """Its webhook refused it for good: keep it aside, never tried again (unless retried)."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE alerts SET attempts = attempts + 1, refusals = refusals + 1, dead = ?, "
+                "reason = ? WHERE rowid = ?",
+                (time.time(), reason[:2000], rowid),
+            )
+
+    def dead_letters(self) -> list[DeadAlert]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rowid, sink, run_id, dataset, body, attempts, reason, dead FROM alerts "
+                "WHERE dead IS NOT NULL ORDER BY rowid"
+            ).fetchall()
+        return [
+            DeadAlert(int(r[0]), r[1], r[2], r[3], r[4], int(r[5]), str(r[6]), float(r[7]))
+            for r in rows
+        ]
+
+    def retry_dead_letter(self, rowid: int) -> None:
+        """Deliver a dead letter again (now, its counts reset). KeyError when there is none."""
+        with self._lock:
+            cur = self._db.execute(
+                "UPDATE alerts SET dead = NULL, reason = NULL, refusals = 0, attempts = 0, "
+                "next_at = ? WHERE rowid = ? AND dead IS NOT NULL",
+                (time.time(), rowid),
+            )
+        if not cur.rowcount:
+            raise KeyError(rowid)
+        self.changed.set()
+
+    def purge_dead_letters(self, rowids: list[int] | None = None) -> int:
+        """Delete the given dead letters (all when None); how many were deleted. Their keys are
+        forgotten: the same run and dataset may alert again."""
+        with self._lock:
+            if rowids is None:
+                cur = self._db.execute("DELETE FROM alerts WHERE dead IS NOT NULL")
+            else:
+                marks = ",".join("?" for _ in rowids)
+                cur = self._db.execute(
+                    f"DELETE FROM alerts WHERE dead IS NOT NULL AND rowid IN ({marks})",
+                    tuple(rowids),
+                )
+            return int(cur.rowcount)
+
     def pending(self) -> int:
+        """Alerts waiting for delivery (not delivered, not dead-lettered)."""
         with self._lock:
             return int(
-                self._db.execute("SELECT count(*) FROM alerts WHERE sent IS NULL").fetchone()[0]
+                self._db.execute(f"SELECT count(*) FROM alerts WHERE {_WAITING}").fetchone()[0]
             )
 
     def rows(self) -> list[dict[str, Any]]:
         """Every row, for inspection and tests."""
         with self._lock:
             cur = self._db.execute(
-                "SELECT sink, run_id, dataset, body, attempts, sent FROM alerts ORDER BY rowid"
+                "SELECT sink, run_id, dataset, body, attempts, sent, dead FROM alerts "
+                "ORDER BY rowid"
             )
             names = [d[0] for d in cur.description]
             return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]

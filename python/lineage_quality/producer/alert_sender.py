@@ -1,21 +1,25 @@
 """Delivers the outbox's alerts to their webhooks on a thread of its own, so a slow or dead
-webhook never holds up lineage forwarding. A failed POST (no answer, or not 2xx) is retried with
-exponential back-off up to `retry_max` seconds between tries, for as long as it takes."""
+webhook never holds up lineage forwarding. A failed POST (no answer, 408, 429, 5xx) is retried
+with the alerts' back-off (`backoff.ALERT_BACKOFF`: 1 s doubling to 5 minutes between tries), for
+as long as it takes. An answer refusing it for good (any other 4xx, e.g. a message Slack cannot
+take) is retried the same way up to `AlertBounds.dead_letter_after` times in a row, then the alert
+is dead-lettered in the outbox: the outbox drains, and nothing is lost."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 
 import attrs
 
+from lineage_quality.bounds import AlertBounds
 from lineage_quality.producer.alert_outbox import AlertOutbox, PendingAlert
 from lineage_quality.producer.alerts import GENERIC
+from lineage_quality.producer.backoff import ALERT_BACKOFF, Backoff, refused_for_good, status_of
 
 log = logging.getLogger(__name__)
 
@@ -57,16 +61,17 @@ class AlertSender:
         outbox: AlertOutbox,
         webhooks: Sequence[Webhook],
         *,
-        retry_initial: float = 1.0,
-        retry_max: float = 300.0,
+        retry_initial: float = ALERT_BACKOFF.initial,
+        retry_max: float = ALERT_BACKOFF.maximum,
+        dead_letter_after: int = AlertBounds().dead_letter_after,
         on_sent: Callable[[str], None] = lambda label: None,
         on_failed: Callable[[str], None] = lambda label: None,
         post: Callable[[str, str], None] = post_json,
     ) -> None:
         self.outbox = outbox
         self.webhooks = {w.name: w for w in webhooks}
-        self.retry_initial = retry_initial
-        self.retry_max = retry_max
+        self.backoff = Backoff(initial=retry_initial, maximum=retry_max)
+        self.dead_letter_after = dead_letter_after
         self.on_sent = on_sent
         self.on_failed = on_failed
         self._post = post
@@ -107,14 +112,25 @@ class AlertSender:
     def _deliver(self, item: PendingAlert) -> None:
         webhook = self.webhooks.get(item.sink)
         if webhook is None:  # configured in an earlier run, not now: keep it for when it is
-            self.outbox.retry_at(item.rowid, time.time() + self.retry_max)
+            self.outbox.retry_at(item.rowid, time.time() + self.backoff.maximum)
             return
         try:
             self._post(webhook.url, item.body)
         except Exception as exc:
-            backoff = min(self.retry_initial * 2 ** min(item.attempts, 20), self.retry_max)
-            self.outbox.retry_at(item.rowid, time.time() + backoff)
             self.on_failed(webhook.label)
+            refused = refused_for_good(exc)
+            if refused and self.dead_letter_after and item.refusals + 1 >= self.dead_letter_after:
+                reason = f"refused {item.refusals + 1} times: {_short(exc)}"
+                self.outbox.dead_letter(item.rowid, reason)
+                log.error(
+                    "alert to %s moved to the dead letters (`lineage-quality dead-letters list "
+                    "--alerts --spool ...`): %s",
+                    webhook.label,
+                    reason,
+                )
+                return
+            backoff = self.backoff.delay(item.attempts)
+            self.outbox.retry_at(item.rowid, time.time() + backoff, refused=refused)
             log.warning(
                 "alert to %s failed (attempt %d): %s; retrying in %.1fs",
                 webhook.label,
@@ -129,7 +145,8 @@ class AlertSender:
 
 
 def _short(exc: Exception) -> str:
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"HTTP {exc.code}"
+    status = status_of(exc)
+    if status is not None:
+        return f"HTTP {status}"
     text = str(exc).strip().splitlines()
     return (text[0][:200] if text else "") or type(exc).__name__

@@ -4,6 +4,9 @@ A failed (or ERROR: could not run) rule alerts when its action alerts (ALERT, BL
 CORRECT) and its severity is at or above the configured minimum. One alert covers one run and one
 dataset (`Alert.key`): the outbox keeps a key once, so retries, restarts and the duplicate
 COMPLETE events the listener sends for one write never alert twice.
+
+The generic webhook gets the payload as JSON, names as received (JSON escapes what it must); Slack
+gets them escaped for mrkdwn and within its block limits (`slack_message`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from lineage_quality.inert import slack, truncate
 from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.results import RuleResult, Status
 
@@ -117,28 +121,51 @@ def alerts_for(
     return out
 
 
+# Slack's Block Kit limits: a section's or a context element's text is at most 3,000 characters
+# (a longer one makes Slack refuse the whole message with a 400). The notification `text` is held
+# to the same.
+SLACK_TEXT_LIMIT = 3000
+
+
+def _mrkdwn(text: str) -> dict[str, str]:
+    return {"type": "mrkdwn", "text": truncate(text, SLACK_TEXT_LIMIT)}
+
+
 def slack_message(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """A Slack incoming-webhook message (`text` for notifications, `blocks` for the body)."""
+    """A Slack incoming-webhook message (`text` for notifications, `blocks` for the body).
+
+    Every value from an event or a contract is escaped for mrkdwn (`inert.slack`): a name holding
+    `<!channel>` or `<https://evil.example|Reset your password>` shows as typed, it pings no one
+    and links nowhere. Texts over Slack's limit are cut with a visible marker."""
     dataset = payload["dataset"]
     job = payload["job"]
     failed = payload["failed"]
-    title = f"{len(failed)} data-quality rule(s) failed on {dataset['namespace']}:{dataset['name']}"
+    title = (
+        f"{len(failed)} data-quality rule(s) failed on "
+        f"{slack(str(dataset['namespace']))}:{slack(str(dataset['name']))}"
+    )
     lines = []
     for f in failed:
         actual = f["actual"] if f["actual"] is not None else (f["message"] or "")
         lines.append(
-            f"• *{f['rule']}* {f['status']} [{f['action']}] expected `{f['expected']}`, "
-            f"actual `{actual}`"
+            f"• *{slack(str(f['rule']))}* {slack(str(f['status']))} [{slack(str(f['action']))}] "
+            f"expected `{slack(str(f['expected']))}`, actual `{slack(str(actual))}`"
         )
-    context = f"job {job['namespace']}/{job['name']}, run {payload['runId']}"
+    context = [
+        _mrkdwn(
+            f"job {slack(str(job['namespace']))}/{slack(str(job['name']))}, "
+            f"run {slack(str(payload['runId']))}"
+        )
+    ]
     if payload.get("url"):
-        context += f" · <{payload['url']}|open in Marquez>"
+        # ours: the Marquez URL given to `serve`, with the names URI-encoded in it
+        context.append(_mrkdwn(f"<{slack(str(payload['url']))}|open in Marquez>"))
     return {
-        "text": title,
+        "text": truncate(title, SLACK_TEXT_LIMIT),
         "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{title}*"}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}},
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
+            {"type": "section", "text": _mrkdwn(f"*{title}*")},
+            {"type": "section", "text": _mrkdwn("\n".join(lines))},
+            {"type": "context", "elements": context},
         ],
     }
 
