@@ -129,6 +129,7 @@ def _gate(args: argparse.Namespace) -> int:
     import urllib.error
     import urllib.request
 
+    from lineage_quality.inert import inert
     from lineage_quality.producer.run_verdicts import describe
 
     key = os.environ.get("LINEAGE_QUALITY_API_KEY")
@@ -154,8 +155,10 @@ def _gate(args: argparse.Namespace) -> int:
     if status != 200:
         why = {202: "still being evaluated", 404: "unknown run", 401: "wrong or missing API key"}
         print(
-            f"lineage-quality gate: run {args.run_id}: "
-            f"{why.get(status, doc.get('error') or f'HTTP {status}')} (after {args.wait:g}s)",
+            inert(
+                f"lineage-quality gate: run {args.run_id}: "
+                f"{why.get(status, doc.get('error') or f'HTTP {status}')} (after {args.wait:g}s)"
+            ),
             file=sys.stderr,
         )
         return 2
@@ -165,10 +168,10 @@ def _gate(args: argparse.Namespace) -> int:
     from lineage_quality.producer.run_verdicts import blocking
 
     failed = blocking(rows)
-    for row in failed:
-        print(f"BLOCK {describe(row)}")
+    for row in failed:  # names and messages from events: no escape sequence to the terminal
+        print(f"BLOCK {inert(describe(row))}")
     print(
-        f"run {args.run_id}: {len(rows)} verdict(s), {len(failed)} failed BLOCK rule(s)",
+        inert(f"run {args.run_id}: {len(rows)} verdict(s), {len(failed)} failed BLOCK rule(s)"),
         file=sys.stderr,
     )
     return 1 if failed else 0

@@ -18,6 +18,7 @@ from openlineage.client.transport.file import FileConfig, FileTransport
 
 from lineage_quality.contracts import load_contracts
 from lineage_quality.errors import ConfigError
+from lineage_quality.inert import inert
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
 
@@ -62,8 +63,9 @@ def format_table(rows: Iterable[tuple[str, dict[str, Any]]]) -> str:
                 a.get("actual") or "",
             )
         )
-    widths = [max(len(str(r[i])) for r in lines) for i in range(len(header))]
-    out = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in lines]
+    cells = [[inert(str(c)) for c in r] for r in lines]  # names and values from the events
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
     out.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(out)
 

@@ -1,10 +1,17 @@
-"""`--log-format json`: one JSON object per log line, for log collectors."""
+"""How log records are written: `--log-format text` (the default), one line per record, or
+`--log-format json`, one JSON object per line, for log collectors. Either way a record is one
+line whatever an event's names hold: text escapes control characters (`lineage_quality.inert`),
+JSON escapes them as JSON does."""
 
 from __future__ import annotations
 
 import json
 import logging
 from datetime import datetime, timezone
+
+from lineage_quality.inert import inert
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 # LogRecord attributes that are not `extra=` fields.
 _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
@@ -39,6 +46,19 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str)
 
 
+class TextFormatter(logging.Formatter):
+    """`time LEVEL logger: message`, on one line: a job or dataset name holding a newline would
+    otherwise start a forged record, and an escape sequence would reach the terminal tailing the
+    log. Control characters of the whole record, traceback included, are written as escapes
+    (`\\n`, `\\x1b`)."""
+
+    def __init__(self, fmt: str = TEXT_FORMAT) -> None:
+        super().__init__(fmt)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return inert(super().format(record))
+
+
 def configure(level: int, fmt: str) -> None:
     """Root logging to stderr as `text` (the default) or `json`."""
     if fmt == "json":
@@ -46,4 +66,6 @@ def configure(level: int, fmt: str) -> None:
         handler.setFormatter(JsonFormatter())
         logging.basicConfig(level=level, handlers=[handler])
     else:
-        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        handler = logging.StreamHandler()
+        handler.setFormatter(TextFormatter())
+        logging.basicConfig(level=level, handlers=[handler])

@@ -1,11 +1,14 @@
 """How `lineage-quality check` shows results: a table of the most fundamental failure per field,
-or JSON with every atomic rule. Pure."""
+or JSON with every atomic rule. Pure. The table's cells hold values read from the data (an
+`actual`, a message quoting a value): they are printed inert, one line each, no escape sequence
+reaching the terminal."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from lineage_quality.inert import inert
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import RuleKind
 
@@ -103,6 +106,7 @@ def to_table(dataset: str, results: Sequence[RuleResult]) -> str:
                 detail,
             )
         )
+    lines = [tuple(inert(cell) for cell in row) for row in lines]
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     out = [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in lines
@@ -111,7 +115,7 @@ def to_table(dataset: str, results: Sequence[RuleResult]) -> str:
     counts = summary(results)
     out.append("")
     out.append(
-        f"{dataset}: {counts['total']} rules, {counts['passed']} passed, "
+        f"{inert(dataset)}: {counts['total']} rules, {counts['passed']} passed, "
         f"{counts['failed']} failed, {counts['skipped']} skipped"
     )
     return "\n".join(out)
