@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lineage_quality.bounds import QuarantineBounds
 from lineage_quality.engine.quarantine import (
     RULE_ID_COLUMN,
     QuarantineConfig,
@@ -112,3 +113,29 @@ def test_a_run_id_that_is_not_a_uuid_never_names_a_folder(df: Any, tmp_path: Pat
 def test_max_rows_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         QuarantineConfig("/tmp/q", max_rows=0)
+
+
+def test_the_quarantine_stays_within_its_size_bound(spark: Any, df: Any, tmp_path: Path) -> None:
+    """Issue 27.4: each (replayed) run id writes a folder; past the bound the oldest expire, and
+    rows that alone would pass it are not kept (their result says so)."""
+    rules = [rule("status_valid", RuleKind.INVALID_VALUES, "status", valid_values=["open"])]
+    results = evaluate_dataframe(df, rules)
+    location = tmp_path / "q"
+
+    def run_folders() -> set[str]:
+        return {p.name for p in location.iterdir() if p.name.startswith("run_id=")}
+
+    def quarantine(run: str, max_bytes: int) -> Any:
+        config = QuarantineConfig(str(location), bounds=QuarantineBounds(max_bytes=max_bytes))
+        (result,) = quarantine_failures(df, results, config, run, "file:/data/orders")
+        return result.quarantine
+
+    first, second, third = (str(uuid.uuid4()) for _ in range(3))
+    assert quarantine(first, 10**9).rows == 3
+    one_run = sum(p.stat().st_size for p in location.rglob("*") if p.is_file())
+    assert quarantine(second, one_run + one_run // 2).rows == 3
+    assert run_folders() == {f"run_id={second}"}  # the older run expired
+    refused = quarantine(third, 10)
+    assert refused.rows is None and "bound of 10 bytes" in refused.error
+    assert not list((location / f"run_id={third}").rglob("*.parquet"))
+    assert f"run_id={second}" in run_folders()  # nothing expired for rows not kept

@@ -7,7 +7,10 @@ the rule id in the `lq_rule_id` column. Layout:
 
     <location>/run_id=<runId>/dataset=<namespace:name, %-escaped>/rule_id=<rule id, %-escaped>/
 
-Writing is idempotent per (run, dataset, rule): a re-evaluation overwrites the same folder.
+Writing is idempotent per (run, dataset, rule): a re-evaluation overwrites the same folder. The
+location is kept within `config.bounds` (size and retention, see `quarantine_bounds`): after each
+write the oldest run folders expire; rows that alone would pass the size bound are not kept, and
+their results say so.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import attrs
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lineage_quality.bounds import QuarantineBounds
+from lineage_quality.engine import quarantine_bounds
 from lineage_quality.engine.expressions import column
 from lineage_quality.engine.plan import build_plan
 from lineage_quality.engine.run import failing_condition
@@ -38,6 +43,7 @@ RULE_ID_COLUMN = "lq_rule_id"
 class QuarantineConfig:
     location: str  # a folder path or URI Spark can write to
     max_rows: int = DEFAULT_MAX_ROWS
+    bounds: QuarantineBounds = attrs.field(factory=QuarantineBounds)
 
     def __attrs_post_init__(self) -> None:
         if self.max_rows < 1:
@@ -89,6 +95,8 @@ def quarantine_failures(
             continue
         path = quarantine_path(config, run, dataset, step.rule.id)
         written[step.rule.id] = _write(df, column(condition), step.rule.id, path, config.max_rows)
+    if written:
+        written = _within_bounds(df, config, run, written)
     return [
         attrs.evolve(r, quarantine=written[r.rule.id]) if r.rule.id in written else r
         for r in results
@@ -106,3 +114,32 @@ def _write(df: DataFrame, condition: Column, rule_id: str, path: str, limit: int
         return Quarantined(path=path, error=f"writing failing rows failed: {first}")
     log.info("quarantined %d row(s) of rule %s to %s", count, rule_id, path)
     return Quarantined(path=path, rows=count)
+
+
+def _within_bounds(
+    df: DataFrame, config: QuarantineConfig, run: str, written: dict[str, Quarantined]
+) -> dict[str, Quarantined]:
+    """Expire what the location's bounds say, and take back the rows just written when this run
+    alone is over its size bound (their results then say why)."""
+    max_bytes = config.bounds.max_bytes
+    try:
+        folders = quarantine_bounds.folders_at(df.sparkSession, config.location)
+        if folders is None:
+            log.warning(
+                "quarantine at %s: cannot list it from here; bounds not applied", config.location
+            )
+            return written
+        with quarantine_bounds.LOCK:
+            if quarantine_bounds.enforce_bounds(folders, config.bounds, run, time.time()):
+                return written
+            for done in written.values():
+                folders.delete(done.path)
+    except Exception as exc:  # py4j or OS errors: the rows stay, the next write tries again
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        log.warning("quarantine at %s: could not apply its bounds: %s", config.location, first)
+        return written
+    log.warning(
+        "quarantine: run %s alone is over %d bytes; its new rows are not kept", run, max_bytes
+    )
+    error = f"failing rows not kept: the run's quarantine would pass its bound of {max_bytes} bytes"
+    return {rule_id: Quarantined(path=q.path, error=error) for rule_id, q in written.items()}
