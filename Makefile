@@ -10,12 +10,12 @@ ENGINE_SRC := $(wildcard jvm-config/src/lineagequality/*.java)
 APT_STAMP := .stamp-system
 VENV_STAMP := $(VENV)/.stamp-install
 
-.PHONY: demo test lint typecheck unit e2e bench bench-peers system venv jars clean
+.PHONY: demo test lint typecheck unit e2e bench bench-peers system venv jars test-jars clean
 
 demo: system venv jars
 	$(VENV)/bin/lineage-quality demo
 
-test: system venv jars
+test: system venv jars test-jars
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/mypy
 	$(PY) -m pytest tests
@@ -58,6 +58,13 @@ jars: $(LISTENER_JAR) $(ENGINE_JAR)
 $(LISTENER_JAR): jvm-config/pom.xml
 	mvn -q -B -f jvm-config/pom.xml dependency:copy-dependencies
 	@test -f $@ && touch $@
+
+# Test-only jars (s3proxy, hadoop-aws + AWS SDK for the deployment tests), never shipped.
+TEST_JARS_STAMP := jvm-config/test-jars/.stamp
+test-jars: $(TEST_JARS_STAMP)
+$(TEST_JARS_STAMP): jvm-config/test-pom.xml
+	mvn -q -B -f jvm-config/test-pom.xml dependency:copy-dependencies
+	@touch $@
 
 # The engine's JVM helpers (the pattern DFA), compiled against the Spark jars pyspark ships.
 $(ENGINE_JAR): $(ENGINE_SRC) $(VENV_STAMP)
