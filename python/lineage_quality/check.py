@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from lineage_quality.contracts import BoundRules, load_file
 from lineage_quality.contracts.shacl import ShaclOptions
-from lineage_quality.errors import ContractError
+from lineage_quality.errors import ContractError, SparkStartError
+from lineage_quality.jvm_output import JvmOutput
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
 
@@ -37,26 +36,6 @@ def select(
         return matching[0]
     names = ", ".join(b.object_name for b in bindings) or "none"
     raise ContractError(source, f"the contract describes several datasets ({names}): use --object")
-
-
-@contextlib.contextmanager
-def jvm_output_to_stderr() -> Iterator[None]:
-    """While Spark starts, file descriptor 1 is stderr: the JVM PySpark launches inherits it and
-    keeps it, so what it prints (Ivy's `:: loading settings ::` for spark.jars.packages, a
-    library's banner) never mixes with the report on stdout (`--output json` stays JSON)."""
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:  # no stdout at all: nothing to keep clean
-        yield
-        return
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 class Progress:
@@ -124,8 +103,16 @@ def run_check(
             else ""
         )
         err.write(f"lineage-quality: warning: {contract} declares no rules{hint}\n")
-    with jvm_output_to_stderr():
-        spark = evaluator_session(master, spark_conf)
+    jvm = JvmOutput()
+    try:
+        with jvm.starting():
+            spark = evaluator_session(master, spark_conf)
+    except SparkStartError as exc:
+        reason = jvm.reason()  # the JVM's own words beat PySpark's "gateway exited"
+        if reason is None:
+            raise
+        raise SparkStartError(exc.args[0], reason) from exc
+    jvm.started()
     spark.sparkContext.setLogLevel("ERROR")
     df = read_location(spark, dataset, fmt or chosen.format)
     label = f"checking {len(chosen.rules)} rules on {dataset}"

@@ -285,6 +285,21 @@ def _check(args: argparse.Namespace) -> int:
     )
 
 
+def _bindings(args: argparse.Namespace) -> int:
+    import json
+
+    from lineage_quality.bindings_report import read_events, seen_datasets, to_json, to_text
+    from lineage_quality.contracts import load_contracts
+
+    bindings = load_contracts(args.contracts, shacl=_shacl_options(args))
+    seen = seen_datasets(bindings, read_events(Path(args.events)))
+    if args.output == "json":
+        print(json.dumps(to_json(seen), indent=2))
+    else:
+        print(to_text(seen))
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from lineage_quality.demo import run_demo
 
@@ -370,7 +385,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="openlineage.yml saying where to forward (else the usual lookup)",
     )
-    serve.add_argument("--spark-master", help="Spark master for evaluation (default local[*])")
+    serve.add_argument(
+        "--spark-master",
+        help="Spark master for evaluation: the same as --spark-conf spark.master=... "
+        "(default local[*]; on spark:// at most 2 cores unless spark.cores.max says more)",
+    )
     _add_spark_conf_options(serve)
     _add_shacl_flags(serve)
     serve.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
@@ -475,9 +494,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--object", help="schema object / SHACL dataset to use when there are several"
     )
     _add_shacl_flags(check)
-    check.add_argument("--spark-master", help="default local[*]")
+    check.add_argument(
+        "--spark-master", help="the same as --spark-conf spark.master=... (default local[*])"
+    )
     _add_spark_conf_options(check)
     check.set_defaults(func=_check)
+
+    bindings = sub.add_parser(
+        "bindings",
+        help="which datasets of recorded events bind to which rules, and why others do not",
+    )
+    bindings.add_argument(
+        "--contracts", action="append", required=True, metavar="PATH",
+        help="contract file or folder (repeatable, as serve takes them)",
+    )  # fmt: skip
+    bindings.add_argument(
+        "--events", required=True, metavar="FILE",
+        help="OpenLineage events: JSON lines (the file transport's output) or a JSON array",
+    )  # fmt: skip
+    bindings.add_argument("--output", choices=["text", "json"], default="text")
+    _add_shacl_flags(bindings)
+    bindings.set_defaults(func=_bindings)
 
     demo = sub.add_parser("demo", help="run the bundled pipeline end to end (file sink)")
     demo.add_argument("--output-dir", help="default: demo-output/ in the checkout")

@@ -36,7 +36,10 @@ class ConfigError(LineageQualityError):
 
 class SparkStartError(ConfigError):
     """The evaluator's SparkSession could not be started: a bad master, setting or JVM; the
-    message says which master and what Spark answered."""
+    message says which master (`args[0]`) and what Spark answered (`args[1]`)."""
+
+    def __str__(self) -> str:
+        return ": ".join(str(a) for a in self.args)
 
 
 class DatasetError(LineageQualityError):

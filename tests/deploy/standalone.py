@@ -28,7 +28,8 @@ from .processes import (
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
-WORKER_CORES = 2
+# More slots than the machine's 2 cores: an evaluator's default cap (2) must show as a cap.
+WORKER_CORES = 4
 WORKER_MEMORY = "2g"
 START_TIMEOUT_S = 90.0
 START_ATTEMPTS = 3
@@ -54,7 +55,7 @@ class SparkCluster:
         """Settings for a driver (SparkSession builder or spark-submit ``--conf``) on this cluster.
 
         The driver stays on loopback (the host name may resolve elsewhere), executors run this
-        venv's Python, and each application takes one of the Worker's two cores and a quarter of
+        venv's Python, and each application takes one of the Worker's four cores and a quarter of
         its memory, so two applications (a job and an evaluator, say) can run at the same time.
         """
         return {
@@ -201,7 +202,7 @@ def _start_once(base: Path) -> SparkCluster:
 
 @contextlib.contextmanager
 def start_spark_cluster(base: Path) -> Iterator[SparkCluster]:
-    """A Master and one Worker (2 cores, 2 GiB) on free loopback ports, files under ``base``.
+    """A Master and one Worker (4 cores, 2 GiB) on free loopback ports, files under ``base``.
 
     Ready when the Master's JSON lists one ALIVE worker. Retried on fresh ports when a port
     was taken in between; stopped (with every executor) on exit.

@@ -172,10 +172,8 @@ def evaluator_session(
     except Exception as exc:
         text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
         raise SparkStartError(
-            f"cannot start Spark for the evaluator (master {master or DEFAULT_MASTER}): "
-            f"{text[0] if text else type(exc).__name__}"
-            + ("" if len(text) < 2 else f" ({text[-1][:300]})")
-            + "; the JVM's own messages, if any, are above"
+            f"cannot start Spark for the evaluator (master {master or DEFAULT_MASTER})",
+            text[0][:500] if text else type(exc).__name__,
         ) from exc
 
 
