@@ -6,6 +6,7 @@ import enum
 
 import attrs
 
+from lineage_quality.measures import DatasetMeasures
 from lineage_quality.rules import Rule, RuleKind, Unit
 
 # skip_reason of the rules of an output whose run failed: reported in the run's test facet only.
@@ -49,6 +50,10 @@ class RuleResult:
     observed: str | None = None  # a non-numeric observation (a column's type), shown as actual
     quarantine: Quarantined | None = None  # failing rows written aside (action QUARANTINE)
     scope: str | None = None  # which data the verdict covers, where that needs saying
+    # What the evaluation's scan measured on the whole dataset (row count, column statistics):
+    # the same object on every result of one evaluation; None when nothing was scanned. Not
+    # part of the verdict's identity (eq): two results saying the same thing stay equal.
+    measures: DatasetMeasures | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def success(self) -> bool:

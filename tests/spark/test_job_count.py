@@ -108,6 +108,33 @@ def test_with_adaptive_execution_the_data_is_still_read_once(spark: Any, dataset
     assert _input_records(spark) - before == 1000
 
 
+def test_metrics_and_the_profile_ride_the_same_single_job(spark: Any, dataset: Any) -> None:
+    # dataQualityMetrics come from the scan the rules need: no job of their own, profile or not.
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        for profile in (False, True):
+            results: list[Any] = []
+
+            def evaluate(out: list[Any] = results, p: bool = profile) -> None:
+                out.extend(evaluate_dataframe(dataset, ten_rules(), p))
+
+            jobs = _jobs(spark, f"lq-profile-{profile}", evaluate)
+            assert jobs == 1, profile
+            measures = results[0].measures
+            assert measures is not None and measures.rows == 1000
+            assert all(r.measures is measures for r in results)
+            columns = dict(measures.columns)
+            assert columns["id"].nulls == 0 and columns["name"].nulls == 0
+            if profile:
+                assert (columns["score"].min, columns["score"].max) == (0.0, 999.0)
+                assert columns["id"].sum == sum(range(1000)) and columns["kind"].nulls == 0
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+    before = _input_records(spark)
+    evaluate_dataframe(dataset, ten_rules(), profile=True)
+    assert _input_records(spark) - before == 1000  # and the data is read once
+
+
 def test_uniqueness_adds_one_pass_per_key_set(spark: Any, dataset: Any) -> None:
     z = Threshold(Operator.MUST_BE, 0)
     rules = [

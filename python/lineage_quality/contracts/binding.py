@@ -104,6 +104,9 @@ class BoundRules:
     format: str | None = None  # storage format hint from the contract's server, if any
     source: str = ""  # file and key the rules come from, for messages
     tables: tuple[str, ...] = ()  # catalog table identities (`db.table`), matched via symlinks
+    # The contract asks for the profile: every column's cheap metrics in the same scan, for
+    # `dataQualityMetrics` (engine.plan.profile_metrics; docs/metrics.md).
+    profile: bool = False
 
     def matches(self, namespace: str, name: str) -> bool:
         return any(p.matches(namespace, name) for p in self.patterns)

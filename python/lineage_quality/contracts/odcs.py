@@ -33,6 +33,9 @@ _NAME_KEYS = ("openlineage.name", "openlineageName")
 _TABLE_KEYS = ("openlineage.table", "openlineageTable")
 _LOCATION_SERVER_KEYS = ("location", "path")
 _SCHEMA_RULES_KEYS = ("lineageQuality.schemaRules", "lineage-quality.schemaRules")
+_PROFILE_KEYS = ("lineageQuality.profile", "lineage-quality.profile")
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
 
 
 def load_odcs(path: str | os.PathLike[str]) -> list[BoundRules]:
@@ -88,6 +91,7 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
                     for t in (_custom(obj.customProperties, _TABLE_KEYS) or "").split(",")
                     if t.strip()
                 ),
+                profile=_profile(doc, obj, reader, where, root),
             )
         )
     return bindings
@@ -144,6 +148,30 @@ def _schema_rules_enabled(doc: OpenDataContractStandard, obj: SchemaObject) -> b
         if value is not None:
             return value.strip().lower() not in ("false", "no", "off", "0")
     return True
+
+
+def _profile(
+    doc: OpenDataContractStandard,
+    obj: SchemaObject,
+    reader: QualityReader,
+    where: Where,
+    root: Where,
+) -> bool:
+    """`lineageQuality.profile` of the object, else of the contract; off unless asked for. Not
+    a flag read leniently: a misspelt value must not quietly add (or drop) a scan's worth of
+    aggregates."""
+    for props, at in ((obj.customProperties, where), (doc.customProperties, root)):
+        value = _custom(props, _PROFILE_KEYS)
+        if value is None:
+            continue
+        word = value.strip().lower()
+        if word in _TRUE or word in _FALSE:
+            return word in _TRUE
+        raise reader.fail(
+            f"lineageQuality.profile must be true or false, not {value!r}",
+            at.child("customProperties"),
+        )
+    return False
 
 
 def _refuse_nested_rules(prop: SchemaProperty, reader: QualityReader, where: Where) -> None:

@@ -87,6 +87,7 @@ class Plan:
     metrics: tuple[Metric, ...]  # metrics[0] is always ROWS: every verdict needs the row count
     key_sets: tuple[tuple[str, ...], ...]
     steps: tuple[Step, ...]
+    profiled: bool = False  # the profile's metrics are among `metrics`: scan even if no rule needs
 
 
 def resolve_column(name: str, columns: Sequence[str], case_insensitive: bool = True) -> str | None:
@@ -105,6 +106,29 @@ _PER_ROW_RANGES = {
     RuleKind.LENGTH_RANGE: MetricKind.LENGTH_OUT,
     RuleKind.CARDINALITY: MetricKind.CARDINALITY_OUT,
 }
+
+
+def stat_metric(column: str, ctype: str, statistic: str) -> Metric:
+    """The statistic `statistic` of a numeric column: one slot whether a rule or the profile
+    asks for it."""
+    integral = spark_type(ctype).family == "integer"
+    wide = integral and ctype.lower() in ("bigint", "long")
+    return Metric(MetricKind.STAT, column, arg=statistic, integral=integral, wide=wide)
+
+
+# The profile's statistics of a numeric column: cheap streaming aggregates (no sort, no sketch),
+# each one more buffer slot in the same scan.
+PROFILE_STATISTICS = ("min", "max", "sum")
+
+
+def profile_metrics(schema: Sequence[tuple[str, str]]) -> list[Metric]:
+    """The opt-in profile: every column's null count, and min, max and sum of numeric ones."""
+    out: list[Metric] = []
+    for column, ctype in schema:
+        out.append(Metric(MetricKind.NULLS, column))
+        if is_numeric(ctype):
+            out.extend(stat_metric(column, ctype, arg) for arg in PROFILE_STATISTICS)
+    return out
 
 
 def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
@@ -131,9 +155,7 @@ def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
     if kind is RuleKind.VALUE_RANGE:
         return Metric(MetricKind.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
     if kind is RuleKind.STATISTIC:
-        integral = spark_type(ctype).family == "integer"
-        wide = integral and ctype.lower() in ("bigint", "long")
-        return Metric(MetricKind.STAT, column, arg=rule.statistic, integral=integral, wide=wide)
+        return stat_metric(column, ctype, rule.statistic or "")
     if kind in _PER_ROW_RANGES:
         return Metric(
             _PER_ROW_RANGES[kind],
@@ -193,8 +215,11 @@ def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
     return attrs.evolve(result, observed=actual, row_count=None)
 
 
-def build_plan(rules: Iterable[Rule], schema: Sequence[tuple[str, str]]) -> Plan:
-    """`schema` is the dataset's (column name, Spark simpleString type) in order."""
+def build_plan(
+    rules: Iterable[Rule], schema: Sequence[tuple[str, str]], profile: bool = False
+) -> Plan:
+    """`schema` is the dataset's (column name, Spark simpleString type) in order. `profile` adds
+    the cheap metrics of every column (`profile_metrics`) to the same fused aggregation."""
     rules = list(rules)
     columns = [n for n, _ in schema]
     types = dict(schema)
@@ -208,10 +233,20 @@ def build_plan(rules: Iterable[Rule], schema: Sequence[tuple[str, str]]) -> Plan
         if rule.kind.is_schema:
             decided[rule.id] = _schema_result(rule, schema)
 
+    # By hash, not a list search: the profile of a wide table brings thousands of metrics.
+    slots: dict[Any, int] = {ROWS: 0}
+
     def slot(metric: Metric) -> int:
-        if metric not in metrics:
+        key: Any = metric
+        try:
+            hash(metric)
+        except TypeError:  # a value list holding lists or maps (YAML allows it): by its text
+            key = repr(metric)
+        found = slots.get(key)
+        if found is None:
+            found = slots[key] = len(metrics)
             metrics.append(metric)
-        return metrics.index(metric)
+        return found
 
     for rule in rules:
         if rule.kind.is_schema:
@@ -248,4 +283,9 @@ def build_plan(rules: Iterable[Rule], schema: Sequence[tuple[str, str]]) -> Plan
                 steps.append(Step(rule, result=error_result(rule, metric)))
             else:
                 steps.append(Step(rule, metric=slot(metric)))
-    return Plan(metrics=tuple(metrics), key_sets=tuple(key_sets), steps=tuple(steps))
+    if profile:
+        for metric in profile_metrics(schema):
+            slot(metric)  # a metric a rule already asked for is not computed twice
+    return Plan(
+        metrics=tuple(metrics), key_sets=tuple(key_sets), steps=tuple(steps), profiled=profile
+    )

@@ -15,18 +15,20 @@ from collections.abc import Sequence
 from functools import reduce
 from typing import Any
 
+import attrs
 from pyspark.sql import DataFrame
 
 from lineage_quality.engine import functions as F
 from lineage_quality.engine.columns import col, is_not_null
 from lineage_quality.engine.expressions import Expr, agg
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts
+from lineage_quality.engine.measures import dataset_measures
 from lineage_quality.engine.patterns import pattern_matches
 from lineage_quality.engine.plan import Metric, MetricKind, Plan, build_plan
 from lineage_quality.engine.row_gates import count_where, gated_counts
 from lineage_quality.engine.shared_columns import Shared, share
 from lineage_quality.engine.sql import run_sql_rule
-from lineage_quality.engine.uniqueness import duplicate_count
+from lineage_quality.engine.uniqueness import KeyCounts, key_counts
 from lineage_quality.engine.verdicts import value_verdict, verdict
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Rule
@@ -257,7 +259,7 @@ def short_error(exc: BaseException) -> str:
 
 
 def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
-    needs_scan = any(s.result is None for s in plan.steps)
+    needs_scan = plan.profiled or any(s.result is None for s in plan.steps)
     values: list[Any | Exception] = _fused(df, plan.metrics) if needs_scan else [0]
     rows = values[0]
     if isinstance(rows, Exception):
@@ -271,12 +273,12 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
                     values[i] = exact[0] if exact is not None else None
                 except Exception as exc:
                     values[i] = exc
-    duplicates: dict[int, int | Exception] = {}
+    counted: dict[int, KeyCounts | Exception] = {}
     for i, keys in enumerate(plan.key_sets):
         try:
-            duplicates[i] = duplicate_count(df, keys, int(rows))
+            counted[i] = key_counts(df, keys, int(rows))
         except Exception as exc:
-            duplicates[i] = exc
+            counted[i] = exc
     results: list[RuleResult] = []
     for step in plan.steps:
         if step.result is not None:
@@ -285,11 +287,13 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
         if step.sql:
             results.append(run_sql_rule(df, step.rule, int(rows)))
             continue
+        measured: Any
         if step.metric is not None:
             measured = values[step.metric]
             metric = plan.metrics[step.metric]
         else:
-            measured = duplicates[step.key_set or 0]
+            key_set = counted[step.key_set or 0]
+            measured = key_set if isinstance(key_set, Exception) else key_set.duplicates
             metric = None
         if isinstance(measured, Exception):
             results.append(error_result(step.rule, f"evaluation failed: {short_error(measured)}"))
@@ -302,14 +306,21 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
             results.append(value_verdict(step.rule, measured, int(rows)))
         else:
             results.append(verdict(step.rule, int(measured), int(rows)))
-    return results
+    if not needs_scan:
+        return results  # decided from the schema alone: nothing was measured
+    # Every result of the evaluation carries the same numbers (see lineage_quality.measures).
+    measures = dataset_measures(plan, values, counted, int(rows), df.columns)
+    return [attrs.evolve(r, measures=measures) for r in results]
 
 
-def evaluate_dataframe(df: DataFrame, rules: Sequence[Rule]) -> list[RuleResult]:
+def evaluate_dataframe(
+    df: DataFrame, rules: Sequence[Rule], profile: bool = False
+) -> list[RuleResult]:
     """Evaluate `rules` on `df`: one scan for the fused metrics plus one per uniqueness key set
-    (plus one query per `type: sql` rule)."""
+    (plus one query per `type: sql` rule). `profile` adds every column's cheap metrics (null
+    count; min, max and sum of numeric columns) to that same scan, for `dataQualityMetrics`."""
     if not rules:
         return []
     schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
-    plan = build_plan(rules, schema)
+    plan = build_plan(rules, schema, profile)
     return run_plan(df, plan)

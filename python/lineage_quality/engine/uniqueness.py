@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from functools import reduce
 from typing import Any
 
+import attrs
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -36,6 +37,20 @@ _HASHABLE = (
 _SELF_HASHED = ("tinyint", "smallint", "int", "bigint")
 
 
+@attrs.frozen
+class KeyCounts:
+    """What a key set's pass counts: `rows` whose key parts are all non-null, and the `distinct`
+    keys among them. The duplicates are the difference; for a one-column key the two are also
+    that column's non-null and distinct counts (its `dataQualityMetrics`)."""
+
+    rows: int
+    distinct: int
+
+    @property
+    def duplicates(self) -> int:
+        return self.rows - self.distinct
+
+
 def col(name: str) -> Column:
     """The column `name` (a dot or a backtick in it is part of the name)."""
     return F.col(quote(name))
@@ -51,6 +66,10 @@ def _not_null(columns: Sequence[str]) -> Column:
 
 def grouped_duplicate_count(df: DataFrame, columns: Sequence[str]) -> int:
     """The plain path: group by the key itself."""
+    return grouped_key_counts(df, columns).duplicates
+
+
+def grouped_key_counts(df: DataFrame, columns: Sequence[str]) -> KeyCounts:
     keys = [col(c) for c in columns]
     # Hash-partitioned on the key first: the grouping then runs once, after the shuffle. Without
     # it Spark pre-aggregates before shuffling, which for near-unique keys (what a uniqueness
@@ -65,7 +84,7 @@ def grouped_duplicate_count(df: DataFrame, columns: Sequence[str]) -> int:
         F.coalesce(F.sum("lq_n"), F.lit(0)).alias("rows"), F.count(F.lit(1)).alias("keys")
     ).first()
     assert row is not None
-    return int(row["rows"]) - int(row["keys"])
+    return KeyCounts(int(row["rows"]), int(row["keys"]))
 
 
 def key_hash(keys: Sequence[Column]) -> Column:
@@ -90,6 +109,13 @@ def hashed_duplicate_count(
     df: DataFrame, columns: Sequence[str], helper: Any, rows: int | None = None
 ) -> int | None:
     """The hashed path; None when too many hashes repeat (the caller runs the plain path)."""
+    counted = hashed_key_counts(df, columns, helper, rows)
+    return None if counted is None else counted.duplicates
+
+
+def hashed_key_counts(
+    df: DataFrame, columns: Sequence[str], helper: Any, rows: int | None = None
+) -> KeyCounts | None:
     names = [f"lq_k{i}" for i in range(len(columns))]
     # A single integer-like key is its own 64-bit "hash": no two keys share one, so the
     # distinct count is exact without a second pass.
@@ -103,11 +129,11 @@ def hashed_duplicate_count(
     distinct = int(summary.distinct())
     total = int(summary.rows())
     if exact:
-        return total - distinct
+        return KeyCounts(total, distinct)
     if summary.overflow():
         return None
     if summary.candidateCount() == 0:
-        return total - distinct
+        return KeyCounts(total, distinct)
     spark = df.sparkSession
     candidates = DataFrame(summary.candidates(spark._jsparkSession), spark).withColumnRenamed(
         "h", "lq_h"
@@ -121,16 +147,21 @@ def hashed_duplicate_count(
     )
     row = per_hash.agg(F.coalesce(F.sum(F.col("lq_keys") - 1), F.lit(0))).first()
     assert row is not None
-    return total - distinct - int(row[0])
+    return KeyCounts(total, distinct + int(row[0]))  # each shared hash hid (keys - 1) keys
 
 
 def duplicate_count(df: DataFrame, columns: Sequence[str], rows: int | None = None) -> int:
     """Non-null rows - distinct keys of `columns`; `rows` (the dataset's row count, when known)
     sizes the hashed path's partitions."""
+    return key_counts(df, columns, rows).duplicates
+
+
+def key_counts(df: DataFrame, columns: Sequence[str], rows: int | None = None) -> KeyCounts:
+    """`duplicate_count`'s two numbers (non-null rows, distinct keys), by the same paths."""
     helper = jvm_helper("KeyHashes", "KEY_HASHES")
     large = rows is None or rows >= HASHED_FROM_ROWS
     if helper is not None and large and _hashable(df, columns):
-        counted = hashed_duplicate_count(df, columns, helper, rows)
+        counted = hashed_key_counts(df, columns, helper, rows)
         if counted is not None:
             return counted
-    return grouped_duplicate_count(df, columns)
+    return grouped_key_counts(df, columns)
