@@ -64,6 +64,18 @@ def test_outputs_get_facets_inputs_get_input_facets_and_run_gets_test_facet() ->
                 "failures": 0,
                 "rowCount": 5,
             },
+            # seed 001's fields beside the spec class's (facets/assertions.py)
+            "failures": 0,
+            "properties": {
+                "ruleId": "n",
+                "metric": "nullValues",
+                "threshold": {"mustBe": 0},
+                "unit": "rows",
+                "action": "BLOCK",
+                "actionFrom": "severity",
+                "severity": "ERROR",
+                "origin": "odcs",
+            },
         }
     ]
     outp = out["outputs"][0]["facets"]["dataQualityAssertions"]["assertions"]

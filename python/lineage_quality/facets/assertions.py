@@ -1,7 +1,16 @@
-"""Results -> openlineage-python facet objects (never our own copies of the spec classes)."""
+"""Results -> openlineage-python facet objects (never our own copies of the spec classes).
+
+Seed 001 gives each assertion two fields that openlineage-python 1.54's `Assertion` does not
+have (nor does the facet's published JSON schema forbid them): top-level `failures` (rows that
+failed) and `properties` (the tool's settings of the assertion). Declaring a class of our own
+with them would be a copy of the spec class that drifts from it, so the assertion is built with
+openlineage-python's class, serialised by its Serde, and the two fields are added to that JSON
+(`assertion_json`); once the class has them, its own values win (`setdefault`).
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +22,7 @@ from openlineage.client.generated.test_run import TestExecution, TestRunFacet
 from openlineage.client.serde import Serde
 
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.rules import Rule
 from lineage_quality.version import PRODUCER
 
 
@@ -84,6 +94,65 @@ def assertions_facet(results: Sequence[RuleResult]) -> DataQualityAssertionsData
     return DataQualityAssertionsDatasetFacet(
         assertions=[assertion(r) for r in results], producer=PRODUCER
     )
+
+
+def failures(result: RuleResult) -> int | None:
+    """Seed 001's `failures`: the rows that failed, for rules that count rows (a schema rule's
+    count is of columns and a statistic's value is no count: they have none)."""
+    return result.failing_rows if result.rule.kind.counts_rows else None
+
+
+def _threshold(rule: Rule) -> dict[str, Any]:
+    t = rule.threshold
+    bound: Any = [t.value, t.high] if t.operator.is_range else t.value
+    return {t.operator.value: bound}
+
+
+def _action_from(rule: Rule) -> str:
+    if rule.action:
+        return "declared"
+    return "severity" if rule.severity else "default"
+
+
+def properties(result: RuleResult) -> dict[str, Any]:
+    """Seed 001's `properties`: how this tool was told to judge the rule. The contract's own
+    words (threshold operator, severity as written) where the assertion's fields are the spec's
+    (`expected`, `severity` as error/warn)."""
+    rule = result.rule
+    out: dict[str, Any] = {
+        "ruleId": rule.id,
+        "metric": rule.kind.value,
+        "threshold": _threshold(rule),
+        "unit": rule.unit.value,
+        "action": rule.effective_action.value,
+        "actionFrom": _action_from(rule),  # declared, by severity, or the default (ALERT)
+    }
+    if rule.severity:
+        out["severity"] = rule.severity
+    out["origin"] = rule.origin
+    if rule.source:
+        # The contract file's name and the key within it; not its folder, which says nothing
+        # to a lineage reader about the rule and much about the evaluator's machine.
+        path, sep, where = rule.source.partition(": ")
+        out["declaredAt"] = os.path.basename(path) + sep + where
+    return out
+
+
+def assertion_json(result: RuleResult) -> dict[str, Any]:
+    """The assertion as JSON, with seed 001's `failures` and `properties` (module docstring)."""
+    out = to_json_dict(assertion(result))
+    counted = failures(result)
+    if counted is not None:
+        out.setdefault("failures", counted)
+    out.setdefault("properties", properties(result))
+    return out
+
+
+def assertions_facet_json(results: Sequence[RuleResult]) -> dict[str, Any]:
+    """`assertions_facet` as the JSON events carry, each assertion as `assertion_json` gives."""
+    out = to_json_dict(DataQualityAssertionsDatasetFacet(assertions=[], producer=PRODUCER))
+    out["assertions"] = [assertion_json(r) for r in results]
+    return out
 
 
 def _test_status(result: RuleResult) -> str:

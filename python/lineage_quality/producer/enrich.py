@@ -3,6 +3,10 @@
 Outputs get the facet under `outputs[i].facets`, inputs under `inputs[i].inputFacets` (where
 Marquez reads both); every result is also listed in the run's `test` facet (TestRunFacet), so
 nothing is lost if a consumer ignores one of the places. Nothing else in the event changes.
+
+What the evaluation's scan measured (results' `measures`) goes beside the assertions as
+`dataQualityMetrics`: the spec's InputDatasetFacet on inputs, its DatasetFacet (the same numbers,
+with `captureDate`) on outputs (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -13,11 +17,19 @@ from typing import Any
 
 import attrs
 
-from lineage_quality.facets import assertions_facet, test_run_facet, to_json_dict
+from lineage_quality.facets import (
+    assertions_facet_json,
+    dataset_metrics_facet,
+    input_metrics_facet,
+    test_run_facet,
+    to_json_dict,
+)
+from lineage_quality.measures import DatasetMeasures
 from lineage_quality.results import NOT_EVALUATED, RuleResult
 from lineage_quality.version import PRODUCER
 
 ASSERTIONS_KEY = "dataQualityAssertions"
+METRICS_KEY = "dataQualityMetrics"
 TEST_RUN_KEY = "test"
 
 
@@ -66,6 +78,24 @@ def _ours(facet: Any) -> bool:
     return isinstance(facet, Mapping) and facet.get("_producer") == PRODUCER
 
 
+def _measures(results: Sequence[RuleResult]) -> DatasetMeasures | None:
+    """The dataset's numbers, if its evaluation scanned it and every result is of that scan (a
+    result of another state of the data, an error replacing them, has none)."""
+    found = {id(r.measures): r.measures for r in results}
+    if len(found) != 1:
+        return None
+    return next(iter(found.values()))
+
+
+def _metrics_json(
+    ref: DatasetRef, measures: DatasetMeasures, event: Mapping[str, Any]
+) -> dict[str, Any]:
+    if ref.role == "inputs":
+        return to_json_dict(input_metrics_facet(measures))
+    when = event.get("eventTime")
+    return to_json_dict(dataset_metrics_facet(measures, when if isinstance(when, str) else None))
+
+
 def enrich(
     event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
 ) -> dict[str, Any]:
@@ -85,7 +115,10 @@ def enrich(
         if not isinstance(facets, dict):
             facets = {}
             dataset[where] = facets
-        _place(facets, ASSERTIONS_KEY, to_json_dict(assertions_facet(rule_results)))
+        _place(facets, ASSERTIONS_KEY, assertions_facet_json(rule_results))
+        measures = _measures(rule_results)
+        if measures is not None:
+            _place(facets, METRICS_KEY, _metrics_json(ref, measures, event))
         run_tests.extend((ref.key, r) for r in rule_results)
     if run_tests:
         run = out.setdefault("run", {})
