@@ -161,3 +161,74 @@ def test_truncate_and_drop_get_no_verdict(modes: dict[str, Any]) -> None:
         assert test["status"] == "skip"
         assert test["params"]["skipReason"] == "DATASET_REMOVED"
         assert f"lifecycleStateChange {state}" in test["params"]["message"]
+
+
+NEAR_MISS = """apiVersion: v3.0.2
+kind: DataContract
+id: near
+version: 1.0.0
+status: active
+schema:
+  - name: appends_relative
+    customProperties:
+      - property: openlineage.namespace
+        value: file
+      - property: openlineage.name
+        value: "modes/appends"
+    quality:
+      - metric: rowCount
+        mustBeGreaterThan: 0
+  - name: ignored_on_s3
+    customProperties:
+      - property: openlineage.namespace
+        value: s3a://lake
+      - property: openlineage.name
+        value: "*/modes/ignored"
+    quality:
+      - metric: rowCount
+        mustBeGreaterThan: 0
+"""
+
+
+def test_bindings_explains_recorded_events(modes: dict[str, Any], tmp_path: Path) -> None:
+    """`lineage-quality bindings` on the events the listener sent: which datasets bind to which
+    rules and by what, and why a contract that nearly binds does not."""
+    import json
+    import subprocess
+    import sys
+
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps(e) + "\n" for e in modes["events"]))
+    (tmp_path / "near.yaml").write_text(NEAR_MISS)
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "lineage_quality.cli", "bindings",
+            "--contracts", str(CONTRACTS), "--contracts", str(tmp_path / "near.yaml"),
+            "--events", str(events), "--output", "json",
+        ],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = {(d["role"], d["name"]): d for d in json.loads(done.stdout)}
+    base = modes["base"]
+    appends = seen[("output", str(base / "appends"))]
+    assert [(b["object"], b["by"]) for b in appends["bound"]] == [
+        ("appends", "path file + */modes/appends")
+    ]
+    table = seen[("output", str(base / "warehouse" / "modes_t"))]
+    assert [(b["object"], b["by"]) for b in table["bound"]] == [
+        ("modes_t", "table default.modes_t")
+    ]
+    assert "default.modes_t" in table["tables"]
+    # a near miss is reported only where nothing binds: `ignored` is bound by the modes contract
+    assert seen[("output", str(base / "ignored"))]["nearly"] == []
+    text = subprocess.run(
+        [
+            sys.executable, "-m", "lineage_quality.cli", "bindings",
+            "--contracts", str(tmp_path / "near.yaml"), "--events", str(events),
+        ],
+        capture_output=True, text=True, timeout=120, check=False,
+    ).stdout  # fmt: skip
+    assert "NEARLY near / appends_relative" in text
+    assert "'*/modes/appends' would bind it" in text
+    assert "NEARLY near / ignored_on_s3" in text and "(another scheme)" in text

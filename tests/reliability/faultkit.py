@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import http.client
 import json
 import os
@@ -56,7 +57,11 @@ def make_event(
         facets["pad"] = {"_producer": TEST_PRODUCER, "_schemaURL": TEST_PRODUCER, "x": "p" * pad}
     event: dict[str, Any] = {
         "eventType": event_type,
-        "eventTime": f"2026-11-22T06:{seq // 60 % 60:02d}:{seq % 60:02d}.000Z",
+        # when it is made: after the data its test wrote (a run cannot have read or written
+        # files modified after its COMPLETE, and the evaluator will not judge those as its data)
+        "eventTime": datetime.datetime.now(datetime.UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z"),
         "producer": TEST_PRODUCER,
         "schemaURL": RUN_EVENT_SCHEMA,
         "run": {"runId": f"00000000-0000-4000-8000-{run:012d}", "facets": facets},

@@ -226,7 +226,7 @@ def test_spark_work_past_cancel_after_is_cancelled(
 
         groups: ClassVar[set[str]] = set()
 
-        def read(self, ref: DatasetRef, facets: Any, fmt: str | None, as_of: Any = None) -> Any:
+        def read(self, ref: DatasetRef, facets: Any, fmt: str | None, *rest: Any) -> Any:
             return self.spark.range(10**13).selectExpr("id")
 
         def cancel(self, job_group: str) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 from lineage_quality.producer import rawjson
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
+from lineage_quality.producer.backoff import FORWARD_BACKOFF, Backoff, refused_for_good
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.evaluation import KILL_AFTER_CANCEL_SECONDS, Evaluation
 from lineage_quality.producer.evaluator import Evaluator
@@ -46,7 +47,7 @@ from lineage_quality.results import RuleResult
 log = logging.getLogger(__name__)
 
 EVALUATED_TYPES = frozenset({"COMPLETE"})
-MAX_BACKOFF = 30.0
+MAX_BACKOFF = FORWARD_BACKOFF.maximum
 DEAD_LETTER_AFTER = 5  # 4xx refusals of one event before it goes to the dead letters
 DEFAULT_WORKERS = 4
 JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
@@ -98,7 +99,7 @@ class Producer:
         evaluation_timeout: float | None = None,
         cancel_after: float | None = None,
         late_event_type: str = "OTHER",
-        retry_initial: float = 0.5,
+        retry_initial: float = FORWARD_BACKOFF.initial,
         retry_max: float = MAX_BACKOFF,
         dead_letter_after: int = DEAD_LETTER_AFTER,
         kill_after_cancel: float = KILL_AFTER_CANCEL_SECONDS,
@@ -127,6 +128,7 @@ class Producer:
         self.late_event_type = late_event_type
         self.retry_initial = retry_initial
         self.retry_max = retry_max
+        self.backoff = Backoff(initial=retry_initial, maximum=retry_max)
         self.counters = Counters()
         kwargs: dict[str, Any] = {"host": host, "port": port, "api_key": api_key}
         if max_body is not None:
@@ -513,7 +515,7 @@ class Producer:
         """Send until the sink takes it (True); False when stopping or when the event went to the
         dead letters (a sink that refused it `dead_letter_after` times with a 4xx: retrying the
         same body cannot succeed, and the run's later events must not wait behind it)."""
-        backoff = self.retry_initial
+        delays = self.backoff.delays()
         attempt = item.attempts
         refusals = 0
         while True:
@@ -524,11 +526,12 @@ class Producer:
                 self.counters.add("forward_failures")
                 self.metrics.forward_failures.inc()
                 self.spool.attempted(item.id)
-                if refused_by_sink(exc):
+                if refused_for_good(exc):
                     refusals += 1
                     if self.dead_letter_after and refusals >= self.dead_letter_after:
                         self._bury(item, f"refused {refusals} times: {_short(exc)}")
                         return False
+                backoff = next(delays)
                 log.warning(
                     "forwarding event %d failed (attempt %d): %s; retrying in %.1fs",
                     item.id,
@@ -539,7 +542,6 @@ class Producer:
                 with self.spool.parked(item.lane):
                     if self._stop.wait(backoff):
                         return False
-                backoff = min(backoff * 2, self.retry_max)
                 continue
             self.counters.add("forwarded")
             self.metrics.events_forwarded.inc()
@@ -563,7 +565,7 @@ class Producer:
         )
 
     def _delete(self, item: SpooledEvent, run_ids: Sequence[str] = (), step: int = 0) -> None:
-        backoff = self.retry_initial
+        delays = self.backoff.delays()
         while True:
             try:
                 self.spool.done(item.id, run_ids, step)
@@ -571,9 +573,8 @@ class Producer:
             except sqlite3.Error as exc:
                 # Not forwarded again by this process; a restart before the delete works would.
                 log.error("event %d was forwarded but not deleted from the spool: %s", item.id, exc)
-                if self._stop.wait(backoff):
+                if self._stop.wait(next(delays)):
                     return
-                backoff = min(backoff * 2, self.retry_max)
 
 
 def _needs_no_parse(item: SpooledEvent) -> bool:
@@ -596,12 +597,7 @@ def _parse(body: str) -> Any:
         return None
 
 
-def refused_by_sink(exc: BaseException) -> bool:
-    """The sink answered the event with a client error (4xx, not 408/429): sending the same body
-    again will be refused again. Outages, 5xx and timeouts are retried for ever."""
-    response = getattr(exc, "response", None)
-    status = getattr(response, "status_code", None)
-    return isinstance(status, int) and 400 <= status < 500 and status not in (408, 429)
+refused_by_sink = refused_for_good  # the sink answered 4xx (not 408/429): see backoff.py
 
 
 def _short(exc: Exception) -> str:
