@@ -51,7 +51,7 @@ venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev,datahub]'
+	$(PIP) install -q -e '.[dev,datahub,postgres]'
 	@touch $@
 
 jars: $(LISTENER_JAR) $(ENGINE_JAR)

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from lineage_quality.contracts import BoundRules, load_file
 from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError, SparkStartError
+from lineage_quality.history.judge import NOT_IN_CHECK, without_history
 from lineage_quality.jvm_output import JvmOutput
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
@@ -122,6 +123,7 @@ def run_check(
             results = evaluate_dataframe(df, list(chosen.rules))
     else:
         results = evaluate_dataframe(df, list(chosen.rules))
+    results = without_history(results, Status.SKIPPED, NOT_IN_CHECK)
     if output == "json":
         out.write(json.dumps(to_json(dataset, results), indent=2) + "\n")
     else:

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lineage_quality.errors import ConfigError, LineageQualityError
+from lineage_quality.history_cli import add_history_flags, history_store
+from lineage_quality.history_cli import add_parser as add_history_parser
 from lineage_quality.logformat import configure as configure_logging
 from lineage_quality.version import __version__
 
@@ -64,7 +66,11 @@ def _serve(args: argparse.Namespace) -> int:
         log.info("removed %s from the environment of the evaluator", ", ".join(scrubbed))
     producer = Producer(
         Evaluator(
-            bindings, master=args.spark_master, conf=spark_conf, quarantine=_quarantine(args)
+            bindings,
+            master=args.spark_master,
+            conf=spark_conf,
+            quarantine=_quarantine(args),
+            history=history_store(args),
         ),
         forwarder,
         Spool(
@@ -474,6 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     datahub.add_argument("--datahub-env", help="dataset URN env (default PROD)")
     datahub.add_argument("--datahub-platform-instance", help="dataset URN platform instance")
     _add_alert_flags(serve)
+    add_history_flags(serve)
     serve.set_defaults(func=_serve)
 
     check = sub.add_parser("check", help="check a dataset against a contract, without lineage")
@@ -515,6 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
     bindings.add_argument("--output", choices=["text", "json"], default="text")
     _add_shacl_flags(bindings)
     bindings.set_defaults(func=_bindings)
+    add_history_parser(sub)
 
     demo = sub.add_parser("demo", help="run the bundled pipeline end to end (file sink)")
     demo.add_argument("--output-dir", help="default: demo-output/ in the checkout")

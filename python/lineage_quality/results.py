@@ -14,6 +14,8 @@ RUN_FAILED = "RUN_FAILED"
 # skip_reason of the rules of an output the run dropped, truncated or renamed: no data of the run
 # to judge there; reported in the run's test facet only.
 DATASET_REMOVED = "DATASET_REMOVED"
+# skip_reason of a history rule with fewer earlier runs than it needs ("needs 5 runs, has 2").
+HISTORY_TOO_SHORT = "HISTORY_TOO_SHORT"
 # Skip reasons of datasets nothing was evaluated on: no dataset facet claims anything about them.
 NOT_EVALUATED = frozenset({RUN_FAILED, DATASET_REMOVED})
 
@@ -50,6 +52,11 @@ class RuleResult:
     observed: str | None = None  # a non-numeric observation (a column's type), shown as actual
     quarantine: Quarantined | None = None  # failing rows written aside (action QUARANTINE)
     scope: str | None = None  # which data the verdict covers, where that needs saying
+    # History rules: what the value was compared with (the band, the previous value), and the
+    # baseline behind it (n, mean, stddev, previous value...) as (key, value) pairs.
+    expected_text: str | None = None
+    baseline: tuple[tuple[str, object], ...] | None = None
+    measured: int | float | None = None  # the metric itself, where `actual` is a change of it
     # What the evaluation's scan measured on the whole dataset (row count, column statistics):
     # the same object on every result of one evaluation; None when nothing was scanned. Not
     # part of the verdict's identity (eq): two results saying the same thing stay equal.
@@ -62,6 +69,8 @@ class RuleResult:
 
     @property
     def expected(self) -> str:
+        if self.expected_text is not None:
+            return self.expected_text
         rule = self.rule
         if rule.kind is RuleKind.COLUMN_TYPE:
             return rule.expected_type or "present"

@@ -25,9 +25,12 @@ from lineage_quality.rules import (
     Unit,
     parse_action,
 )
+from lineage_quality.rules.history import HistoryCheck, parse_history
 from lineage_quality.rules.patterns import pattern_refusal
 
 log = logging.getLogger(__name__)
+
+HISTORY_KEY = "lineageQuality.history"  # a quality entry's custom property: compare with the past
 
 # Library metric names (and the 3.0 / RFC spellings) -> kind.
 METRICS: dict[str, RuleKind] = {
@@ -246,6 +249,21 @@ class QualityReader:
             if problem:  # one ERROR result at evaluation; the contract's other rules still run
                 log.warning("%s: %s: %s", self.source, where, problem)
         action = self._action(q, where)
+        history = self._history(q, where)
+        if history is not None:
+            explicit = self.threshold(q, kind, where)
+            if history.compare.uses_threshold and explicit is None:
+                raise self.fail(
+                    f"a {history.compare.value} history rule needs an operator for the compared "
+                    "quantity (e.g. mustBeBetween: [0.7, 1.3] for relativeChange)",
+                    where,
+                )
+            if not history.compare.uses_threshold and explicit is not None:
+                raise self.fail(
+                    f"a {history.compare.value} history rule takes its band from k, not from "
+                    f"{explicit.operator.value}",
+                    where,
+                )
         unit = _UNITS.get((q.unit or "rows").lower())
         if unit is None:
             raise self.fail(f"unit must be rows or percent, not {q.unit!r}", where.child("unit"))
@@ -272,6 +290,7 @@ class QualityReader:
                 source=f"{self.source}: {where}",
                 origin="odcs",
                 constraint=name,
+                history=history,
                 **fields,
             )
         except ValueError as exc:
@@ -283,6 +302,16 @@ class QualityReader:
             if prop.property in _ACTION_KEYS:
                 try:
                     return parse_action(prop.value).value
+                except ValueError as exc:
+                    raise self.fail(str(exc), where.child("customProperties").child(i)) from exc
+        return None
+
+    def _history(self, q: DataQuality, where: Where) -> HistoryCheck | None:
+        """The entry's `lineageQuality.history` custom property: compare with the past."""
+        for i, prop in enumerate(q.customProperties or []):
+            if prop.property == HISTORY_KEY:
+                try:
+                    return parse_history(prop.value)
                 except ValueError as exc:
                     raise self.fail(str(exc), where.child("customProperties").child(i)) from exc
         return None

@@ -22,6 +22,7 @@ from typing import Any
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
 from lineage_quality.contracts.files import read_contract
+from lineage_quality.contracts.schema_json_history import history_rules
 from lineage_quality.contracts.yaml_lines import LineDict, load_yaml
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.errors import ContractError
@@ -51,7 +52,9 @@ _FIELD_KEYS = frozenset(
         "table",
     }
 )
-_TOP_KEYS = frozenset({"rules", "strict_mode", "case_insensitive", "table", "dataset"})
+_TOP_KEYS = frozenset(
+    {"rules", "strict_mode", "case_insensitive", "table", "dataset", "history"}
+)
 _SEVERITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 _ACTIONS = ("LOG", "ALERT", "BLOCK", "QUARANTINE", "CORRECT", "IGNORE")
 _CATEGORY = {
@@ -137,6 +140,8 @@ def parse_schema_json(text: str, source: str) -> BoundRules:
         field_rules = _field_rules(reader, i, item, case_sensitive=not insensitive)
         declared.append(field_rules[0].columns[0])
         rules.extend(field_rules)
+    if "history" in doc:
+        rules.extend(history_rules(doc["history"], source, case_sensitive=not insensitive))
     if strict:
         rules.append(
             Rule(

@@ -236,6 +236,7 @@ def attach(
     quarantine_max_rows: int = 1000,
     wait_seconds: float = DEFAULT_WAIT_SECONDS,
     hold_seconds: float = DEFAULT_HOLD_SECONDS,
+    history: str | None = None,
 ) -> SparkSession.Builder:
     """Configure `builder` for in-driver quality checks and return it (call `.getOrCreate()`).
 
@@ -246,6 +247,8 @@ def attach(
     .lineage-quality/driver-<pid>.db). `namespace`: the listener's job namespace.
     `quarantine`, `quarantine_max_rows`: where failing rows of QUARANTINE rules go.
     `wait_seconds`: how long the end of the job waits for pending evaluations.
+    `history`: where measured values are kept for history rules (a SQLite path or a
+    postgresql:// URL shared with serve; default history.db beside the spool; "off": none).
     """
     global _attached, _original_stop
     if _attached is not None and not _attached.finished:
@@ -256,6 +259,7 @@ def attach(
     from lineage_quality.contracts import load_contracts
     from lineage_quality.driver.runtime import DriverEvaluator, DriverProducer
     from lineage_quality.engine.quarantine import QuarantineConfig
+    from lineage_quality.history.store import open_history
     from lineage_quality.producer.evaluator import engine_jar
     from lineage_quality.producer.forward import Forwarder
     from lineage_quality.producer.spool import Spool
@@ -273,8 +277,10 @@ def attach(
         # hooks run last-in first-out, so ours runs while Spark is still up.
         atexit.register(_at_exit)
 
+    where = history or str(spool_path.parent / "history.db")
+    store = None if where == "off" else open_history(where)
     producer = DriverProducer(
-        DriverEvaluator(bindings, quarantine_config),
+        DriverEvaluator(bindings, quarantine_config, store),
         forwarder,
         Spool(spool_path),
         api_key=api_key,

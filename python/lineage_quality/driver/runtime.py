@@ -25,6 +25,7 @@ from lineage_quality.contracts import BoundRules
 from lineage_quality.driver.gate import Blocking, blocking
 from lineage_quality.driver.own_runs import OwnRunFilter
 from lineage_quality.engine.quarantine import QuarantineConfig
+from lineage_quality.history.store import HistoryStore
 from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.producer.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.producer.forward import Forwarder
@@ -42,9 +43,12 @@ class DriverEvaluator(Evaluator):
     session does not exist yet when `attach` runs)."""
 
     def __init__(
-        self, bindings: Sequence[BoundRules], quarantine: QuarantineConfig | None = None
+        self,
+        bindings: Sequence[BoundRules],
+        quarantine: QuarantineConfig | None = None,
+        history: HistoryStore | None = None,
     ) -> None:
-        super().__init__(bindings, quarantine=quarantine)
+        super().__init__(bindings, quarantine=quarantine, history=history)
 
     @property
     def spark(self) -> SparkSession:

@@ -39,6 +39,10 @@ def _params(result: RuleResult) -> dict[str, Any]:
         params["skipReason"] = result.skip_reason
     if result.scope:
         params["scope"] = result.scope
+    if result.baseline is not None:
+        params["baseline"] = dict(result.baseline)
+    if result.measured is not None:
+        params["value"] = result.measured
     if result.quarantine is not None:
         where = result.quarantine
         params["quarantine"] = {"path": where.path, "rows": where.rows}

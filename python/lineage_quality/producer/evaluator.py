@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -36,6 +37,8 @@ from lineage_quality.engine.patterns import ENGINE_JAR_NAME
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError, SparkStartError
+from lineage_quality.history.judge import NO_HISTORY_STORE, judge_and_record, without_history
+from lineage_quality.history.store import HistoryStore
 from lineage_quality.producer.enrich import DatasetRef, datasets_of
 from lineage_quality.producer.jvm import forget_dead_jvm, jvm_alive, kill_jvm
 from lineage_quality.producer.written import (
@@ -185,8 +188,10 @@ class Evaluator:
         master: str | None = None,
         conf: Mapping[str, str] | None = None,
         quarantine: QuarantineConfig | None = None,
+        history: HistoryStore | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        self.history = history  # every evaluation's values; history rules read it
         self._conf = dict(conf or {})
         self.quarantine = quarantine
         self._spark = spark
@@ -343,6 +348,10 @@ class Evaluator:
             waiting.wait()
         try:
             results = self._evaluate_dataset(event, ref, groups)
+            if self.history is not None:
+                results = self._against_history(event, ref, results)
+            else:
+                results = without_history(results, Status.ERROR, NO_HISTORY_STORE)
             if not any(r.status is Status.ERROR for r in results):  # errors are tried again
                 with self._memo_lock:
                     self._memo[key] = results
@@ -422,6 +431,26 @@ class Evaluator:
                 return [error_result(r, message) for r in rules]
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}") for r in rules]
+
+    def _against_history(
+        self, event: Mapping[str, Any], ref: DatasetRef, results: list[RuleResult]
+    ) -> list[RuleResult]:
+        """History rules judged on their earlier values; every measured value kept."""
+        assert self.history is not None
+        run_id = str((event.get("run") or {}).get("runId", ""))
+        event_ms = completed_ms(event) or int(time.time() * 1000)
+        dataset = event[ref.role][ref.index]
+        facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
+        version = (facets or {}).get("version") if isinstance(facets, Mapping) else None
+        number = version.get("datasetVersion") if isinstance(version, Mapping) else None
+        return judge_and_record(
+            self.history,
+            ref.key,
+            run_id,
+            event_ms,
+            results,
+            None if number is None else str(number),
+        )
 
     def _table_to_read(
         self,

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from lineage_quality.rules.actions import Action, effective_action, parse_action
+from lineage_quality.rules.history import HistoryCheck
 from lineage_quality.rules.threshold import Threshold
 
 
@@ -102,6 +103,8 @@ class Rule:
     action: str | None = None
     depends_on: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     source: str = ""
+    # A history rule: its measurement is compared with its own earlier ones (rules/history.py)
+    history: HistoryCheck | None = None
 
     def __attrs_post_init__(self) -> None:
         kind = self.kind
@@ -139,6 +142,8 @@ class Rule:
             raise ValueError("a sql rule needs a query")
         if self.action is not None:
             parse_action(self.action)
+        if self.history is not None and kind.is_schema:
+            raise ValueError(f"{kind.value} measures no number to compare with the past")
 
     @property
     def effective_action(self) -> Action:
@@ -199,6 +204,8 @@ class Rule:
             out["caseSensitive"] = True
         out["origin"] = self.origin
         out["ruleId"] = self.id
+        if self.history is not None:
+            out["history"] = self.history.params()
         return out
 
 

@@ -1,0 +1,137 @@
+"""One evaluation against the history: judge its history rules on their earlier values, then
+keep every measured value (one transaction). A store that cannot be read or written makes the
+history rules ERRORs saying so; the other rules' verdicts stand."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import attrs
+
+from lineage_quality.history.store import HistoryStore, Measured
+from lineage_quality.history.verdicts import Point, history_verdict, history_window_ms
+from lineage_quality.results import RuleResult, Status, error_result, skipped_result
+from lineage_quality.rules import Operator
+from lineage_quality.rules.history import Compare
+
+log = logging.getLogger(__name__)
+
+NO_HISTORY_STORE = "no history is kept here (serve --history off): history rules cannot be judged"
+NOT_IN_CHECK = (
+    "history rules are judged where a history is kept (serve, in-driver mode), not by check"
+)
+
+# Runs a freshness rule reads back to find when its value last changed; a longer unchanged
+# streak is dated from the oldest of these (the age is then at least what it says).
+FRESHNESS_LOOKBACK = 10_000
+
+
+def judge_and_record(
+    store: HistoryStore,
+    dataset: str,
+    run_id: str,
+    event_ms: int,
+    results: Sequence[RuleResult],
+    version: str | None = None,
+) -> list[RuleResult]:
+    """`results` with each history rule judged on its past; every PASSED or FAILED value kept."""
+    judged: list[RuleResult] = []
+    try:
+        for result in results:
+            check = result.rule.history
+            if check is None:
+                judged.append(result)
+                continue
+            window = history_window_ms(check)
+            limit = None if window is not None else check.runs * 4 + 10
+            if check.compare is Compare.FRESHNESS:
+                limit = FRESHNESS_LOOKBACK  # the streak of unchanged values may be long
+            past: list[Point] = store.series(
+                dataset,
+                result.rule.id,
+                before_ms=event_ms,
+                limit=limit,
+                since_ms=None if window is None else event_ms - window,
+            )
+            judged.append(history_verdict(result, past, event_ms))
+    except Exception as exc:
+        log.error("history of %s cannot be read: %s", dataset, exc)
+        message = f"the history store cannot be read: {str(exc).splitlines()[0][:300]}"
+        return [error_result(r.rule, message) if r.rule.history else r for r in results]
+    rows = [
+        Measured(
+            dataset=dataset,
+            rule_id=r.rule.id,
+            run_id=run_id,
+            metric=r.rule.kind.value,
+            value=float(value),
+            status=r.status.value,
+            event_ms=event_ms,
+            version=version,
+            lower=band_of(r)[0],
+            upper=band_of(r)[1],
+        )
+        for r in judged
+        if r.status in (Status.PASSED, Status.FAILED)
+        and (value := r.measured if r.measured is not None else r.actual) is not None
+    ]
+    try:
+        store.append(rows)
+    except Exception as exc:
+        log.error("history of %s cannot be written: %s", dataset, exc)
+        note = f"not kept in the history (the store failed: {str(exc).splitlines()[0][:200]})"
+        return [attrs.evolve(r, scope=(r.scope + "; " if r.scope else "") + note) for r in judged]
+    return judged
+
+
+def band_of(result: RuleResult) -> tuple[float | None, float | None]:
+    """The band a verdict held its value to, in the value's own terms: a history rule's mean ±
+    k sd, or its threshold around the previous value; a plain rule's threshold."""
+    baseline = dict(result.baseline or ())
+    if "lower" in baseline and "upper" in baseline:
+        return _num(baseline["lower"]), _num(baseline["upper"])
+    threshold = result.rule.threshold
+    low, high = _bounds(threshold.operator, float(threshold.value), threshold.high)
+    check = result.rule.history
+    if check is None:
+        return low, high
+    previous = _num(baseline.get("previous"))
+    if previous is None or check.compare not in (Compare.ABSOLUTE_CHANGE, Compare.RELATIVE_CHANGE):
+        return None, None
+    if check.compare is Compare.ABSOLUTE_CHANGE:
+        return (None if low is None else previous + low, None if high is None else previous + high)
+    ends = [None if b is None else previous * b for b in (low, high)]
+    if previous < 0:
+        ends.reverse()
+    return ends[0], ends[1]
+
+
+def _bounds(op: Operator, value: float, high: float | None) -> tuple[float | None, float | None]:
+    if op is Operator.BETWEEN:
+        return value, None if high is None else float(high)
+    if op in (Operator.GREATER_THAN, Operator.GREATER_OR_EQUAL):
+        return value, None
+    if op in (Operator.LESS_THAN, Operator.LESS_OR_EQUAL):
+        return None, value
+    if op is Operator.MUST_BE:
+        return value, value
+    return None, None
+
+
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def without_history(results: Sequence[RuleResult], status: Status, why: str) -> list[RuleResult]:
+    """Where no history is kept: each history rule an ERROR (or SKIPPED) saying so, never its
+    threshold applied to the raw measurement."""
+    out = []
+    for r in results:
+        if r.rule.history is None or r.status not in (Status.PASSED, Status.FAILED):
+            out.append(r)
+        elif status is Status.ERROR:
+            out.append(attrs.evolve(error_result(r.rule, why), measured=r.actual))
+        else:
+            out.append(skipped_result(r.rule, "NO_HISTORY", why))
+    return out

@@ -1,0 +1,136 @@
+"""`lineage-quality history`: a dataset's kept measurements as a table, and a chart of one rule.
+
+    lineage-quality history --history .lineage-quality/history.db --dataset file:/lake/orders
+    lineage-quality history --history ... --dataset file:/lake/orders --rule orders.rows \\
+        --since 2026-11-01 --plot orders.html
+
+Without `--rule`, the rules kept for the dataset; with it, the rule's points (time, run, value,
+status, band). `--plot` writes the chart (`.svg`, or `.html` holding it). Text from events
+(dataset names, run ids) is made inert for the terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+from pathlib import Path
+from typing import Any
+
+from lineage_quality.errors import ConfigError
+from lineage_quality.history.chart import page, svg
+from lineage_quality.history.store import HistoryBounds, SqlHistory, open_history
+from lineage_quality.inert import inert
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("history", help="a dataset's measurements over time, and a chart")
+    parser.add_argument(
+        "--history",
+        default=".lineage-quality/history.db",
+        metavar="PATH|URL",
+        help="serve's --history: a SQLite file or a postgresql:// URL",
+    )
+    parser.add_argument("--dataset", help="NAMESPACE:NAME as in the facets (omit: list datasets)")
+    parser.add_argument("--rule", metavar="ID", help="one rule's points (its rule id)")
+    parser.add_argument("--since", metavar="DATE", help="ISO date or time (UTC unless given)")
+    parser.add_argument("--plot", metavar="FILE", help="write the rule's chart: .svg or .html")
+    parser.set_defaults(func=run)
+
+
+def add_history_flags(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group("history", "docs/history.md")
+    group.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="where every evaluation's measured values are kept: a SQLite file (default: "
+        "history.db beside --spool) or a postgresql:// URL shared by several producers; "
+        "'off' keeps none (history rules are then ERRORs saying so)",
+    )
+    group.add_argument(
+        "--history-max-points",
+        type=int,
+        default=HistoryBounds().max_points,
+        metavar="N",
+        help="rows kept at most; past it the oldest expire",
+    )
+    group.add_argument(
+        "--history-retention-days",
+        type=float,
+        default=HistoryBounds().retention_days,
+        metavar="DAYS",
+        help="rows older than this (by event time) expire",
+    )
+
+
+def history_store(args: argparse.Namespace) -> SqlHistory | None:
+    """The store serve's flags name: --history, else history.db beside the spool; None for off."""
+    where = args.history or str(Path(args.spool).parent / "history.db")
+    if where == "off":
+        return None
+    if args.history_max_points < 1 or args.history_retention_days <= 0:
+        raise ConfigError("--history-max-points and --history-retention-days must be positive")
+    return open_history(where, HistoryBounds(args.history_max_points, args.history_retention_days))
+
+
+def _since_ms(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"--since {text!r}: not an ISO date or time") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def run(args: argparse.Namespace) -> int:
+    if (
+        not str(args.history).startswith(("postgres://", "postgresql://"))
+        and not Path(args.history).exists()
+    ):
+        raise ConfigError(f"no history at {args.history} (pass serve's --history)")
+    if args.plot and not args.rule:
+        raise ConfigError("--plot needs --rule: a chart shows one rule's series")
+    if args.plot and Path(args.plot).suffix.lower() not in (".svg", ".html", ".htm"):
+        raise ConfigError(f"--plot {args.plot}: write a .svg or .html file")
+    store = open_history(args.history)
+    try:
+        if not args.dataset:
+            for name, count in store.datasets():
+                print(inert(f"{name}\t{count} point(s)"))
+            return 0
+        if not args.rule:
+            rules = store.rules(args.dataset)
+            if not rules:
+                raise ConfigError(f"nothing kept for dataset {args.dataset!r}")
+            print("rule\tmetric\tpoints")
+            for rule_id, metric, count in rules:
+                print(inert(f"{rule_id}\t{metric}\t{count}"))
+            return 0
+        points = store.series(args.dataset, args.rule, since_ms=_since_ms(args.since))
+        if not points:
+            raise ConfigError(f"no points of rule {args.rule!r} on {args.dataset!r}")
+        print("time\trun\tvalue\tstatus\tband")
+        for p in points:
+            when = datetime.datetime.fromtimestamp(p.event_ms / 1000, datetime.UTC)
+            band = "" if p.lower is None and p.upper is None else f"{_g(p.lower)}..{_g(p.upper)}"
+            print(
+                inert(
+                    f"{when.isoformat(timespec='seconds')}\t{p.run_id}\t{p.value:.6g}\t"
+                    f"{p.status}\t{band}"
+                )
+            )
+        if args.plot:
+            title = f"{args.rule} on {args.dataset}"
+            text = svg(title, points) if args.plot.lower().endswith(".svg") else page(title, points)
+            Path(args.plot).write_text(text, encoding="utf-8")
+            failed = sum(p.status == "FAILED" for p in points)
+            print(f"wrote {args.plot}: {len(points)} point(s), {failed} failed")
+        return 0
+    finally:
+        store.close()
+
+
+def _g(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"

@@ -1,0 +1,115 @@
+"""How a rule compares its measurement with the past (a history rule). No Spark, no store.
+
+A history rule measures what any rule of its metric measures (row count, null count, a statistic,
+...), then compares that value with the values it measured on earlier runs of the same dataset:
+
+- `absoluteChange`: value - previous value, against the rule's threshold (Deequ's
+  AbsoluteChangeStrategy);
+- `relativeChange`: value / previous value, against the threshold (Deequ's
+  RelativeRateOfChangeStrategy: a drop of 40 % is 0.6);
+- `stddev`: within `k` standard deviations of the mean of the last `runs` runs (Deequ's
+  BatchNormalStrategy on that window);
+- `seasonal`: the same, over the runs of the same weekday and hour (UTC) in the last `runs` weeks;
+- `freshness`: seconds since the value last changed (no new rows, no new commits), against the
+  threshold.
+
+With fewer than `min_runs` earlier runs the result is SKIPPED with the reason, never a pass.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+
+class Compare(enum.Enum):
+    ABSOLUTE_CHANGE = "absoluteChange"
+    RELATIVE_CHANGE = "relativeChange"
+    STDDEV = "stddev"
+    SEASONAL = "seasonal"
+    FRESHNESS = "freshness"
+
+    @property
+    def uses_threshold(self) -> bool:
+        """Kinds whose compared quantity is checked against the rule's threshold (the band of
+        stddev and seasonal comes from `k` instead)."""
+        return self not in (Compare.STDDEV, Compare.SEASONAL)
+
+
+# Defaults: the previous run for changes; a week of daily runs for stddev; four weeks for seasonal.
+_DEFAULT_RUNS = {
+    Compare.ABSOLUTE_CHANGE: 1,
+    Compare.RELATIVE_CHANGE: 1,
+    Compare.STDDEV: 7,
+    Compare.SEASONAL: 4,
+    Compare.FRESHNESS: 1,
+}
+MAX_RUNS = 1000  # the longest window a rule may ask for (bounds what one evaluation reads)
+SEASON_TOLERANCE_SECONDS = 1800.0  # a run counts as "the same hour" within half an hour of it
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS:
+        raise ValueError(f"history {name} must be a whole number from 1 to {MAX_RUNS}")
+    return value
+
+
+@attrs.frozen
+class HistoryCheck:
+    compare: Compare
+    runs: int  # the window: earlier runs (stddev), weeks (seasonal)
+    min_runs: int  # fewer earlier runs than this: SKIPPED
+    k: float = 3.0  # standard deviations (stddev, seasonal)
+
+    def describe(self) -> str:
+        if self.compare is Compare.STDDEV:
+            return f"within {self.k:g} sd of the last {self.runs} runs"
+        if self.compare is Compare.SEASONAL:
+            return f"within {self.k:g} sd of the same weekday and hour, last {self.runs} weeks"
+        return {
+            Compare.ABSOLUTE_CHANGE: "change from the previous run",
+            Compare.RELATIVE_CHANGE: "ratio to the previous run",
+            Compare.FRESHNESS: "seconds since the value last changed",
+        }[self.compare]
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "compare": self.compare.value,
+            "runs": self.runs,
+            "minRuns": self.min_runs,
+            **({"k": self.k} if not self.compare.uses_threshold else {}),
+        }
+
+
+def parse_history(value: Any) -> HistoryCheck:
+    """The `lineageQuality.history` custom property (ODCS) or `history` key (JSON rules):
+    `{compare: stddev, runs: 7, k: 3, minRuns: 5}`, or just the compare name."""
+    if isinstance(value, str):
+        value = {"compare": value}
+    if not isinstance(value, Mapping):
+        raise ValueError("history must be an object such as {compare: stddev, runs: 7}")
+    unknown = sorted(str(k) for k in value if k not in ("compare", "runs", "minRuns", "k"))
+    if unknown:
+        raise ValueError(f"unknown history key(s) {', '.join(unknown)} (compare, runs, minRuns, k)")
+    names = ", ".join(c.value for c in Compare)
+    try:
+        compare = Compare(value.get("compare"))
+    except ValueError:
+        raise ValueError(f"history compare must be one of {names}") from None
+    runs = _positive_int(value.get("runs", _DEFAULT_RUNS[compare]), "runs")
+    if compare in (Compare.STDDEV, Compare.SEASONAL) and runs < 2:
+        raise ValueError("a standard deviation needs a window of at least 2 runs")
+    min_runs = _positive_int(value.get("minRuns", runs), "minRuns")
+    if min_runs > runs:
+        raise ValueError(f"history minRuns ({min_runs}) is more than runs ({runs})")
+    if compare in (Compare.STDDEV, Compare.SEASONAL) and min_runs < 2:
+        raise ValueError("a standard deviation needs minRuns of at least 2")
+    k = value.get("k", 3.0)
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not 0 < k <= 100:
+        raise ValueError("history k must be a number above 0 (standard deviations)")
+    if "k" in value and compare.uses_threshold:
+        raise ValueError(f"history k applies to stddev and seasonal, not {compare.value}")
+    return HistoryCheck(compare, runs, min_runs, float(k))
