@@ -13,6 +13,8 @@ from openlineage.client.transport.file import FileConfig, FileTransport
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool, rawjson
+from lineage_quality.producer.events import now_iso
+from lineage_quality.producer.rawjson import JsonNumber
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 
 pytestmark = pytest.mark.spark
@@ -27,8 +29,10 @@ ODD = (
 
 
 def body(event_type: str, dataset: str, run: str) -> str:
+    # eventTime now: a plain-file dataset is judged on the files its run left by its COMPLETE,
+    # and a fixed past time would make the data written below "later" (an ERROR, no metrics)
     return (
-        '{"eventType": "' + event_type + '", "eventTime": "2026-11-22T06:00:00.000Z",'
+        '{"eventType": "' + event_type + '", "eventTime": "' + now_iso() + '",'
         ' "producer": "https://example.com/p", "schemaURL":'
         ' "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",'
         ' "run": {"runId": "' + run + '", "facets": {"odd": ' + ODD + "}},"
@@ -76,8 +80,10 @@ def test_forwarded_json_is_the_received_json_plus_our_facets(spark: Any, tmp_pat
     sent, got = rawjson.loads(bound), rawjson.loads(second)
     dataset = got["inputs"][0]
     ours = dataset.pop("inputFacets")
-    assert list(ours) == ["dataQualityAssertions"]
+    assert list(ours) == ["dataQualityAssertions", "dataQualityMetrics"]
     assert [a["success"] for a in ours["dataQualityAssertions"]["assertions"]] == [True]
+    metrics = ours["dataQualityMetrics"]
+    assert (metrics["rowCount"], metrics["columnMetrics"]) == (JsonNumber("1"), {})  # rows only
     assert list(got["run"]["facets"].pop("test")["tests"][0]["params"]) != []
     sent["inputs"][0].pop("inputFacets")  # null before: the one place our facet went
     # Everything else equal value for value, numbers as written (JsonNumber compares text).
