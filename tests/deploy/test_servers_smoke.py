@@ -11,7 +11,7 @@ import pytest
 from .metastore import HiveMetastore
 from .processes import PYSPARK_HOME, PYTHON, REPO_ROOT, DriverRun, run_driver
 from .s3server import S3Server, resolve_s3_jars
-from .standalone import SparkCluster, executor_dirs, executor_log
+from .standalone import WORKER_CORES, SparkCluster, executor_dirs, executor_log
 
 JOB = Path(__file__).resolve().parent / "jobs" / "smoke_job.py"
 ENGINE_JAR = REPO_ROOT / "jvm-config" / "jars" / "lineage-quality-engine.jar"
@@ -38,7 +38,7 @@ def test_spark_cluster_runs_the_application_on_its_worker(
         pytest.fail(f"{ENGINE_JAR} is missing: run `make jars`")
     assert spark_cluster.master_url.startswith("spark://127.0.0.1:")
     state = spark_cluster.master_state()
-    assert state["aliveworkers"] == 1 and state["cores"] == 2
+    assert state["aliveworkers"] == 1 and state["cores"] == WORKER_CORES
 
     conf = {**spark_cluster.spark_conf(), "spark.jars": str(ENGINE_JAR)}
     result = _ok(run_driver(JOB, "cluster", conf=conf, cwd=tmp_path))
