@@ -49,6 +49,7 @@ SYSTEMS: dict[str, tuple[str, str]] = {
     "floor_c": ("main", "floor (c): (a) + one groupBy().count() per key set"),
     "ours": ("main", "lineage-quality"),
     "ours_plain": ("main", "lineage-quality, JVM helpers off"),
+    "ours_history": ("main", "lineage-quality, history kept (SQLite)"),
     "pydeequ": ("pydeequ", "PyDeequ"),
     "soda": ("soda", "Soda Core, no samples"),
     "soda_samples": ("soda", "Soda Core, failed-row samples"),
