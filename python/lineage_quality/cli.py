@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from lineage_quality.engine.quarantine import QuarantineConfig
     from lineage_quality.producer.alert_sender import AlertSender
     from lineage_quality.producer.result_sinks import ResultSink
+    from lineage_quality.producer.settings import Settings
 
 log = logging.getLogger("lineage_quality")
 
@@ -64,6 +65,7 @@ def _serve(args: argparse.Namespace) -> int:
     scrubbed = scrub_environment(os.environ)
     if scrubbed:
         log.info("removed %s from the environment of the evaluator", ", ".join(scrubbed))
+    settings = _settings(args, api_key, parse_min_severity(args.alert_min_severity))
     producer = Producer(
         Evaluator(
             bindings,
@@ -73,25 +75,10 @@ def _serve(args: argparse.Namespace) -> int:
             history=history_store(args),
         ),
         forwarder,
-        Spool(
-            args.spool,
-            max_events=args.spool_max_events or None,
-            max_bytes=args.spool_max_bytes or None,
-        ),
-        host=args.host,
-        port=args.port,
-        api_key=api_key,
-        max_body=args.max_body_bytes,
+        Spool(settings.spool, settings),
+        settings,
         result_sinks=result_sinks,
-        workers=args.workers,
-        evaluation_timeout=args.evaluation_timeout or None,
-        cancel_after=args.evaluation_cancel_after or None,
-        dead_letter_after=args.dead_letter_after,
-        kill_after_cancel=args.evaluation_kill_after,
         alerts=alerts,
-        alert_min_rank=parse_min_severity(args.alert_min_severity),
-        marquez_web_url=args.marquez_web_url,
-        warm_evaluator=True,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -103,8 +90,43 @@ def _serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     stop.wait()
-    producer.stop(drain_timeout=args.drain_seconds)
+    producer.stop(drain_timeout=settings.drain_seconds)
     return 0
+
+
+def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int) -> Settings:
+    """The producer's settings: every `serve` option that is a setting (see settings.flags),
+    and what the CLI reads elsewhere (the key from the environment, the alert threshold)."""
+    from lineage_quality.producer.settings import Settings, flags
+
+    given = {f.name: getattr(args, f.name) for f in flags()}
+    return Settings(
+        **given,
+        api_key=api_key,
+        alert_min_rank=alert_min_rank,
+        marquez_web_url=args.marquez_web_url,
+    )
+
+
+def _add_settings_flags(
+    serve: argparse.ArgumentParser, groups: dict[str, argparse._ArgumentGroup]
+) -> None:
+    """The options of `serve` that are settings: name, default and help from settings.py."""
+    from lineage_quality.producer.settings import DEFAULTS, flags
+
+    for field in flags():
+        meta = field.metadata
+        where = groups[meta["group"]] if meta["group"] else serve
+        default = getattr(DEFAULTS, field.name)
+        kind = type(default) if default is not None else float
+        where.add_argument(
+            meta["flag"],
+            dest=field.name,
+            type=kind,
+            default=0 if default is None else default,
+            metavar=meta["metavar"],
+            help=meta["help"] or None,
+        )
 
 
 def _spark_conf(args: argparse.Namespace) -> dict[str, str]:
@@ -356,6 +378,12 @@ def _alert_sender(args: argparse.Namespace) -> AlertSender | None:
     return AlertSender(AlertOutbox(outbox_path(args.spool)), webhooks)
 
 
+def _default_spool() -> str:
+    from lineage_quality.producer.settings import DEFAULTS
+
+    return str(DEFAULTS.spool)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lineage-quality", description=__doc__)
     parser.add_argument("--version", action="version", version=__version__)
@@ -376,15 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="contract file or folder (repeatable)",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=5055)
     serve.add_argument(
         "--allow-no-auth",
         action="store_true",
         help="listen on a non-loopback --host without LINEAGE_QUALITY_API_KEY (logged loudly)",
-    )
-    serve.add_argument(
-        "--spool", default=".lineage-quality/spool.db", help="durable event spool (SQLite)"
     )
     serve.add_argument(
         "--openlineage-config",
@@ -398,63 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_spark_conf_options(serve)
     _add_shacl_flags(serve)
-    serve.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
-    serve.add_argument(
-        "--drain-seconds",
-        type=float,
-        default=30.0,
-        help="on shutdown, wait this long for queued events to be forwarded",
-    )
     reliability = serve.add_argument_group("reliability", "docs/reliability.md")
-    reliability.add_argument(
-        "--evaluation-kill-after",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="kill (and replace) the evaluator's own JVM when cancelled work is still running "
-        "this long after its cancel (work that ignores interruption, e.g. a regex)",
-    )
-    reliability.add_argument(
-        "--dead-letter-after",
-        type=int,
-        default=5,
-        metavar="N",
-        help="move an event the sink refused N times with a 4xx to the dead letters (0: never)",
-    )
-    reliability.add_argument(
-        "--spool-max-events",
-        type=int,
-        default=100_000,
-        metavar="N",
-        help="answer 503 past N queued events (default 100000; 0: no bound)",
-    )
-    reliability.add_argument(
-        "--spool-max-bytes",
-        type=int,
-        default=1024**3,
-        metavar="BYTES",
-        help="answer 503 past this many queued bytes (default 1 GiB; 0: no bound)",
-    )
-    reliability.add_argument(
-        "--workers", type=int, default=4, help="events handled at once, one per run (default 4)"
-    )
-    reliability.add_argument(
-        "--evaluation-timeout",
-        type=float,
-        default=300.0,
-        metavar="SECONDS",
-        help="hold a COMPLETE event at most this long for its evaluation, then forward it with "
-        "the rules still running as ERROR; their results follow in an OTHER event "
-        "(default 300; 0: wait as long as it takes)",
-    )
-    reliability.add_argument(
-        "--evaluation-cancel-after",
-        type=float,
-        default=3600.0,
-        metavar="SECONDS",
-        help="cancel the Spark jobs of an evaluation still running after this long "
-        "(default 3600; 0: never)",
-    )
+    _add_settings_flags(serve, {"reliability": reliability})
     quarantine = serve.add_argument_group("quarantine", "docs/quarantine.md")
     quarantine.add_argument(
         "--quarantine",
@@ -545,7 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dead.add_argument("action", choices=["list", "show", "retry", "purge"])
     dead.add_argument("ids", nargs="*", type=int, metavar="ID", help="dead letter ids")
-    dead.add_argument("--spool", default=".lineage-quality/spool.db", help="serve's --spool")
+    dead.add_argument("--spool", default=_default_spool(), help="serve's --spool")
     dead.add_argument("--alerts", action="store_true", help="alerts a webhook kept refusing")
     dead.set_defaults(func=_dead_letters)
     return parser

@@ -20,6 +20,7 @@ from lineage_quality.contracts import load_contracts
 from lineage_quality.errors import ConfigError
 from lineage_quality.inert import inert
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.settings import Settings
 from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
 
 log = logging.getLogger(__name__)
@@ -85,8 +86,7 @@ def run_demo(output_dir: Path | None = None) -> int:
         Evaluator(bindings),
         Forwarder(transport),
         Spool(out / "spool.db"),
-        host="127.0.0.1",
-        port=0,
+        Settings(host="127.0.0.1", port=0),
     )
     producer.start()
     print(f"producer listening on {producer.url}; contracts: {len(bindings)} dataset binding(s)")

@@ -19,6 +19,7 @@ from samples import check_metadata_file
 from lineage_quality.contracts import load_contracts
 from lineage_quality.datahub.config import DataHubConfig, build_sink
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.settings import Settings
 from lineage_quality.sparksubmit import listener_args, spark_submit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -40,7 +41,7 @@ def test_demo_job_assertions_reach_datahub(repo_root: Path, tmp_path: Path) -> N
             Evaluator(bindings),
             Forwarder(transport),
             Spool(out / "spool.db"),
-            port=0,
+            Settings(port=0),
             result_sinks=[sink],
         )
         producer.start()

@@ -17,6 +17,7 @@ from samples import DATASET_URN, REF, check_metadata_file, event, result, rule
 from lineage_quality.datahub.config import DataHubConfig, build_sink
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.service import Producer
+from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.results import RuleResult, Status
 
@@ -55,7 +56,7 @@ def _producer(tmp_path: Path, sinks: list[Any]) -> Producer:
         StubEvaluator(),  # type: ignore[arg-type]
         StubForwarder(),  # type: ignore[arg-type]
         Spool(tmp_path / "spool.db"),
-        port=0,
+        Settings(port=0),
         result_sinks=sinks,
     )
 

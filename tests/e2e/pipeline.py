@@ -12,6 +12,7 @@ from openlineage.client.transport import Transport
 
 from lineage_quality.contracts import load_contracts
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.settings import Settings
 from lineage_quality.sparksubmit import listener_args, spark_submit
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +39,7 @@ def producer_for(spark: Any, transport: Transport, workdir: Path) -> Iterator[Pr
         Evaluator(load_contracts([HERE / "contracts"]), spark=spark),
         Forwarder(transport),
         RecordingSpool(workdir / "spool.db"),
-        port=0,
+        Settings(port=0),
     )
     producer.start()
     try:
@@ -90,7 +91,7 @@ def run_with_producer(
         evaluator,
         Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
         RecordingSpool(workdir / "spool.db"),
-        port=0,
+        Settings(port=0),
     )
     producer.start()
     try:

@@ -28,6 +28,7 @@ from lineage_quality.contracts import load_contracts
 from lineage_quality.producer import Evaluator, Forwarder, Producer
 from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
 from lineage_quality.producer.alert_sender import AlertSender, Webhook
+from lineage_quality.producer.settings import Settings
 from lineage_quality.sparksubmit import listener_args, spark_submit
 
 pytestmark = pytest.mark.e2e
@@ -54,10 +55,8 @@ def make_producer(spark: Any, workdir: Path, hook: FlakyWebhook) -> Producer:
         Evaluator(load_contracts([HERE / "contracts"]), spark=spark),
         Forwarder(sink),
         spool,
-        port=0,
-        api_key=KEY,
+        Settings(port=0, api_key=KEY, marquez_web_url=MARQUEZ_WEB),
         alerts=sender,
-        marquez_web_url=MARQUEZ_WEB,
     )
 
 

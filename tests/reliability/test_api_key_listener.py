@@ -10,6 +10,7 @@ import pytest
 from faultkit import REPO_ROOT, RecordingSink, http_transport, record_fault
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.settings import Settings
 from lineage_quality.sparksubmit import listener_args, spark_submit
 
 pytestmark = pytest.mark.e2e
@@ -28,8 +29,7 @@ def test_listener_with_api_key_auth_is_accepted(
         Evaluator([]),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        port=0,
-        api_key=KEY,
+        Settings(port=0, api_key=KEY),
     )
     producer.start()
     log = tmp_path / "spark-submit.log"

@@ -12,6 +12,8 @@ import pytest
 from faultkit import RecordingSink, Sender, http_transport, make_event, record_fault
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.backoff import Backoff
+from lineage_quality.producer.settings import Settings
 
 BOUND = 20
 EVENTS = 100
@@ -26,10 +28,8 @@ def test_stuck_sink_fills_the_spool_to_its_bound_then_503(
     producer = Producer(
         Evaluator([]),
         Forwarder(http_transport(sink)),
-        Spool(tmp_path / "spool.db", max_events=BOUND, max_bytes=max_bytes),
-        port=0,
-        retry_initial=0.05,
-        retry_max=0.2,
+        Spool(tmp_path / "spool.db", Settings(spool_max_events=BOUND, spool_max_bytes=max_bytes)),
+        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
     )
     producer.start()
     sender = Sender(producer.url)

@@ -19,6 +19,7 @@ from faultkit import RecordingSink, Sender, ServeProcess, http_transport, make_e
 
 from lineage_quality.contracts import load_contracts
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.settings import Settings
 
 pytestmark = pytest.mark.spark
 
@@ -89,7 +90,7 @@ def test_unreadable_datasets_become_error_results_and_the_event_goes_on(
         Evaluator(bindings, spark=spark),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        port=0,
+        Settings(port=0),
     )
     producer.start()
     sender = Sender(producer.url)

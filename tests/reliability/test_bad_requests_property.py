@@ -21,6 +21,7 @@ from openlineage.client.transport import Transport
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.events import EVENT_TYPES
+from lineage_quality.producer.settings import Settings
 
 MAX_BODY = 64 * 1024
 FAMILIES = 5  # per example, 8 or 9 bodies each
@@ -53,9 +54,8 @@ def producer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Producer]:
         producer = Producer(
             Evaluator([]),
             Forwarder(transport),
-            Spool(folder / "spool.db", reserve_bytes=0),
-            port=0,
-            max_body=MAX_BODY,
+            Spool(folder / "spool.db", Settings(spool_reserve_bytes=0)),
+            Settings(port=0, max_body=MAX_BODY),
         )
         producer.start()
         yield producer

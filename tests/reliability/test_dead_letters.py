@@ -15,6 +15,8 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from lineage_quality.cli import main
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.backoff import Backoff
+from lineage_quality.producer.settings import Settings
 
 
 class PickySink:
@@ -65,10 +67,7 @@ def test_a_refused_event_is_moved_aside_and_its_lane_goes_on(
         Evaluator([]),
         Forwarder(HttpTransport(config)),
         Spool(spool_path),
-        port=0,
-        retry_initial=0.05,
-        retry_max=0.1,
-        dead_letter_after=3,
+        Settings(port=0, dead_letter_after=3, retry=Backoff(initial=0.05, maximum=0.1)),
     )
     producer.start()
     try:
@@ -95,7 +94,9 @@ def test_a_refused_event_is_moved_aside_and_its_lane_goes_on(
     assert main(["dead-letters", "retry", str(dead_id), "--spool", str(spool_path)]) == 0
     capsys.readouterr()
     sink.refuse = None
-    producer = Producer(Evaluator([]), Forwarder(HttpTransport(config)), Spool(spool_path), port=0)
+    producer = Producer(
+        Evaluator([]), Forwarder(HttpTransport(config)), Spool(spool_path), Settings(port=0)
+    )
     producer.start()
     try:
         assert producer.spool.wait_empty(timeout=60)

@@ -22,7 +22,9 @@ from faultkit import RecordingSink, Sender, http_transport, key_of, make_event, 
 
 from lineage_quality.contracts import BoundRules, load_contracts
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.backoff import Backoff
 from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.producer.settings import Settings
 from lineage_quality.results import RuleResult, Status
 
 CONTRACT = """\
@@ -110,10 +112,7 @@ def producer_for(
         evaluator,
         Forwarder(http_transport(sink)),
         Spool(spool),
-        port=0,
-        retry_initial=0.05,
-        retry_max=0.2,
-        **options,
+        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2), **options),
     )
     producer.start()
     return producer

@@ -14,6 +14,8 @@ import pytest
 from faultkit import RecordingSink, Sender, http_transport, make_event, record_fault, tmpfs
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.backoff import Backoff
+from lineage_quality.producer.settings import Settings
 
 PAD = 4000  # bytes per event, so a few dozen fill the disk
 MAX_EVENTS = 400
@@ -26,11 +28,15 @@ def full_spool(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Spool
         with tmpfs(disk, "512k") as mounted:
             if not mounted:
                 pytest.skip("mounting a tmpfs is not permitted here (max_page_count covers it)")
-            spool = Spool(disk / "spool.db", reserve_bytes=128 * 1024, reserve_retry=0)
+            spool = Spool(
+                disk / "spool.db", Settings(spool_reserve_bytes=128 * 1024, spool_reserve_retry=0)
+            )
             yield spool
             spool.close()
     else:
-        spool = Spool(disk / "spool.db", reserve_bytes=64 * 1024, reserve_retry=0)
+        spool = Spool(
+            disk / "spool.db", Settings(spool_reserve_bytes=64 * 1024, spool_reserve_retry=0)
+        )
         pages = spool._db.execute("PRAGMA page_count").fetchone()[0]
         spool._db.execute(f"PRAGMA max_page_count={pages + 60}")
         yield spool
@@ -45,9 +51,7 @@ def test_full_disk_gives_503_then_recovers_without_loss(
         Evaluator([]),
         Forwarder(http_transport(sink)),
         full_spool,
-        port=0,
-        retry_initial=0.05,
-        retry_max=0.2,
+        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
     )
     producer.start()
     sender = Sender(producer.url)

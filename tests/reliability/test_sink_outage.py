@@ -14,6 +14,8 @@ from faultkit import (
 )
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.backoff import Backoff
+from lineage_quality.producer.settings import Settings
 
 RUNS, PER_RUN = 5, 10
 
@@ -24,9 +26,7 @@ def test_sink_down_then_up_loses_nothing_and_keeps_run_order(tmp_path: Path) -> 
         Evaluator([]),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        port=0,
-        retry_initial=0.05,
-        retry_max=0.2,
+        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
     )
     producer.start()
     sender = Sender(producer.url)

@@ -12,6 +12,8 @@ from pathlib import Path
 from faultkit import RecordingSink, Sender, check_run_order, http_transport, make_event
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.backoff import Backoff
+from lineage_quality.producer.settings import Settings
 
 WORKERS = 4
 
@@ -23,10 +25,7 @@ def test_a_sink_that_holds_every_request_gets_one_per_worker(tmp_path: Path) -> 
         Evaluator([]),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        port=0,
-        workers=WORKERS,
-        retry_initial=0.05,
-        retry_max=0.2,
+        Settings(port=0, workers=WORKERS, retry=Backoff(initial=0.05, maximum=0.2)),
     )
     producer.start()
     sender = Sender(producer.url)

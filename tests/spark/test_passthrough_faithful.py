@@ -15,6 +15,7 @@ from lineage_quality.contracts.binding import BoundRules, DatasetPattern
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool, rawjson
 from lineage_quality.producer.events import now_iso
 from lineage_quality.producer.rawjson import JsonNumber
+from lineage_quality.producer.settings import Settings
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 
 pytestmark = pytest.mark.spark
@@ -63,7 +64,7 @@ def test_forwarded_json_is_the_received_json_plus_our_facets(spark: Any, tmp_pat
         Evaluator([BoundRules("c", "o", (DatasetPattern("file", str(data)),), (ROWS,))], spark),
         Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
         Spool(tmp_path / "spool.db"),
-        port=0,
+        Settings(port=0),
     )
     unbound = body("COMPLETE", "/not/bound", "0190e6f0-0000-7000-8000-000000000001")
     bound = body("COMPLETE", str(data), "0190e6f0-0000-7000-8000-000000000002")

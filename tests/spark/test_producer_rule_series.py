@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from lineage_quality.contracts import parse_odcs
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.events import now_iso
+from lineage_quality.producer.settings import Settings
 
 pytestmark = [
     pytest.mark.spark,
@@ -76,7 +77,10 @@ def test_glob_bound_datasets_make_one_series_per_rule(spark: Any, tmp_path: Path
         names.append(str(path))
     bindings = parse_odcs(CONTRACT.format(root=tmp_path), str(tmp_path / "c.yaml"))
     producer = Producer(
-        Evaluator(bindings, spark=spark), Forwarder(Sink()), Spool(tmp_path / "spool.db"), port=0
+        Evaluator(bindings, spark=spark),
+        Forwarder(Sink()),
+        Spool(tmp_path / "spool.db"),
+        Settings(port=0),
     )
     event = {
         "eventType": "COMPLETE",

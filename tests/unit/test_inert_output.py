@@ -18,6 +18,7 @@ from lineage_quality import logformat
 from lineage_quality.cli import main
 from lineage_quality.inert import inert
 from lineage_quality.logformat import JsonFormatter, TextFormatter
+from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.report import to_table
 from lineage_quality.results import RuleResult, Status
@@ -81,7 +82,7 @@ def test_dead_letters_list_shows_run_ids_and_reasons_inert(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "spool.db"
-    spool = Spool(path, reserve_bytes=0)
+    spool = Spool(path, Settings(spool_reserve_bytes=0))
     body = json.dumps({"run": {"runId": TITLE}, "job": {"namespace": "n", "name": "j"}})
     event_id = spool.put(body, lane=f"run:{TITLE}")
     spool.dead_letter(event_id, f"refused 5 times: HTTP 400 {FORGED}")

@@ -18,7 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from lineage_quality.logformat import JsonFormatter
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.backoff import Backoff
 from lineage_quality.producer.secrets import RedactingFilter
+from lineage_quality.producer.settings import Settings
 
 KEY = "s3cret-key-for-tests"
 EVENT = {
@@ -37,10 +39,8 @@ def producer(tmp_path: Path) -> Iterator[Producer]:
     p = Producer(
         Evaluator([]),  # no rules: no Spark session is ever started
         Forwarder(sink),
-        Spool(tmp_path / "spool.db", max_events=3),
-        port=0,
-        api_key=KEY,
-        retry_initial=0.05,
+        Spool(tmp_path / "spool.db", Settings(spool_max_events=3)),
+        Settings(port=0, api_key=KEY, retry=Backoff(initial=0.05)),
     )
     p.start()
     yield p

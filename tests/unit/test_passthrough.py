@@ -11,6 +11,7 @@ from pathlib import Path
 from openlineage.client.transport.file import FileConfig, FileTransport
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer.settings import Settings
 
 EVENTS = [
     {
@@ -38,7 +39,7 @@ def test_unbound_events_are_forwarded_unchanged_in_order(tmp_path: Path) -> None
         Evaluator([]),  # no contracts: nothing is bound, Spark is never started
         Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
         Spool(tmp_path / "spool.db"),
-        port=0,
+        Settings(port=0),
     )
     producer.start()
     try:

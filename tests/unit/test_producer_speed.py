@@ -20,6 +20,7 @@ from lineage_quality.producer.forward import Forwarder, RawEvent
 from lineage_quality.producer.http_fast import FastHttp
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.service import refused_by_sink
+from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 
 EVENT = (
@@ -168,7 +169,7 @@ def test_the_receiver_answers_201_and_hands_over_the_parsed_event() -> None:
     import http.client
 
     got: list[tuple[str, dict[str, Any]]] = []
-    receiver = Receiver(lambda _: None, port=0, accept_parsed=lambda t, e: got.append((t, e)))
+    receiver = Receiver(lambda t, e: got.append((t, e)), Settings(port=0))
     receiver.start()
     try:
         conn = http.client.HTTPConnection(*receiver.address, timeout=5)

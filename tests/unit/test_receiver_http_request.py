@@ -18,6 +18,7 @@ from lineage_quality.producer.http_request import (
     read_head,
 )
 from lineage_quality.producer.receiver import Receiver
+from lineage_quality.producer.settings import Settings
 
 
 def head(data: bytes) -> RequestHead | None:
@@ -138,7 +139,10 @@ POST = b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n" % l
 @pytest.fixture
 def receiver() -> Iterator[tuple[Receiver, list[str]]]:
     got: list[str] = []
-    server = Receiver(got.append, port=0, header_timeout=2.0, body_timeout=2.0)
+    server = Receiver(
+        lambda text, _event: got.append(text),
+        Settings(port=0, header_timeout=2.0, body_timeout=2.0),
+    )
     server.start()
     yield server, got
     server.stop()

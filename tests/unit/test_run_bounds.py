@@ -16,6 +16,7 @@ from test_receiver_attacks import raw, request, status
 from lineage_quality.bounds import RunBookBounds
 from lineage_quality.producer.events import InvalidEventError, check_event
 from lineage_quality.producer.receiver import Receiver
+from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 
 HUGE = "r" * 1_500_000  # the attack of issue 27: 1.5 MB run ids
@@ -47,7 +48,7 @@ def uid() -> str:
 @pytest.fixture
 def receiver() -> Iterator[tuple[Receiver, list[str]]]:
     got: list[str] = []
-    r = Receiver(got.append, port=0, api_key=None)
+    r = Receiver(lambda text, _event: got.append(text), Settings(port=0, api_key=None))
     r.start()
     yield r, got
     r.stop()
@@ -80,7 +81,9 @@ def runs_rows(spool: Spool) -> int:
 
 
 def test_run_bookkeeping_never_grows_past_its_bound(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", reserve_bytes=0, runs=RunBookBounds(max_runs=10))
+    spool = Spool(
+        tmp_path / "s.db", Settings(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=10))
+    )
     ids = [uid() for _ in range(40)]
     for run_id in ids:
         spool.put(json.dumps(start(run_id)), [run_id], 0)
@@ -89,7 +92,9 @@ def test_run_bookkeeping_never_grows_past_its_bound(tmp_path: Path) -> None:
     assert spool.run_report(ids[-1]) == (0, [])  # the newest are kept
     assert spool.run_report(ids[0]) is None  # the oldest expired: unknown
     spool.close()
-    reopened = Spool(tmp_path / "s.db", reserve_bytes=0, runs=RunBookBounds(max_runs=5))
+    reopened = Spool(
+        tmp_path / "s.db", Settings(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=5))
+    )
     reopened.run_seen([uid()], 0)  # a smaller bound holds from the next write on
     assert runs_rows(reopened) == 5
     reopened.close()
@@ -97,7 +102,7 @@ def test_run_bookkeeping_never_grows_past_its_bound(tmp_path: Path) -> None:
 
 def test_verdicts_count_against_their_byte_bound_and_expire_whole_runs(tmp_path: Path) -> None:
     bounds = RunBookBounds(max_verdict_bytes=10_000)
-    spool = Spool(tmp_path / "s.db", reserve_bytes=0, runs=bounds)
+    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0, runs=bounds))
     body = json.dumps([{"rule": "r", "status": "FAILED", "message": "x" * 3000}])
     ids = [uid() for _ in range(8)]
     for run_id in ids:
@@ -115,7 +120,9 @@ def test_verdicts_count_against_their_byte_bound_and_expire_whole_runs(tmp_path:
 
 
 def test_a_run_expired_while_its_complete_waited_is_unknown_after(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", reserve_bytes=0, runs=RunBookBounds(max_runs=5))
+    spool = Spool(
+        tmp_path / "s.db", Settings(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=5))
+    )
     waiting = uid()
     event_id = spool.put(json.dumps(start(waiting)), [waiting], +1)
     for _ in range(10):  # other runs push it out
@@ -131,7 +138,9 @@ def test_a_run_expired_while_its_complete_waited_is_unknown_after(tmp_path: Path
 def test_oversized_run_ids_never_reach_the_runs_table(tmp_path: Path) -> None:
     """The issue's attack below the receiver (which refuses them): 40 events whose run, parent
     and root ids are huge made spool.db 355 MB; they are not recorded at all."""
-    spool = Spool(tmp_path / "s.db", reserve_bytes=0, max_bytes=5 * 1024 * 1024)
+    spool = Spool(
+        tmp_path / "s.db", Settings(spool_reserve_bytes=0, spool_max_bytes=5 * 1024 * 1024)
+    )
     for n in range(40):
         ids = [f"{n}-{'r' * 200_000}", f"{n}-{'p' * 200_000}", f"{n}-{'q' * 200_000}"]
         event_id = spool.put(json.dumps(start(uid())), ids, 0)

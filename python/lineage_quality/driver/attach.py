@@ -262,6 +262,7 @@ def attach(
     from lineage_quality.history.store import open_history
     from lineage_quality.producer.evaluator import engine_jar
     from lineage_quality.producer.forward import Forwarder
+    from lineage_quality.producer.settings import Settings
     from lineage_quality.producer.spool import Spool
 
     paths = [contracts] if isinstance(contracts, str | Path) else list(contracts)
@@ -270,7 +271,18 @@ def attach(
     quarantine_config = QuarantineConfig(quarantine, quarantine_max_rows) if quarantine else None
     forwarder = Forwarder(_transport(transport))
     spool_path = Path(spool) if spool else Path(".lineage-quality") / f"driver-{os.getpid()}.db"
+    # Only this process's listener posts to it: a loopback port of its own and a random key.
+    # The job itself waits for the evaluations at its end (`wait_seconds`), so no evaluation
+    # deadline here; the Spark session is the job's, started by the job.
     api_key = secrets.token_urlsafe(24)
+    own = Settings(
+        port=0,
+        api_key=api_key,
+        workers=2,
+        evaluation_timeout=None,
+        cancel_after=None,
+        warm_evaluator=False,
+    )
 
     def first_event() -> None:
         # Registered now, after pyspark's own exit hook (which may kill the JVM it launched):
@@ -282,8 +294,8 @@ def attach(
     producer = DriverProducer(
         DriverEvaluator(bindings, quarantine_config, store),
         forwarder,
-        Spool(spool_path),
-        api_key=api_key,
+        Spool(spool_path, own),
+        own,
         hold_seconds=hold_seconds,
         on_first_event=first_event,
     )

@@ -30,6 +30,7 @@ from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.producer.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.service import JOB_GROUP_PREFIX, Producer
+from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.results import RuleResult
 
@@ -68,11 +69,11 @@ class DriverProducer(Producer):
         evaluator: Evaluator,
         forwarder: Forwarder,
         spool: Spool,
-        api_key: str,
+        settings: Settings,
         hold_seconds: float,
         on_first_event: Callable[[], None],
     ) -> None:
-        super().__init__(evaluator, forwarder, spool, port=0, api_key=api_key, workers=2)
+        super().__init__(evaluator, forwarder, spool, settings)
         self.own_runs = OwnRunFilter(JOB_GROUP_PREFIX, hold_seconds)
         self._filter_lock = threading.Lock()
         self._on_first_event: Callable[[], None] | None = on_first_event

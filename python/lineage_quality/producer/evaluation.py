@@ -3,6 +3,10 @@ stop waiting for it (the deadline), keep what finished, and cancel the rest of t
 
 Results arrive per dataset. `partial()` is what is known now, with every dataset still running
 reported as an ERROR result (never a pass); `final()` is the full answer once `done` is set.
+Spark work still running `cancel_after` seconds after the start is cancelled; work that ignores
+the cancel (java.util.regex never checks for interruption) is ended by killing the evaluator's
+own JVM `kill_after_cancel` seconds later, and the next evaluation starts a new one (both from
+`Settings`).
 """
 
 from __future__ import annotations
@@ -22,9 +26,6 @@ log = logging.getLogger(__name__)
 
 CANCEL_REPEAT_SECONDS = 0.5
 RUN_FAILED_MESSAGE = "the run failed (a FAIL event came first): its outputs were not evaluated"
-# Work that ignores Spark's cancel (java.util.regex never checks for interruption) is ended by
-# killing the evaluator's own JVM this long after the cancel; the next evaluation starts a new one.
-KILL_AFTER_CANCEL_SECONDS = 30.0
 
 
 def _errors(groups: list[BoundRules], message: str) -> list[RuleResult]:
@@ -37,8 +38,8 @@ class Evaluation:
         evaluator: Evaluator,
         event: Mapping[str, Any],
         job_group: str,
-        cancel_after: float | None = None,
-        kill_after_cancel: float = KILL_AFTER_CANCEL_SECONDS,
+        cancel_after: float | None,
+        kill_after_cancel: float,
         run_failed: bool = False,
     ) -> None:
         self.evaluator = evaluator

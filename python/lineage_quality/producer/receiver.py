@@ -34,17 +34,13 @@ from lineage_quality.producer import rawjson
 from lineage_quality.producer.events import InvalidEventError, check_event
 from lineage_quality.producer.http_request import RequestError, RequestHead, read_head
 from lineage_quality.producer.routes import Route
+from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.spool import SpoolFullError
 
 log = logging.getLogger(__name__)
 
 LINEAGE_PATH = "/api/v1/lineage"
 RUNS_PATH = "/api/v1/runs"  # GET /api/v1/runs/{runId}: a run's verdicts (lineage-quality gate)
-DEFAULT_MAX_BODY = 16 * 1024 * 1024
-IDLE_TIMEOUT = 60.0  # seconds a kept-alive connection may wait for its next request
-HEADER_TIMEOUT = 10.0  # seconds from a request's first byte to the end of its headers, in all
-BODY_TIMEOUT = 60.0  # seconds to read the whole body, in all (not per read: no slowloris)
-MAX_CONNECTIONS = 256  # open connections; more are answered 503 at once and closed
 
 
 class RejectedError(Exception):
@@ -257,7 +253,6 @@ class _Connection(socketserver.StreamRequestHandler):
     `http_request.read_head`, answered in one write each."""
 
     server: _Server
-    timeout = IDLE_TIMEOUT  # per read; the reaper enforces the header and body deadlines
     # answers are one write each, but a client's request may be: without this, Nagle + delayed
     # ACK stall kept-alive exchanges by ~40 ms
     disable_nagle_algorithm = True
@@ -269,6 +264,8 @@ class _Connection(socketserver.StreamRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.receiver = self.server.receiver
+        # per read; the reaper enforces the header and body deadlines
+        self.connection.settimeout(self.receiver.settings.idle_timeout)
         with self.receiver._lock:
             self.receiver._connections.add(self.connection)
 
@@ -284,7 +281,7 @@ class _Connection(socketserver.StreamRequestHandler):
 
     def _handle_one(self) -> None:
         # Idle keep-alive: wait for the next request's first byte (per-read timeout).
-        # From that byte on, the headers must all arrive within HEADER_TIMEOUT.
+        # From that byte on, the headers must all arrive within `header_timeout`.
         try:
             first = self.rfile.peek(1)  # type: ignore[attr-defined]  # a BufferedReader
         except (TimeoutError, OSError):
@@ -474,37 +471,31 @@ class _Connection(socketserver.StreamRequestHandler):
 
 class Receiver:
     """Runs the HTTP server on a background thread; `accept` is called with each event's JSON
-    (or, when given, `accept_parsed` with the JSON and the event already parsed from it)."""
+    text and the event parsed from it (validated), and must have stored it when it returns.
+    Reads its part of `settings`: host, port, api_key, max_body, the timeouts, max_connections."""
 
     def __init__(
         self,
-        accept: Callable[[str], None],
-        host: str = "127.0.0.1",
-        port: int = 5055,
-        api_key: str | None = None,
-        max_body: int = DEFAULT_MAX_BODY,
-        header_timeout: float = HEADER_TIMEOUT,
-        body_timeout: float = BODY_TIMEOUT,
-        max_connections: int = MAX_CONNECTIONS,
+        accept: Callable[[str, dict[str, Any]], None],
+        settings: Settings = DEFAULTS,
+        *,
         runs: Callable[[str], tuple[int, dict[str, Any]]] | None = None,
         routes: Mapping[str, Route] | None = None,
         on_refused: Callable[[int], None] | None = None,
-        accept_parsed: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
-        self.take: Callable[[str, dict[str, Any]], None] = accept_parsed or (
-            lambda text, _event: accept(text)
-        )
+        self.take = accept
         self.runs = runs
         self.routes = dict(routes or {})  # e.g. /metrics, /readyz (see routes.py)
         self.on_refused = on_refused  # status of each refused POST, for metrics
-        self.header_timeout = header_timeout
-        self.body_timeout = body_timeout
+        self.settings = settings
+        self.header_timeout = settings.header_timeout
+        self.body_timeout = settings.body_timeout
         self._deadlines: dict[socket.socket, float] = {}
-        self.api_key = api_key
-        self.max_body = max_body
+        self.api_key = settings.api_key
+        self.max_body = settings.max_body
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
-        self._server = _Server(self, (host, port), max_connections)
+        self._server = _Server(self, (settings.host, settings.port), settings.max_connections)
         self._thread: threading.Thread | None = None
         self._reaper: threading.Thread | None = None
         self._stopped = threading.Event()

@@ -30,9 +30,9 @@ from typing import Any
 from lineage_quality.producer import rawjson
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
-from lineage_quality.producer.backoff import FORWARD_BACKOFF, Backoff, refused_for_good
+from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.enrich import DatasetRef, enrich
-from lineage_quality.producer.evaluation import KILL_AFTER_CANCEL_SECONDS, Evaluation
+from lineage_quality.producer.evaluation import Evaluation
 from lineage_quality.producer.evaluator import Evaluator
 from lineage_quality.producer.events import lane_of, late_skeleton, now_iso
 from lineage_quality.producer.forward import Forwarder
@@ -41,15 +41,13 @@ from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
+from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
 from lineage_quality.results import RuleResult
 
 log = logging.getLogger(__name__)
 
 EVALUATED_TYPES = frozenset({"COMPLETE"})
-MAX_BACKOFF = FORWARD_BACKOFF.maximum
-DEAD_LETTER_AFTER = 5  # 4xx refusals of one event before it goes to the dead letters
-DEFAULT_WORKERS = 4
 JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
 _STOP_POLL = 0.5
 LANE_STREAK = 16  # events of one lane a worker handles in a row before it claims afresh
@@ -84,34 +82,22 @@ class Counters:
 
 
 class Producer:
+    """The producer of one `Settings`: its receiver, `settings.workers` workers, and what they
+    share (spool, evaluator, forwarder, metrics). `result_sinks` (e.g. DataHub assertions) and
+    `alerts` (webhooks) get each evaluation's results, on their own threads."""
+
     def __init__(
         self,
         evaluator: Evaluator,
         forwarder: Forwarder,
         spool: Spool,
-        host: str = "127.0.0.1",
-        port: int = 5055,
-        api_key: str | None = None,
-        max_body: int | None = None,
-        result_sinks: Sequence[ResultSink] = (),
+        settings: Settings = DEFAULTS,
         *,
-        workers: int = DEFAULT_WORKERS,
-        evaluation_timeout: float | None = None,
-        cancel_after: float | None = None,
-        late_event_type: str = "OTHER",
-        retry_initial: float = FORWARD_BACKOFF.initial,
-        retry_max: float = MAX_BACKOFF,
-        dead_letter_after: int = DEAD_LETTER_AFTER,
-        kill_after_cancel: float = KILL_AFTER_CANCEL_SECONDS,
+        result_sinks: Sequence[ResultSink] = (),
         alerts: AlertSender | None = None,
-        alert_min_rank: int = 0,
-        marquez_web_url: str | None = None,
-        warm_evaluator: bool = False,
     ) -> None:
-        self.kill_after_cancel = kill_after_cancel
+        self.settings = settings
         self.alerts = alerts  # webhooks; delivered on their own thread, never blocking events
-        self.alert_min_rank = alert_min_rank
-        self.marquez_web_url = marquez_web_url
         self.metrics = Metrics()
         self.metrics.watch_spool(spool.usage)
         if alerts is not None:
@@ -119,35 +105,24 @@ class Producer:
             alerts.on_sent = lambda label: self.metrics.alerts_sent.labels(sink=label).inc()
             alerts.on_failed = lambda label: self.metrics.alerts_failed.labels(sink=label).inc()
         self.evaluator = evaluator
-        self.dead_letter_after = dead_letter_after  # 0: retry refused events for ever
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
         self.forwarder = forwarder
         self.spool = spool
-        self.evaluation_timeout = evaluation_timeout
-        self.cancel_after = cancel_after
-        self.late_event_type = late_event_type
-        self.retry_initial = retry_initial
-        self.retry_max = retry_max
-        self.backoff = Backoff(initial=retry_initial, maximum=retry_max)
         self.counters = Counters()
-        kwargs: dict[str, Any] = {"host": host, "port": port, "api_key": api_key}
-        if max_body is not None:
-            kwargs["max_body"] = max_body
-        self.health = Health(evaluator, spool, warm=warm_evaluator)
+        self.health = Health(evaluator, spool, warm=settings.warm_evaluator)
         self.receiver = Receiver(
-            lambda body: self._accept(body, None),
-            accept_parsed=self._accept,
+            self._accept,
+            settings,
             runs=self.run_status,
             routes=self.health.routes(self.metrics.exposition),
             on_refused=lambda status: self.metrics.events_refused.labels(
                 reason=refusal_reason(status)
             ).inc(),
-            **kwargs,
         )
         self._stop = threading.Event()
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
-            for i in range(max(1, workers))
+            for i in range(max(1, settings.workers))
         ]
         self._running: dict[str, Evaluation] = {}
         self._running_lock = threading.Lock()
@@ -273,7 +248,7 @@ class Producer:
                 release = self._handle(item)
             except Exception:
                 log.exception("unexpected error handling event %d; retrying it", item.id)
-                self._stop.wait(self.retry_initial)
+                self._stop.wait(self.settings.retry.initial)
             finally:
                 if release:
                     # Go on with the lane's next event (no wakeup of another worker), a few in
@@ -350,8 +325,8 @@ class Producer:
             self.evaluator,
             event,
             group,
-            self.cancel_after,
-            self.kill_after_cancel,
+            self.settings.cancel_after,
+            self.settings.kill_after_cancel,
             run_failed=self._run_failed(event),
         )
         with self._running_lock:
@@ -375,8 +350,8 @@ class Producer:
         waited = 0.0
         while not self._stop.is_set():
             step = _STOP_POLL
-            if self.evaluation_timeout is not None:
-                step = min(step, self.evaluation_timeout - waited)
+            if self.settings.evaluation_timeout is not None:
+                step = min(step, self.settings.evaluation_timeout - waited)
             if step <= 0:
                 return evaluation.done.is_set()
             if evaluation.done.wait(step):
@@ -395,7 +370,7 @@ class Producer:
             self._results_ready(event, results)
             return self._keep(item, rawjson.dumps(enrich(event, results)))
 
-        message = f"evaluation timed out after {self.evaluation_timeout:g}s"
+        message = f"evaluation timed out after {self.settings.evaluation_timeout:g}s"
         results, late = evaluation.partial(message)
         if not late:  # every dataset finished just now
             results = evaluation.final()
@@ -409,11 +384,11 @@ class Producer:
             (event.get("job") or {}).get("name"),
             message,
             len(late),
-            self.late_event_type,
+            self.settings.late_event_type,
         )
         body = rawjson.dumps(enrich(event, results))
         self._results_ready(event, results, provisional=late)
-        skeleton, mapping = late_skeleton(event, late, self.late_event_type)
+        skeleton, mapping = late_skeleton(event, late, self.settings.late_event_type)
         try:
             late_id = self.spool.hand_over(item.id, body, rawjson.dumps(skeleton))
         except sqlite3.Error as exc:
@@ -495,7 +470,9 @@ class Producer:
     def _alert(self, event: Mapping[str, Any], results: Results) -> None:
         if self.alerts is None:
             return
-        alerts = alerts_for(event, results, self.alert_min_rank, self.marquez_web_url)
+        alerts = alerts_for(
+            event, results, self.settings.alert_min_rank, self.settings.marquez_web_url
+        )
         if not alerts:
             return
         # An error here propagates: the event is handled again (its results are remembered), so
@@ -515,7 +492,7 @@ class Producer:
         """Send until the sink takes it (True); False when stopping or when the event went to the
         dead letters (a sink that refused it `dead_letter_after` times with a 4xx: retrying the
         same body cannot succeed, and the run's later events must not wait behind it)."""
-        delays = self.backoff.delays()
+        delays = self.settings.retry.delays()
         attempt = item.attempts
         refusals = 0
         while True:
@@ -528,7 +505,10 @@ class Producer:
                 self.spool.attempted(item.id)
                 if refused_for_good(exc):
                     refusals += 1
-                    if self.dead_letter_after and refusals >= self.dead_letter_after:
+                    if (
+                        self.settings.dead_letter_after
+                        and refusals >= self.settings.dead_letter_after
+                    ):
                         self._bury(item, f"refused {refusals} times: {_short(exc)}")
                         return False
                 backoff = next(delays)
@@ -565,7 +545,7 @@ class Producer:
         )
 
     def _delete(self, item: SpooledEvent, run_ids: Sequence[str] = (), step: int = 0) -> None:
-        delays = self.backoff.delays()
+        delays = self.settings.retry.delays()
         while True:
             try:
                 self.spool.done(item.id, run_ids, step)

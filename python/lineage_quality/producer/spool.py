@@ -33,9 +33,9 @@ from typing import Any
 
 import attrs
 
-from lineage_quality.bounds import RunBookBounds
 from lineage_quality.producer.events import lane_of
 from lineage_quality.producer.run_book import RunBook
+from lineage_quality.producer.settings import DEFAULTS, Settings
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,6 @@ HELPER_AFTER = 0.002  # seconds
 EVENT = "event"  # an event as received
 LATE = "late"  # the follow-up carrying results that came after their event was forwarded
 
-DEFAULT_RESERVE = 4 * 1024 * 1024
 # Bodies of events put by this process are also kept in memory, up to this many bytes, until they
 # leave the spool: a worker then takes them without reading the database, and without parsing
 # them when their type needs no evaluation (see `SpooledEvent.event_type`).
@@ -173,23 +172,18 @@ def _lane(body: str) -> str:
 
 
 class Spool:
-    def __init__(
-        self,
-        path: str | Path,
-        max_events: int | None = None,
-        max_bytes: int | None = None,
-        warn_ratio: float = 0.8,
-        reserve_bytes: int = DEFAULT_RESERVE,
-        reserve_retry: float = 1.0,
-        runs: RunBookBounds | None = None,
-    ) -> None:
+    def __init__(self, path: str | Path, settings: Settings = DEFAULTS) -> None:
+        """Open (or create) the spool at `path`, bounded by `settings.spool_*` and `runs`."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.max_events = max_events
-        self.max_bytes = max_bytes
-        self.warn_ratio = warn_ratio
-        self.reserve_bytes = reserve_bytes
-        self.reserve_retry = reserve_retry  # seconds between tries to rewrite the reserve
+        self.max_events = settings.spool_max_events
+        self.max_bytes = settings.spool_max_bytes
+        self.warn_ratio = settings.spool_warn_ratio
+        self.reserve_bytes = reserve_bytes = settings.spool_reserve_bytes
+        runs = settings.runs
+        self.reserve_retry = (
+            settings.spool_reserve_retry
+        )  # seconds between tries to rewrite the reserve
         self._reserve = self.path.with_name(self.path.name + ".reserve")
         self._reserve_tried = 0.0
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
@@ -205,7 +199,7 @@ class Spool:
         self._db.execute(_SCHEMA)
         self._db.execute(_DEAD_LETTERS)
         # the runs API's bookkeeping, in its own tables
-        self._book = RunBook(self._db, self._write, runs or RunBookBounds())
+        self._book = RunBook(self._db, self._write, runs)
         present = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         for name, decl in _COLUMNS.items():
             if name not in present:

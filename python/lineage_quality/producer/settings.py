@@ -1,0 +1,157 @@
+"""Every setting of the producer (`serve`, and the in-driver mode), each with its default, in one
+attrs object: `Settings`.
+
+The CLI builds it from its flags (each flag's default and help are read from here: `flag`
+metadata below), `attach` builds it for the in-driver producer, tests build it with what they
+change. `Producer`, `Receiver` and `Spool` read their part of it; none of them has defaults of its
+own. For every bound, 0 (or None) means "no bound", as on the command line.
+
+The bounds of the stores an event can grow besides the spool (run bookkeeping, alert outbox,
+quarantine) are in `lineage_quality.bounds`; `runs` here is the spool's run bookkeeping's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from lineage_quality.bounds import RunBookBounds
+from lineage_quality.producer.backoff import FORWARD_BACKOFF, Backoff
+
+MIB = 1024 * 1024
+DEFAULT_SPOOL = Path(".lineage-quality/spool.db")
+DEFAULT_RUNS = RunBookBounds()
+
+
+def _none_if_zero(value: Any) -> Any:
+    """0 means "no bound" / "never", as on the command line."""
+    return None if value == 0 else value
+
+
+def _meta(
+    flag: str | None, help: str = "", group: str = "", metavar: str | None = None
+) -> dict[str, Any]:
+    return {"flag": flag, "help": help, "group": group, "metavar": metavar}
+
+
+def _setting(
+    default: Any,
+    flag: str | None = None,
+    help: str = "",
+    group: str = "",
+    metavar: str | None = None,
+    zero_is_none: bool = False,
+    validator: Any = None,
+) -> Any:
+    """An attrs field whose `flag` (when given) is a `serve` option: the CLI adds it with this
+    default and help (`%(default)s` allowed), under the option group `group`."""
+    return attrs.field(
+        default=default,
+        metadata=_meta(flag, help, group, metavar),
+        converter=_none_if_zero if zero_is_none else None,
+        validator=validator,
+        kw_only=True,
+    )
+
+
+_positive = attrs.validators.gt(0)
+_not_negative = attrs.validators.ge(0)
+
+
+def _optional_positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and value <= 0:
+        raise ValueError(f"{attribute.name} must be positive (or 0: none), not {value}")
+
+
+@attrs.frozen
+class Settings:
+    """What one producer does, and how much it may hold. Frozen: `attrs.evolve` to change."""
+
+    # -- the receiver (HTTP) ---------------------------------------------------------------------
+    host: str = _setting("127.0.0.1", "--host", "bind address (default %(default)s)")
+    port: int = _setting(5055, "--port", "port (default %(default)s; 0: any free port)")
+    # the Bearer key senders must present (serve: LINEAGE_QUALITY_API_KEY); never in a repr
+    api_key: str | None = attrs.field(default=None, repr=False, kw_only=True)
+    max_body: int = _setting(
+        16 * MIB, "--max-body-bytes",
+        "largest event body, also once inflated (default %(default)s)",
+        validator=_positive,
+    )  # fmt: skip
+    idle_timeout: float = _setting(60.0, validator=_positive)  # a kept-alive connection, idle
+    header_timeout: float = _setting(10.0, validator=_positive)  # first byte to end of headers
+    body_timeout: float = _setting(60.0, validator=_positive)  # the whole body (no slowloris)
+    max_connections: int = _setting(256, validator=_positive)  # more: 503 at once, closed
+
+    # -- the spool -------------------------------------------------------------------------------
+    spool: Path = attrs.field(
+        default=DEFAULT_SPOOL,
+        metadata=_meta("--spool", "durable event spool (SQLite)", metavar="PATH"),
+        converter=Path,
+        kw_only=True,
+    )
+    spool_max_events: int | None = _setting(
+        100_000, "--spool-max-events",
+        "answer 503 past N queued events (default %(default)s; 0: no bound)",
+        group="reliability", metavar="N", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+    spool_max_bytes: int | None = _setting(
+        1024 * MIB, "--spool-max-bytes",
+        "answer 503 past this many queued bytes (default %(default)s, 1 GiB; 0: no bound)",
+        group="reliability", metavar="BYTES", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+    spool_warn_ratio: float = _setting(0.8, validator=_positive)  # warn once this full
+    # given back when the disk fills up, so forwarded events can still be deleted (0: none)
+    spool_reserve_bytes: int = _setting(4 * MIB, validator=_not_negative)
+    spool_reserve_retry: float = _setting(1.0, validator=_not_negative)  # s between rewrites
+    runs: RunBookBounds = attrs.field(default=DEFAULT_RUNS, kw_only=True)  # runs API
+
+    # -- workers, evaluation, forwarding ---------------------------------------------------------
+    workers: int = _setting(
+        4, "--workers", "events handled at once, one per run (default %(default)s)",
+        group="reliability", validator=_positive,
+    )  # fmt: skip
+    evaluation_timeout: float | None = _setting(
+        300.0, "--evaluation-timeout",
+        "hold a COMPLETE event at most this long for its evaluation, then forward it with the "
+        "rules still running as ERROR; their results follow in an OTHER event (default "
+        "%(default)s; 0: wait as long as it takes)",
+        group="reliability", metavar="SECONDS", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+    cancel_after: float | None = _setting(
+        3600.0, "--evaluation-cancel-after",
+        "cancel the Spark jobs of an evaluation still running after this long (default "
+        "%(default)s; 0: never)",
+        group="reliability", metavar="SECONDS", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+    kill_after_cancel: float = _setting(
+        30.0, "--evaluation-kill-after",
+        "kill (and replace) the evaluator's own JVM when cancelled work is still running this "
+        "long after its cancel (work that ignores interruption, e.g. a regex)",
+        group="reliability", metavar="SECONDS", validator=_positive,
+    )  # fmt: skip
+    late_event_type: str = _setting("OTHER")  # eventType of the follow-up with late results
+    warm_evaluator: bool = _setting(True)  # start the Spark session at start, not at 1st event
+    retry: Backoff = attrs.field(default=FORWARD_BACKOFF, kw_only=True)  # forwarding, deleting
+    dead_letter_after: int = _setting(
+        5, "--dead-letter-after",
+        "move an event the sink refused N times with a 4xx to the dead letters (0: never)",
+        group="reliability", metavar="N", validator=_not_negative,
+    )  # fmt: skip
+    drain_seconds: float = _setting(
+        30.0, "--drain-seconds", "on shutdown, wait this long for queued events to be forwarded",
+        validator=_not_negative,
+    )  # fmt: skip
+
+    # -- alerts (the webhooks themselves are built by the CLI) -----------------------------------
+    alert_min_rank: int = _setting(0)  # alerts.parse_min_severity of --alert-min-severity
+    marquez_web_url: str | None = _setting(None)  # alerts link to the dataset in this UI
+
+
+DEFAULTS = Settings()
+
+
+def flags() -> list[attrs.Attribute[Any]]:
+    """The settings that are `serve` options, in declaration order."""
+    return [f for f in attrs.fields(Settings) if f.metadata.get("flag")]
