@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not args.dataset:
             for name, count in store.datasets():
-                print(inert(f"{name}\t{count} point(s)"))
+                print(f"{inert(name)}\t{count} point(s)")
             return 0
         if not args.rule:
             rules = store.rules(args.dataset)
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError(f"nothing kept for dataset {args.dataset!r}")
             print("rule\tmetric\tpoints")
             for rule_id, metric, count in rules:
-                print(inert(f"{rule_id}\t{metric}\t{count}"))
+                print(f"{inert(rule_id)}\t{inert(metric)}\t{count}")
             return 0
         points = store.series(args.dataset, args.rule, since_ms=_since_ms(args.since))
         if not points:
@@ -115,11 +115,10 @@ def run(args: argparse.Namespace) -> int:
         for p in points:
             when = datetime.datetime.fromtimestamp(p.event_ms / 1000, datetime.UTC)
             band = "" if p.lower is None and p.upper is None else f"{_g(p.lower)}..{_g(p.upper)}"
+            # fields from events made inert one by one: the tabs between them stay tabs
             print(
-                inert(
-                    f"{when.isoformat(timespec='seconds')}\t{p.run_id}\t{p.value:.6g}\t"
-                    f"{p.status}\t{band}"
-                )
+                f"{when.isoformat(timespec='seconds')}\t{inert(p.run_id)}\t{p.value:.6g}\t"
+                f"{inert(p.status)}\t{band}"
             )
         if args.plot:
             title = f"{args.rule} on {args.dataset}"

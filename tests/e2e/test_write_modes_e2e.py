@@ -145,6 +145,26 @@ def test_an_append_read_late_covers_the_dataset_as_of_its_completion(
     assert all(r.scope == scope for r in results)
 
 
+def test_writes_with_equal_statistics_are_judged_each_on_its_own(modes: dict[str, Any]) -> None:
+    """One application overwrote a path twice with the same rows, bytes and files but other
+    values: the second COMPLETE is another write (other files), never the first one's verdict."""
+    path = modes["base"] / "same_stats"
+    first, second = _bound(modes["events"], path)
+    stats = [_output(e, path)["outputFacets"]["outputStatistics"] for e in (first, second)]
+    assert [(s["rowCount"], s["size"], s["fileCount"]) for s in stats] == [
+        (stats[0]["rowCount"], stats[0]["size"], stats[0]["fileCount"])
+    ] * 2  # equal statistics: what the listener gives cannot tell these writes apart
+    one = {
+        a["name"]: a for a in _output(first, path)["facets"]["dataQualityAssertions"]["assertions"]
+    }
+    two = {
+        a["name"]: a for a in _output(second, path)["facets"]["dataQualityAssertions"]["assertions"]
+    }
+    assert one["same_stats_v_is_1"]["params"]["status"] in ("PASSED", "ERROR")
+    assert two["same_stats_v_is_1"]["params"]["status"] == "FAILED"
+    assert two["same_stats_v_is_1"]["actual"] == "5"
+
+
 def test_truncate_and_drop_get_no_verdict(modes: dict[str, Any]) -> None:
     path = modes["base"] / "warehouse" / "modes_gone"
     removing = {

@@ -242,3 +242,22 @@ def test_the_chart_shows_points_band_and_failed_marks() -> None:
     assert marks == ["2027-01-18T08:00:00Z"]  # the day-3 run, and only it
     assert 'data-band-points="5"' in chart
     assert 'data-points="5" data-failed="1"' in chart
+
+
+def test_a_history_rule_builds_its_own_series_from_its_first_run(tmp_path: Path) -> None:
+    """Its first runs are SKIPPED (too little history) but still measured and kept: they are the
+    baseline of the runs after them."""
+    store = open_history(tmp_path / "h.db")
+    rule = _rule({"compare": "stddev", "runs": 3, "k": 3})
+    statuses = []
+    for day, rows in enumerate([100, 102, 98, 101, 60, 99]):
+        (judged,) = judge_and_record(
+            store, "file:/o", f"run-{day}", T0 + day * DAY, [_measured(rule, rows)]
+        )
+        statuses.append(judged.status.value)
+    assert statuses == ["SKIPPED"] * 3 + ["PASSED", "FAILED", "PASSED"]
+    kept = store.series("file:/o", "orders.rows")
+    assert [(p.value, p.status) for p in kept] == [
+        (100.0, "SKIPPED"), (102.0, "SKIPPED"), (98.0, "SKIPPED"), (101.0, "PASSED"),
+        (60.0, "FAILED"), (99.0, "PASSED"),
+    ]  # fmt: skip

@@ -11,7 +11,13 @@ import attrs
 
 from lineage_quality.history.store import HistoryStore, Measured
 from lineage_quality.history.verdicts import Point, history_verdict, history_window_ms
-from lineage_quality.results import RuleResult, Status, error_result, skipped_result
+from lineage_quality.results import (
+    HISTORY_TOO_SHORT,
+    RuleResult,
+    Status,
+    error_result,
+    skipped_result,
+)
 from lineage_quality.rules import Operator
 from lineage_quality.rules.history import Compare
 
@@ -73,8 +79,7 @@ def judge_and_record(
             upper=band_of(r)[1],
         )
         for r in judged
-        if r.status in (Status.PASSED, Status.FAILED)
-        and (value := r.measured if r.measured is not None else r.actual) is not None
+        if _kept(r) and (value := r.measured if r.measured is not None else r.actual) is not None
     ]
     try:
         store.append(rows)
@@ -135,3 +140,11 @@ def without_history(results: Sequence[RuleResult], status: Status, why: str) -> 
         else:
             out.append(skipped_result(r.rule, "NO_HISTORY", why))
     return out
+
+
+def _kept(result: RuleResult) -> bool:
+    """A measurement: PASSED or FAILED, or a history rule SKIPPED for too little history (its
+    value is what the next runs' baselines are made of)."""
+    if result.status in (Status.PASSED, Status.FAILED):
+        return True
+    return result.status is Status.SKIPPED and result.skip_reason == HISTORY_TOO_SHORT

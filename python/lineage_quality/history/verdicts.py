@@ -1,7 +1,8 @@
 """A history rule's verdict: its measurement against the values it measured before. Pure.
 
-The baseline is built from earlier points that PASSED: a run that failed is an anomaly, and one
-anomaly must not make the next, normal run fail too (as Deequ's OnlineNormalStrategy ignores
+The baseline is built from earlier points that did not fail (PASSED, or SKIPPED while the history
+was too short): a run that failed is an anomaly, and one anomaly must not make the next, normal
+run fail too (as Deequ's OnlineNormalStrategy ignores
 anomalies). Freshness reads every measured point: it asks when the value last changed.
 """
 
@@ -27,7 +28,7 @@ class Point:
     run_id: str
     event_ms: int
     value: float
-    status: str  # PASSED / FAILED (errors and skips are not measurements)
+    status: str  # PASSED / FAILED, or SKIPPED (a history rule with too little history yet)
     lower: float | None = None  # the band the verdict used, in the value's terms, if any
     upper: float | None = None
 
@@ -49,7 +50,8 @@ def history_verdict(result: RuleResult, past: Sequence[Point], event_ms: int) ->
         return error_result(result.rule, result.message or "nothing was measured to compare")
     value = result.actual
     earlier = sorted((p for p in past if p.event_ms < event_ms), key=lambda p: p.event_ms)
-    accepted = [p for p in earlier if p.status == Status.PASSED.value]
+    # a run judged too early to compare was a normal measurement: it belongs to baselines
+    accepted = [p for p in earlier if p.status in (Status.PASSED.value, Status.SKIPPED.value)]
     base = attrs.evolve(result, measured=value, failing_rows=result.failing_rows)
     if check.compare in (Compare.ABSOLUTE_CHANGE, Compare.RELATIVE_CHANGE):
         return _change(base, check, value, accepted)

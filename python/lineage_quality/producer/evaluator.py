@@ -334,7 +334,11 @@ class Evaluator:
     ) -> list[RuleResult]:
         """The dataset's results, evaluated once per write: a second COMPLETE for the same
         write (saveAsTable sends two) reuses the first one's results."""
-        key = (evaluation_key(event, ref), tuple(id(g) for g in groups))
+        key = (
+            evaluation_key(event, ref),
+            self._files_left(event, ref, groups),
+            tuple(id(g) for g in groups),
+        )
         while True:
             with self._memo_lock:
                 if key in self._memo:
@@ -431,6 +435,30 @@ class Evaluator:
                 return [error_result(r, message) for r in rules]
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}") for r in rules]
+
+    def _files_left(
+        self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
+    ) -> tuple[tuple[str, int, int], ...] | None:
+        """The files a plain-file output's run left (path, size, time), for telling writes
+        apart: one application may write a path twice with equal statistics, and only the
+        COMPLETEs of one write (saveAsTable's two) see the same files. None where there are no
+        files to tell by (inputs, versioned tables) or they cannot be listed (the evaluation
+        reports that)."""
+        if ref.role != "outputs" or not any(g.matches(ref.namespace, ref.name) for g in groups):
+            return None  # listed only where a contract named the path (never a host or bucket
+            # an event alone names: a table-bound path is checked first, in the evaluation)
+        dataset = event[ref.role][ref.index]
+        facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
+        fmt = next((g.format for g in groups if g.format), None)
+        completed = completed_ms(event)
+        try:
+            if completed is None or is_versioned(ref.namespace, ref.name, facets, fmt):
+                return None
+            listing = list_files(self.spark, location_of(ref.namespace, ref.name))
+        except DatasetError:
+            return None
+        kept = left_by_run(listing, completed).kept
+        return tuple((f.path, f.size, f.modified_ms) for f in kept)
 
     def _against_history(
         self, event: Mapping[str, Any], ref: DatasetRef, results: list[RuleResult]

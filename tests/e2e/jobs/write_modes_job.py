@@ -39,6 +39,9 @@ def main(base: str) -> None:
     spark.sql("INSERT INTO default.modes_t VALUES (100, 1)")
     spark.sql("CREATE TABLE default.modes_u USING parquet AS SELECT id, 1 AS v FROM range(6)")
     spark.sql("INSERT OVERWRITE TABLE default.modes_u SELECT id, 1 AS v FROM range(2)")
+    # two overwrites with equal statistics (rows, bytes, files) but other values: two writes
+    rows(5, 1).write.mode("overwrite").parquet(base + "/same_stats")
+    rows(5, 2).write.mode("overwrite").parquet(base + "/same_stats")
     # TRUNCATE; DROP and re-create under the same name
     rows(4, 1).write.saveAsTable("default.modes_gone")
     spark.sql("TRUNCATE TABLE default.modes_gone")
