@@ -37,8 +37,8 @@ def full_spool(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Spool
         spool = Spool(
             disk / "spool.db", Settings(spool_reserve_bytes=64 * 1024, spool_reserve_retry=0)
         )
-        pages = spool._db.execute("PRAGMA page_count").fetchone()[0]
-        spool._db.execute(f"PRAGMA max_page_count={pages + 60}")
+        pages = spool.store.db.execute("PRAGMA page_count").fetchone()[0]
+        spool.store.db.execute(f"PRAGMA max_page_count={pages + 60}")
         yield spool
         spool.close()
 

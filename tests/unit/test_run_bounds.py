@@ -77,7 +77,7 @@ def test_a_run_id_longer_than_a_uuid_is_refused_with_a_clear_400(
 
 
 def runs_rows(spool: Spool) -> int:
-    return int(spool._db.execute("SELECT count(*) FROM runs").fetchone()[0])
+    return int(spool.store.db.execute("SELECT count(*) FROM runs").fetchone()[0])
 
 
 def test_run_bookkeeping_never_grows_past_its_bound(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_verdicts_count_against_their_byte_bound_and_expire_whole_runs(tmp_path:
     for run_id in ids:
         spool.run_seen([run_id], +1)
         spool.add_verdicts([run_id], body)
-        kept = spool._db.execute("SELECT coalesce(sum(length(body)), 0) FROM run_verdicts")
+        kept = spool.store.db.execute("SELECT coalesce(sum(length(body)), 0) FROM run_verdicts")
         assert kept.fetchone()[0] <= 10_000
     assert spool.run_report(ids[-1]) == (1, [body])
     for run_id in ids[:-3]:

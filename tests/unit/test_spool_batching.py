@@ -16,9 +16,11 @@ from test_spool_and_events import event
 
 from lineage_quality.producer import Evaluator, Producer, Spool
 from lineage_quality.producer import service as service_module
-from lineage_quality.producer import spool as spool_module
 from lineage_quality.producer.settings import Settings
-from lineage_quality.producer.spool import SpoolFullError, _Deletion, _Queued
+from lineage_quality.producer.spool import SpoolFullError
+from lineage_quality.producer.spool import commit as commit_module
+from lineage_quality.producer.spool import index as index_module
+from lineage_quality.producer.spool.commit import Delete, Put
 
 
 def _trace(spool: Spool, begin_seconds: float = 0.0) -> list[str]:
@@ -29,7 +31,7 @@ def _trace(spool: Spool, begin_seconds: float = 0.0) -> list[str]:
         if sql.startswith("BEGIN") and begin_seconds:
             time.sleep(begin_seconds)
 
-    spool._db.set_trace_callback(trace)
+    spool.store.db.set_trace_callback(trace)
     return statements
 
 
@@ -58,7 +60,7 @@ def test_deletes_share_the_puts_commits_and_stay_deleted(tmp_path: Path) -> None
     assert spool.usage()[0] == 60
     spool.close()
     reopened = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
-    ids = {row[0] for row in reopened._db.execute("SELECT id FROM events")}
+    ids = {row[0] for row in reopened.store.db.execute("SELECT id FROM events")}
     assert not ids & set(first)
     assert len(ids) == 60
 
@@ -72,7 +74,7 @@ def test_a_batch_of_deletes_only_is_not_synced_and_a_batch_with_puts_is(tmp_path
     statements.clear()
     spool.put(event("a", 1))
     assert statements[0] == "PRAGMA synchronous=FULL"  # before the put's BEGIN
-    assert spool._durable
+    assert spool.store.durable
 
 
 def test_a_full_disk_refuses_the_puts_of_a_batch_and_still_deletes(
@@ -84,14 +86,14 @@ def test_a_full_disk_refuses_the_puts_of_a_batch_and_still_deletes(
     def full(body: str, lane: str, size: int) -> int:
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(spool, "_insert", full)
-    put = _Queued(event("b", 0), "b", 10, ("b",), 0)
-    deletion = _Deletion(kept, ("a",), -1)
-    with spool._db_lock:
-        spool._commit_queued([put, deletion])
+    monkeypatch.setattr(spool.commit, "_insert", full)
+    put = Put(event("b", 0), "b", 10, ("b",), 0)
+    deletion = Delete(kept, ("a",), -1)
+    with spool.store.db_lock:
+        spool.commit._commit_batch([put, deletion])
     assert isinstance(put.error, SpoolFullError)
     assert deletion.error is None and deletion.settled
-    assert spool._db.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+    assert spool.store.db.execute("SELECT count(*) FROM events").fetchone()[0] == 0
     assert spool.usage()[0] == 0
     assert spool.run_report("a") == (0, [])
 
@@ -100,15 +102,15 @@ def test_an_interrupted_commit_fails_its_puts_and_the_next_put_commits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
-    real = spool._commit_queued
+    real = spool.commit._commit_batch
 
     def interrupted(batch: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(spool, "_commit_queued", interrupted)
+    monkeypatch.setattr(spool.commit, "_commit_batch", interrupted)
     with pytest.raises(KeyboardInterrupt):
         spool.put(event("a", 0))
-    monkeypatch.setattr(spool, "_commit_queued", real)
+    monkeypatch.setattr(spool.commit, "_commit_batch", real)
     assert spool.put(event("a", 1)) > 0  # not left waiting for a commit that never ends
     assert spool.usage()[0] == 1
 
@@ -131,7 +133,7 @@ def test_every_waiting_put_is_woken_once(tmp_path: Path, monkeypatch: pytest.Mon
             self.releases += 1
             self._lock.release()
 
-    monkeypatch.setattr(spool_module, "_waiter", CountingLock)
+    monkeypatch.setattr(commit_module, "_waiter", CountingLock)
 
     def put_ten(t: int) -> None:
         for n in range(10):
@@ -152,8 +154,8 @@ def test_events_put_here_are_taken_from_memory_with_their_type_and_runs(tmp_path
     spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
     body = event("a", 0)
     spool.put(body, ["a", "parent"], 0, "a", "START")
-    real_reader = spool._reader
-    spool._reader = None  # type: ignore[assignment]  # any database read would fail
+    real_reader = spool.store.reader
+    spool.store.reader = None  # type: ignore[assignment]  # any database read would fail
     item = spool.claim(timeout=1)
     assert item is not None
     assert (item.body, item.event_type, item.run_ids, item.enriched, item.attempts) == (
@@ -163,7 +165,7 @@ def test_events_put_here_are_taken_from_memory_with_their_type_and_runs(tmp_path
         False,
         0,
     )
-    spool._reader = real_reader
+    spool.store.reader = real_reader
     spool.attempted(item.id)  # from now on read from the database, with its attempts
     spool.release(item.lane)
     again = spool.claim(timeout=1)
@@ -173,7 +175,7 @@ def test_events_put_here_are_taken_from_memory_with_their_type_and_runs(tmp_path
     spool.release(again.lane)
     spool.put(event("b", 0), ["b"], 0, "b", "START")
     spool.done(again.id)
-    assert len(spool._memory) == 1
+    assert len(spool.index._memory) == 1
     spool.close()
     reopened = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
     after = reopened.claim(timeout=1)
@@ -181,14 +183,14 @@ def test_events_put_here_are_taken_from_memory_with_their_type_and_runs(tmp_path
 
 
 def test_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spool_module, "MEMORY_BYTES", 300)
+    monkeypatch.setattr(index_module, "MEMORY_BYTES", 300)
     spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
     ids = [spool.put(event("a", n), ["a"], 0, "a", "START") for n in range(10)]
-    assert 0 < len(spool._memory) < 10
-    assert spool._memory_bytes <= 300
+    assert 0 < len(spool.index._memory) < 10
+    assert spool.index._memory_bytes <= 300
     for event_id in ids:
         spool.done(event_id)
-    assert spool._memory == {} and spool._memory_bytes == 0
+    assert spool.index._memory == {} and spool.index._memory_bytes == 0
 
 
 def test_a_received_event_of_a_type_never_evaluated_is_forwarded_without_parsing(
@@ -237,30 +239,30 @@ def test_a_received_event_of_a_type_never_evaluated_is_forwarded_without_parsing
 
 def _count_wakes(spool: Spool) -> list[int]:
     woken: list[int] = []
-    real_notify = spool._changed.notify
+    real_notify = spool.lanes.changed.notify
 
     def notify(n: int = 1) -> None:
         woken.append(n)
         real_notify(n)
 
-    spool._changed.notify = notify  # type: ignore[method-assign]
+    spool.lanes.changed.notify = notify  # type: ignore[method-assign]
     return woken
 
 
 def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> None:
     spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
-    spool.helper_after = 3600.0  # no worker counts as slow (see the tests below)
+    spool.lanes.helper_after = 3600.0  # no worker counts as slow (see the tests below)
     spool.put(event("a", 0), ["a"], 0, "a")
     held = spool.claim(timeout=1)
     assert held is not None and held.lane == "a"
     woken = _count_wakes(spool)
     spool.put(event("a", 1), ["a"], 0, "a")  # its lane is held: its worker goes on with it
     assert woken == []
-    spool.helper_after = 0.0  # the worker holding "a" is slow: "b" gets a worker of its own
+    spool.lanes.helper_after = 0.0  # the worker holding "a" is slow: "b" gets a worker of its own
     spool.put(event("b", 0), ["b"], 0, "b")
     assert woken == [1]
     woken.clear()
-    spool.helper_after = 3600.0
+    spool.lanes.helper_after = 3600.0
     spool.done(held.id)
     following = spool.claim_next("a")
     assert following is not None and json.loads(following.body)["n"] == 1
@@ -275,7 +277,7 @@ def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Pa
     spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
     workers: list[str] = []
     emptied: list[str] = []
-    real_workers, real_emptied = spool._changed.notify_all, spool._emptied.notify_all
+    real_workers, real_emptied = spool.lanes.changed.notify_all, spool.lanes.emptied.notify_all
 
     def notify_workers() -> None:
         workers.append("all")
@@ -285,8 +287,8 @@ def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Pa
         emptied.append("all")
         real_emptied()
 
-    spool._changed.notify_all = notify_workers  # type: ignore[method-assign]
-    spool._emptied.notify_all = notify_emptied  # type: ignore[method-assign]
+    spool.lanes.changed.notify_all = notify_workers  # type: ignore[method-assign]
+    spool.lanes.emptied.notify_all = notify_emptied  # type: ignore[method-assign]
     spool.put(event("a", 0), ["a"], 0, "a")
     taken = spool.claim(timeout=1)
     assert taken is not None
@@ -304,7 +306,7 @@ def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Pa
 def _holding_a(tmp_path: Path) -> tuple[Spool, Any, list[int]]:
     """A spool whose one worker holds lane "a" (never slow), and the wakeups from then on."""
     spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
-    spool.helper_after = 3600.0
+    spool.lanes.helper_after = 3600.0
     spool.put(event("a", 0), ["a"], 0, "a")
     held = spool.claim(timeout=1)
     assert held is not None
@@ -320,7 +322,7 @@ def test_another_lane_waits_for_a_worker_about_to_come_back(tmp_path: Path) -> N
     assert spool.claim_next("a") is None
     following = spool.claim(timeout=0)
     assert following is not None and following.lane == "b"
-    spool.helper_after = 0.0  # the same worker, now as slow as a remote sink
+    spool.lanes.helper_after = 0.0  # the same worker, now as slow as a remote sink
     spool.put(event("c", 0), ["c"], 0, "c")
     assert woken == [1]
 
@@ -342,7 +344,7 @@ def test_a_slow_sink_brings_helpers_in_for_events_already_spooled(tmp_path: Path
     spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
     for lane in ("a", "a", "b", "c"):
         spool.put(event(lane, 0), [lane], 0, lane)
-    spool.helper_after = 0.0
+    spool.lanes.helper_after = 0.0
     first = spool.claim(timeout=1)
     assert first is not None and first.lane == "a"
     woken = _count_wakes(spool)
@@ -361,7 +363,7 @@ def test_a_slow_sink_brings_helpers_in_for_events_already_spooled(tmp_path: Path
     for done_with in (third, taken[0]):
         spool.done(done_with.id)
         spool.release(done_with.lane)
-    spool.helper_after = 3600.0  # from here on, a fast sink
+    spool.lanes.helper_after = 3600.0  # from here on, a fast sink
     woken.clear()
     spool.put(event("d", 0), ["d"], 0, "d")
     fourth = spool.claim(timeout=1)

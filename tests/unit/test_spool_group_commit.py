@@ -28,7 +28,7 @@ def _slow_commits(spool: Spool, seconds: float) -> list[str]:
         if sql.startswith("BEGIN"):
             time.sleep(seconds)
 
-    spool._db.set_trace_callback(trace)
+    spool.store.db.set_trace_callback(trace)
     return statements
 
 
@@ -67,7 +67,7 @@ def test_concurrent_puts_share_commits_and_all_survive_a_reopen(tmp_path: Path) 
     assert spool.usage()[0] == 160
     spool.close()
     reopened = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
-    bodies = reopened._db.execute("SELECT id, body FROM events").fetchall()
+    bodies = reopened.store.db.execute("SELECT id, body FROM events").fetchall()
     assert sorted(i for i, _ in bodies) == sorted(ids)
     # each run's events were stored in the order their thread put them
     for t in range(8):
@@ -89,7 +89,7 @@ def test_the_bound_refuses_only_the_puts_past_it(tmp_path: Path) -> None:
     assert len(errors) == 72 - 50
     assert all(isinstance(e, SpoolFullError) for e in errors)
     assert spool.usage()[0] == 50
-    assert spool._db.execute("SELECT count(*) FROM events").fetchone()[0] == 50
+    assert spool.store.db.execute("SELECT count(*) FROM events").fetchone()[0] == 50
 
 
 def test_a_failed_commit_fails_every_put_of_its_batch_and_keeps_none(
@@ -97,7 +97,7 @@ def test_a_failed_commit_fails_every_put_of_its_batch_and_keeps_none(
 ) -> None:
     spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
     kept = spool.put(event("a", 0))
-    real = spool._insert
+    real = spool.commit._insert
     calls = {"n": 0}
 
     def failing(body: str, lane: str, size: int) -> int:
@@ -106,13 +106,13 @@ def test_a_failed_commit_fails_every_put_of_its_batch_and_keeps_none(
             raise sqlite3.OperationalError("disk I/O error")
         return real(body, lane, size)
 
-    monkeypatch.setattr(spool, "_insert", failing)
+    monkeypatch.setattr(spool.commit, "_insert", failing)
     _slow_commits(spool, 0.05)
     ids, errors = _put_from_threads(spool, threads=4, each=1)
     # the batch holding the second insert failed as a whole: its puts raised, none was kept
     assert errors, "no put failed"
     assert all(isinstance(e, sqlite3.Error) for e in errors)
-    stored = {row[0] for row in spool._db.execute("SELECT id FROM events")}
+    stored = {row[0] for row in spool.store.db.execute("SELECT id FROM events")}
     assert stored == {kept, *ids}
     assert spool.usage()[0] == len(stored)
 

@@ -24,7 +24,7 @@ class _Gate:
         self.armed = False
         self.open = threading.Event()
         self.statements: list[str] = []
-        spool._db.set_trace_callback(self._trace)
+        spool.store.db.set_trace_callback(self._trace)
 
     def _trace(self, sql: str) -> None:
         self.statements.append(sql)
@@ -50,7 +50,7 @@ def _hold_a_commit(spool: Spool, gate: _Gate, body: str) -> threading.Thread:
     gate.armed = True
     put = threading.Thread(target=spool.put, args=(body, ["other"]))
     put.start()
-    _until(lambda: spool._committing)
+    _until(lambda: spool.commit._committing)
     return put
 
 
@@ -69,7 +69,7 @@ def test_a_delete_rides_on_the_commit_in_flight_then_the_flusher_commits_it(
         started = time.monotonic()
         spool.done(item.id, ["a"])
         assert time.monotonic() - started < 1.0  # did not wait for the held commit
-        assert spool._committing and not gate.open.is_set()
+        assert spool.commit._committing and not gate.open.is_set()
         # not handed out again, though its row is still there: a crash now forwards it again
         following = spool.claim_next(item.lane)
         assert following is not None and following.id == second
@@ -79,7 +79,7 @@ def test_a_delete_rides_on_the_commit_in_flight_then_the_flusher_commits_it(
         gate.open.set()
         held.join(10)
     # nobody waited on the delete: the flusher committed it after the held commit
-    assert spool._wait_committed(time.monotonic() + 10)
+    assert spool.commit.wait_committed(time.monotonic() + 10)
     assert first not in _rows(path)
     assert second in _rows(path)
     assert sum(1 for s in gate.statements if s == "COMMIT") == 2  # the held put, then the delete
@@ -95,16 +95,16 @@ def test_a_riding_delete_joins_the_next_waiting_put_in_one_transaction(tmp_path:
     later = threading.Thread(target=spool.put, args=(event("b", 0), ["b"]))
     try:
         later.start()  # waits behind the held commit
-        _until(lambda: len(spool._queue) == 1)
+        _until(lambda: len(spool.commit._queue) == 1)
         item = spool.claim(timeout=1)
         assert item is not None and item.id == first
         spool.done(item.id, ["a"])
-        assert len(spool._queue) == 2
+        assert len(spool.commit._queue) == 2
     finally:
         gate.open.set()
         held.join(10)
         later.join(10)
-    assert spool._wait_committed(time.monotonic() + 10)
+    assert spool.commit.wait_committed(time.monotonic() + 10)
     assert first not in _rows(path) and len(_rows(path)) == 2
     # the waiting put and the delete went in the same transaction, after the held one
     second_begin = [i for i, s in enumerate(gate.statements) if s.startswith("BEGIN")][1]

@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 EVALUATED_TYPES = frozenset({"COMPLETE"})
 JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
 _STOP_POLL = 0.5
-LANE_STREAK = 16  # events of one lane a worker handles in a row before it claims afresh
 
 Results = Mapping[DatasetRef, Sequence[RuleResult]]
 
@@ -231,12 +230,12 @@ class Producer:
     # -- workers --------------------------------------------------------------------------------
 
     def _work(self) -> None:
+        """A worker: claim an event, handle it, go on with its lane while the spool's lane
+        policy keeps it there (spool/lanes.py), then claim afresh."""
         item: SpooledEvent | None = None
-        streak = 0  # events of the current lane taken back to back
         while not self._stop.is_set():
             if item is None:
                 item = self.spool.claim(timeout=_STOP_POLL)
-                streak = 0
                 if item is None:
                     continue
             if self._stop.is_set():  # no new work once stopping: it stays in the spool
@@ -251,14 +250,11 @@ class Producer:
                 self._stop.wait(self.settings.retry.initial)
             finally:
                 if release:
-                    # Go on with the lane's next event (no wakeup of another worker), a few in
-                    # a row: then the lane goes back to the pool, and older lanes get a worker.
-                    if streak < LANE_STREAK and not self._stop.is_set():
-                        following = self.spool.claim_next(item.lane)
-                    else:
+                    if self._stop.is_set():
                         self.spool.release(item.lane)
+                    else:
+                        following = self.spool.go_on(item.lane)
             item = following
-            streak += 1
 
     def _handle(self, item: SpooledEvent) -> bool:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running

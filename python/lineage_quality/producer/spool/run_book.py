@@ -49,6 +49,7 @@ _INDEXES = (
 PRUNE_EVERY = 60.0  # seconds between looks for runs past their retention
 WARN_EVERY = 600.0  # seconds between warnings that runs expire before their retention
 _CHUNK = 500  # run ids per `IN (...)`
+RECENT_RUNS = 100_000  # runs remembered as recorded by this process (RecentRuns)
 
 Write = Callable[[str, tuple[object, ...]], sqlite3.Cursor]
 
@@ -60,7 +61,7 @@ def _chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
 
 class RunBook:
     """The run tables of one spool. `write` runs a statement on the spool's writer connection
-    (the spool's `_write`, which handles a full disk); the caller holds the spool's writer lock,
+    (the store's `write`, which handles a full disk); the caller holds the spool's writer lock,
     and, for the methods that write more than one statement, a transaction."""
 
     def __init__(self, db: sqlite3.Connection, write: Write, bounds: RunBookBounds) -> None:
@@ -257,3 +258,24 @@ class RunBook:
                 "and gate answer 'unknown run' for them). See RunBookBounds in docs/reliability.md",
                 what,
             )
+
+
+class RecentRuns:
+    """Runs this process recorded: a START, RUNNING or FAIL of a run recorded already only makes
+    it known, so its run need not be written again (a write saved on nearly every event). Guarded
+    by the store's `db_lock`; forgotten whole past RECENT_RUNS (they are written again once)."""
+
+    def __init__(self) -> None:
+        self._runs: set[str] = set()
+
+    def unseen(self, run_ids: Sequence[str], pending: int) -> list[str]:
+        """Runs to write: all of them when their pending count changes, else those not recorded
+        yet by this process."""
+        if pending:
+            return list(run_ids)
+        if len(self._runs) > RECENT_RUNS:
+            self._runs.clear()
+        return [r for r in run_ids if r not in self._runs]
+
+    def update(self, run_ids: Iterable[str]) -> None:
+        self._runs.update(run_ids)

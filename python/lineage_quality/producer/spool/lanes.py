@@ -1,0 +1,228 @@
+"""Who forwards which lane: the spool's whole lane scheduling policy.
+
+Each event travels in a lane (its run, `events.lane_of`): a run's events go out in arrival order,
+other runs pass it. The policy, in full:
+
+- **A lane is held by one worker at a time.** `claim` hands out the oldest event of a lane nobody
+  holds (nor at or behind a follow-up held for its evaluation, `hold`), and the caller holds its
+  lane until it lets go.
+- **A worker stays on its lane for a while.** Done with an event, a worker takes the lane's next
+  one at once (`go_on`: no handoff to another thread, a run's events go out back to back), up to
+  LANE_STREAK events in a row; then the lane goes back to the pool, and older lanes get a worker.
+- **One wakeup per lane that got work, and only when needed.** After a commit, at most one idle
+  worker is woken per lane that got a claimable event and nobody holds (`stored`). While a worker
+  took its event less than `helper_after` (HELPER_AFTER) ago and waits for nothing, none is: it
+  will be back for more soon, and on 2 cores a second worker forwarding at once only contends for
+  the GIL (bench/passthrough.py: 1 worker ~1,880 events/s, 4 woken per lane ~1,410).
+- **Slow or waiting workers bring in others.** A worker that `park`s (waits for an evaluation, or
+  before retrying its sink) wakes another one if another lane has work; so does a worker whose
+  last event kept it longer than `helper_after` (a slow sink, a backlog after an outage) when it
+  takes its next one (`_took`).
+
+Everything is guarded by the index's lock (index.py), shared by the two conditions here:
+`changed` (workers: something to claim) and `emptied` (`wait_empty`: its own, so a spool that
+drains after each event wakes no idle worker).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+
+from lineage_quality.producer.spool.index import Index
+
+# A worker that took its event less than this long ago is about to come back for more: an event
+# of another lane waits for it rather than waking a second worker (see the module docstring).
+HELPER_AFTER = 0.002  # seconds
+LANE_STREAK = 16  # events of one lane a worker handles in a row before it claims afresh
+
+
+class Lanes:
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.changed = threading.Condition(index.lock)  # workers: something to claim
+        self.emptied = threading.Condition(index.lock)  # `wait_empty`
+        # lanes a worker holds -> monotonic time it took its current event (see HELPER_AFTER)
+        self._busy: dict[str, float] = {}
+        self._parked: set[str] = set()  # busy lanes whose worker waits (evaluation, backoff)
+        self.helper_after = HELPER_AFTER
+        # per worker thread: `took`, when it took its last event; `streak`, events of its lane
+        # taken back to back
+        self._worker = threading.local()
+        self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
+
+    # -- taking events --------------------------------------------------------------------------
+
+    def pick(self, timeout: float | None, claim: bool) -> tuple[int, str] | None:
+        """Wait (at most `timeout` seconds, None: for ever) for an event to hand out: the oldest
+        claimable one, its lane held from now on (`claim`), or the oldest of any lane. Its (id,
+        lane); None past the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        index = self.index
+        with index.lock:
+            while True:
+                event_id = self._claimable() if claim else self._oldest()
+                if event_id is not None:
+                    lane = index.events[event_id][0]
+                    if claim:
+                        self._took(lane)
+                        self._worker.streak = 0
+                    return event_id, lane
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._worker.took = None  # idle from now on: not slow
+                self.changed.wait(remaining)
+
+    def go_on(self, lane: str) -> int | None:
+        """For a worker holding `lane` and done with its event: the id of the lane's next event,
+        the lane still held, while the worker's streak on it is under LANE_STREAK; else None,
+        the lane let go (see `next_in_lane`)."""
+        with self.index.lock:
+            streak = getattr(self._worker, "streak", 0)
+            if streak >= LANE_STREAK:
+                self._let_go(lane)
+                self.changed.notify()  # the lane's next event is one event for one worker
+                return None
+            self._worker.streak = streak + 1
+            return self._next_in_lane(lane)
+
+    def next_in_lane(self, lane: str) -> int | None:
+        """For a worker holding `lane`: the id of the lane's next event, the lane still held;
+        None, the lane let go, when it has nothing claimable now (no other worker to wake)."""
+        with self.index.lock:
+            return self._next_in_lane(lane)
+
+    def _next_in_lane(self, lane: str) -> int | None:
+        ids = self.index.lanes.get(lane)
+        head = ids[0] if ids else None
+        if head is not None and any(
+            held_lane == lane and head >= held_id for held_id, held_lane in self._held.items()
+        ):
+            head = None  # at or behind a follow-up waiting for its evaluation
+        if head is None:
+            self._let_go(lane)
+            return None
+        self._took(lane)
+        return head
+
+    def release(self, lane: str) -> None:
+        with self.index.lock:
+            self._let_go(lane)
+            self.changed.notify()  # the lane's next event is one event for one worker
+
+    def _oldest(self) -> int | None:
+        heads = [ids[0] for ids in self.index.lanes.values()]
+        return min(heads) if heads else None
+
+    def _claimable(self) -> int | None:
+        """The oldest event of a lane no worker holds, and not at or behind a held follow-up."""
+        held: dict[str, int] = {}
+        for held_id, lane in self._held.items():
+            held[lane] = min(held_id, held.get(lane, held_id))
+        best = None
+        for lane, ids in self.index.lanes.items():
+            if lane in self._busy:
+                continue
+            head = ids[0]
+            if lane in held and head >= held[lane]:
+                continue
+            if best is None or head < best:
+                best = head
+        return best
+
+    def _took(self, lane: str) -> None:
+        """The calling worker took an event of `lane`, which it holds from now on. When its
+        previous one kept it longer than `helper_after` and another lane has an event waiting, a
+        second worker is woken for it."""
+        now = time.monotonic()
+        before: float | None = getattr(self._worker, "took", None)
+        self._worker.took = now
+        self._busy[lane] = now
+        slow = before is not None and now - before > self.helper_after
+        if slow and self._claimable() is not None:
+            self.changed.notify()
+
+    def _let_go(self, lane: str) -> None:
+        self._busy.pop(lane, None)
+        self._parked.discard(lane)
+
+    # -- waiting workers ------------------------------------------------------------------------
+
+    def park(self, lane: str) -> None:
+        """The worker holding `lane` waits (for an evaluation, or before retrying its sink): it
+        is not coming back soon, so another lane's event wakes another worker (one is woken now
+        if such an event waits)."""
+        with self.index.lock:
+            self._parked.add(lane)
+            if self._claimable() is not None:
+                self.changed.notify()
+
+    def unpark(self, lane: str) -> None:
+        with self.index.lock:
+            self._parked.discard(lane)
+            if lane in self._busy:
+                self._busy[lane] = time.monotonic()
+
+    @contextlib.contextmanager
+    def parked(self, lane: str) -> Iterator[None]:
+        """`park(lane)` for the time of the `with` block, then `unpark(lane)`."""
+        self.park(lane)
+        try:
+            yield
+        finally:
+            self.unpark(lane)
+
+    def _engaged(self) -> bool:
+        """A worker took its event less than `helper_after` ago and waits for nothing: it will
+        be back for more soon."""
+        recent = time.monotonic() - self.helper_after
+        return any(t >= recent for lane, t in self._busy.items() if lane not in self._parked)
+
+    # -- follow-ups held for their evaluation ---------------------------------------------------
+
+    def hold(self, event_id: int, lane: str) -> None:
+        """Event `event_id` (a follow-up) and the rest of its lane wait until `unhold` (caller
+        holds the index's lock, before any worker can see the event)."""
+        self._held[event_id] = lane
+
+    def unhold(self, event_id: int) -> None:
+        with self.index.lock:
+            self._held.pop(event_id, None)
+            self.changed.notify_all()
+
+    # -- what commits tell (caller holds the index's lock) --------------------------------------
+
+    def stored(self, lanes: set[str]) -> None:
+        """Events of `lanes` were stored: one waiting worker per lane nobody holds, at most
+        (waking them all costs a GIL handoff each; a lane a worker holds is gone on with by that
+        worker), and none while a worker that will be back within `helper_after` can take them."""
+        fresh = {lane for lane in lanes if lane not in self._busy}
+        if fresh and not self._engaged():
+            self.changed.notify(len(fresh))
+
+    def removed(self) -> None:
+        """Events left the spool: `wait_empty` learns when it is empty."""
+        if not self.index.count:
+            self.emptied.notify_all()
+
+    def wake_all(self) -> None:
+        self.changed.notify_all()
+
+    # -- the spool as a whole -------------------------------------------------------------------
+
+    def wait_empty(self, deadline: float) -> bool:
+        """Wait until (monotonic) `deadline` for the spool to hold no event."""
+        with self.index.lock:
+            while self.index.count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self.emptied.wait(min(remaining, 0.5))
+        return True
+
+    def wake(self) -> None:
+        with self.index.lock:
+            self.changed.notify_all()
