@@ -103,14 +103,23 @@ def test_a_malformed_event_time_costs_only_the_capture_date() -> None:
     assert "captureDate" not in facet and facet["rowCount"] == 10
 
 
-def test_no_metrics_facet_without_a_scan_of_the_whole_result_set() -> None:
+def test_no_metrics_facet_without_a_scan_nor_from_two_scans() -> None:
     refs = datasets_of(EVENT)
     plain = [verdict(_rule(RuleKind.NULL_VALUES, "id"), 1, 10)]  # no measures: nothing scanned
-    errored = [*_results(), error_result(_rule(RuleKind.ROW_COUNT), "evaluation timed out")]
-    out = enrich(EVENT, {refs[0]: plain, refs[1]: errored})
+    other = attrs.evolve(MEASURES, rows=11)  # another scan's numbers: never mixed with the first
+    mixed = [*_results(), *_with([verdict(_rule(RuleKind.ROW_COUNT), 0, 11)], other)]
+    out = enrich(EVENT, {refs[0]: plain, refs[1]: mixed})
     assert "dataQualityMetrics" not in out["inputs"][0]["inputFacets"]
     assert "dataQualityMetrics" not in out["outputs"][0]["facets"]
     assert "dataQualityAssertions" in out["outputs"][0]["facets"]
+
+
+def test_a_result_made_afresh_after_the_scan_keeps_the_datasets_metrics() -> None:
+    # A history rule judged against the past (or skipped for want of it) is a new result without
+    # the scan's numbers; the other results still stand for the scan.
+    rebuilt = error_result(_rule(RuleKind.ROW_COUNT), "no history store: serve --history")
+    out = enrich(EVENT, {datasets_of(EVENT)[0]: [*_results(), rebuilt]})
+    assert out["inputs"][0]["inputFacets"]["dataQualityMetrics"]["rowCount"] == 10
 
 
 def test_another_producers_metrics_facet_is_kept_and_ours_goes_beside_it() -> None:

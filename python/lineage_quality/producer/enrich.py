@@ -79,9 +79,11 @@ def _ours(facet: Any) -> bool:
 
 
 def _measures(results: Sequence[RuleResult]) -> DatasetMeasures | None:
-    """The dataset's numbers, if its evaluation scanned it and every result is of that scan (a
-    result of another state of the data, an error replacing them, has none)."""
-    found = {id(r.measures): r.measures for r in results}
+    """The numbers of the one scan the dataset's results came from. A result made afresh after
+    it (a history rule judged against the past, or skipped for want of it) carries none and
+    changes nothing; when the data could not be judged (changed while read, a timeout, a dead
+    JVM) no result carries any; two scans' numbers are never mixed."""
+    found = {id(r.measures): r.measures for r in results if r.measures is not None}
     if len(found) != 1:
         return None
     return next(iter(found.values()))
