@@ -1,15 +1,10 @@
 """A real Producer (issue 28.1, 28.5): datasets bound by one glob are one series per rule, the
 lag is observed, and the forwarded event's inputs carry dataQualityMetrics with the profile the
 contract asked for.
-
-Needs the evaluator to pass `profile` to the engine and the service to give its Metrics the
-bindings and the event (the hooks of issue 28's metrics change); skipped until the evaluator
-takes `profile`.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -22,13 +17,7 @@ from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.events import now_iso
 from lineage_quality.producer.settings import Settings
 
-pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.skipif(
-        "profile" not in inspect.signature(Evaluator.__init__).parameters,
-        reason="the evaluator does not pass the contracts' profile to the engine yet",
-    ),
-]
+pytestmark = pytest.mark.spark
 
 CONTRACT = """\
 apiVersion: v3.0.2

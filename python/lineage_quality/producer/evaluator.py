@@ -189,9 +189,11 @@ class Evaluator:
         conf: Mapping[str, str] | None = None,
         quarantine: QuarantineConfig | None = None,
         history: HistoryStore | None = None,
+        profile: bool = False,
     ) -> None:
         self.bindings = list(bindings)
         self.history = history  # every evaluation's values; history rules read it
+        self.profile = profile  # every column's cheap metrics, in the same scan
         self._conf = dict(conf or {})
         self.quarantine = quarantine
         self._spark = spark
@@ -392,7 +394,8 @@ class Evaluator:
             self.evaluations += 1
             try:
                 df = self.read(ref, facets, fmt, as_of, table, left)
-                results = evaluate_dataframe(df, rules)
+                profile = self.profile or any(g.profile for g in groups)
+                results = evaluate_dataframe(df, rules, profile=profile)
             finally:
                 # Written over while being read (files gone mid-scan, or a mix of two writes):
                 # the listing after the scan says so, whatever the scan returned.
