@@ -9,7 +9,8 @@ from http import HTTPStatus
 
 import pytest
 
-from lineage_quality.producer.http_request import (
+from lineage_quality.producer.receiver import Receiver
+from lineage_quality.producer.receiver.request import (
     MAX_FIELD_LINE,
     MAX_FIELDS,
     MAX_REQUEST_LINE,
@@ -17,7 +18,6 @@ from lineage_quality.producer.http_request import (
     RequestHead,
     read_head,
 )
-from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.settings import Settings
 
 

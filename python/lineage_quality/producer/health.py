@@ -1,5 +1,5 @@
-"""`/healthz` (the process answers), `/readyz` (it can take and evaluate events) and the
-`/metrics` route of one producer.
+"""What `/readyz` answers for one producer (receiver/routes.py): whether it can take and evaluate
+events.
 
 Ready means: the spool can be written now (a write transaction on its own connection, within a
 second) and is under its bounds; and the evaluator is ready when it has rules to run: its Spark
@@ -12,11 +12,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lineage_quality.errors import SparkStartError
-from lineage_quality.producer.routes import Reply, Route, json_reply
 from lineage_quality.producer.spool import Spool
 
 if TYPE_CHECKING:
@@ -88,22 +86,4 @@ class Health:
         return not problems, {
             "status": "ready" if not problems else "not ready",
             "problems": problems,
-        }
-
-    def routes(self, metrics: Callable[[], tuple[bytes, str]]) -> dict[str, Route]:
-        def healthz() -> Reply:
-            return json_reply(200, {"status": "ok"})
-
-        def readyz() -> Reply:
-            ok, payload = self.ready()
-            return json_reply(200 if ok else 503, payload)
-
-        def scrape() -> Reply:
-            body, ctype = metrics()
-            return Reply(200, body, ctype)
-
-        return {
-            "/healthz": Route(healthz, needs_key=False),
-            "/readyz": Route(readyz, needs_key=False),
-            "/metrics": Route(scrape, needs_key=True),
         }

@@ -97,7 +97,8 @@ class Producer:
     ) -> None:
         self.settings = settings
         self.alerts = alerts  # webhooks; delivered on their own thread, never blocking events
-        self.metrics = Metrics()
+        # per-rule series labelled from the contracts (never from names in events)
+        self.metrics = Metrics(getattr(evaluator, "bindings", ()))
         self.metrics.watch_spool(spool.usage)
         if alerts is not None:
             self.metrics.watch_alerts(alerts.outbox.pending)
@@ -113,7 +114,8 @@ class Producer:
             self._accept,
             settings,
             runs=self.run_status,
-            routes=self.health.routes(self.metrics.exposition),
+            ready=self.health.ready,
+            metrics=self.metrics.exposition,
             on_refused=lambda status: self.metrics.events_refused.labels(
                 reason=refusal_reason(status)
             ).inc(),
@@ -454,7 +456,7 @@ class Producer:
         """Results that go out with `event` (hook for result sinks, e.g. DataHub). The
         `provisional` datasets' results are timeouts whose real results follow: no alert yet."""
         self._alert(event, {ref: r for ref, r in results.items() if ref not in provisional})
-        self.metrics.count_results(results)
+        self.metrics.count_results(results, event, provisional)
         ids = run_ids(event)
         if ids and results:
             try:
