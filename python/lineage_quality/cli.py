@@ -252,7 +252,8 @@ def _quarantine(args: argparse.Namespace) -> QuarantineConfig | None:
 
 def _datahub_sinks(args: argparse.Namespace, bindings: Sequence[BoundRules]) -> list[ResultSink]:
     """DataHub assertion sinks from `--datahub-*` (token from DATAHUB_GMS_TOKEN)."""
-    from lineage_quality.datahub.config import DataHubConfig, build_sink
+    from lineage_quality.datahub.build import build_sink
+    from lineage_quality.datahub.config import DataHubConfig
 
     config = DataHubConfig.from_options(
         gms_url=args.datahub_gms,

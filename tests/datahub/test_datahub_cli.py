@@ -10,7 +10,8 @@ import pytest
 
 import lineage_quality.datahub
 from lineage_quality.cli import build_parser, main
-from lineage_quality.datahub.config import DataHubConfig, build_sink
+from lineage_quality.datahub.build import build_sink
+from lineage_quality.datahub.config import DataHubConfig
 from lineage_quality.errors import ConfigError
 
 CONTRACTS = str(Path(__file__).parent / "contracts")

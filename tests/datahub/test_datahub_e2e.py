@@ -17,7 +17,8 @@ from openlineage.client.transport.file import FileConfig, FileTransport
 from samples import check_metadata_file
 
 from lineage_quality.contracts import load_contracts
-from lineage_quality.datahub.config import DataHubConfig, build_sink
+from lineage_quality.datahub.build import build_sink
+from lineage_quality.datahub.config import DataHubConfig
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.settings import Settings
 from lineage_quality.sparksubmit import listener_args, spark_submit

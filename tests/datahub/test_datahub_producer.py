@@ -14,7 +14,8 @@ pytest.importorskip("datahub.emitter.mcp", reason="pip install 'lineage-quality[
 
 from samples import DATASET_URN, REF, check_metadata_file, event, result, rule
 
-from lineage_quality.datahub.config import DataHubConfig, build_sink
+from lineage_quality.datahub.build import build_sink
+from lineage_quality.datahub.config import DataHubConfig
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.service import Producer
 from lineage_quality.producer.settings import Settings

@@ -1,6 +1,7 @@
 """Rule results -> DataHub Assertion entities (`pip install 'lineage-quality[datahub]'`).
 
-    config.py          DataHubConfig / NamingConfig, SDK check, build_sink     (no SDK import)
+    config.py          DataHubConfig / NamingConfig, SDK check                  (no SDK import)
+    build.py           build_sink: the sink of a config, SDK checked first      (no SDK import)
     naming.py          OpenLineage dataset -> DataHub platform and name        (pure, no SDK)
     mapping.py         Rule -> scope, aggregation, operator, parameters        (pure, no SDK)
     urns.py            dataset, schema field and stable assertion URNs
@@ -12,13 +13,17 @@
 
 The SDK (`acryl-datahub`) is imported only when a name that needs it is used, so this package
 can be imported without the extra; `build_sink` raises ConfigError saying what to install.
+Imports go one way: config and mapping read nothing of this package; naming reads config; urns
+naming and mapping; assertion_info and run_events read those; mcps reads them all; sink reads mcps;
+build reads sink (tests/unit/test_layout.py fails on any import circle).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lineage_quality.datahub.config import DataHubConfig, NamingConfig, build_sink, require_sdk
+from lineage_quality.datahub.build import build_sink
+from lineage_quality.datahub.config import DataHubConfig, NamingConfig, require_sdk
 from lineage_quality.datahub.naming import DatasetName, dataset_name
 
 if TYPE_CHECKING:

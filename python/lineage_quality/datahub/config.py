@@ -1,23 +1,18 @@
 """DataHub sink configuration, and the start-up check that the SDK is installed.
 
-Imports nothing from `acryl-datahub`: the CLI reads this module whether or not the extra is
-installed, and a configured DataHub sink without the SDK fails here, at start-up.
+Imports nothing from `acryl-datahub`, and nothing else of this package (every other module reads
+this one, never the other way round): the CLI reads it whether or not the extra is installed, and
+a configured DataHub sink without the SDK fails at start-up (`require_sdk`, build.py).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import attrs
 
 from lineage_quality.errors import ConfigError
-
-if TYPE_CHECKING:
-    from lineage_quality.contracts import BoundRules
-    from lineage_quality.datahub.sink import DataHubSink
 
 TOKEN_ENV = "DATAHUB_GMS_TOKEN"
 INSTALL_HINT = "pip install 'lineage-quality[datahub]'"
@@ -98,13 +93,3 @@ def require_sdk() -> None:
             f"a DataHub sink needs the acryl-datahub package ({exc}); install it with: "
             f"{INSTALL_HINT}"
         ) from exc
-
-
-def build_sink(config: DataHubConfig, bindings: Sequence[BoundRules] = ()) -> DataHubSink:
-    """The result sink for `config`; ConfigError if the SDK is missing or a value is wrong."""
-    if not config.enabled:
-        raise ConfigError("a DataHub sink needs a GMS URL or an MCP file")
-    require_sdk()
-    from lineage_quality.datahub.sink import DataHubSink
-
-    return DataHubSink.from_config(config, bindings)
