@@ -52,9 +52,7 @@ _FIELD_KEYS = frozenset(
         "table",
     }
 )
-_TOP_KEYS = frozenset(
-    {"rules", "strict_mode", "case_insensitive", "table", "dataset", "history"}
-)
+_TOP_KEYS = frozenset({"rules", "strict_mode", "case_insensitive", "table", "dataset", "history"})
 _SEVERITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 _ACTIONS = ("LOG", "ALERT", "BLOCK", "QUARANTINE", "CORRECT", "IGNORE")
 _CATEGORY = {
