@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
@@ -74,23 +74,6 @@ class Measured:
     version: str | None = None
     lower: float | None = None  # the band the verdict used, in the value's terms
     upper: float | None = None
-
-
-class HistoryStore(Protocol):
-    def append(self, rows: Sequence[Measured]) -> None: ...
-
-    def series(
-        self,
-        dataset: str,
-        rule_id: str,
-        before_ms: int | None = None,
-        limit: int | None = None,
-        since_ms: int | None = None,
-    ) -> list[Point]: ...
-
-    def rules(self, dataset: str) -> list[tuple[str, str, int]]: ...
-
-    def close(self) -> None: ...
 
 
 class SqlHistory:
@@ -220,6 +203,10 @@ class SqlHistory:
 
 class PostgresHistory(SqlHistory):
     placeholder = "%s"
+
+
+# What the evaluator holds: the one store implementation, over SQLite or PostgreSQL.
+HistoryStore = SqlHistory
 
 
 def open_history(where: str | Path, bounds: HistoryBounds | None = None) -> SqlHistory:
