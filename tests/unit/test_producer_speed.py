@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import http.server
-import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +15,11 @@ import pytest
 import requests
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
+from lineage_quality.producer import rawjson
+from lineage_quality.producer.backoff import refused_for_good as refused_by_sink
 from lineage_quality.producer.forward import Forwarder, RawEvent
 from lineage_quality.producer.http_fast import FastHttp
 from lineage_quality.producer.receiver import Receiver
-from lineage_quality.producer.service import refused_by_sink
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 
@@ -185,7 +185,8 @@ def test_the_receiver_answers_201_and_hands_over_the_parsed_event() -> None:
         receiver.stop()
     assert len(got) == 2
     text, event = got[0]
-    assert event == json.loads(text) and event["run"]["runId"] == "r1"
+    # parsed once, as it travels on: numbers as written (rawjson)
+    assert event == rawjson.loads(text) and event["run"]["runId"] == "r1"
 
 
 def test_a_worker_goes_on_with_its_lane_in_order(tmp_path: Path) -> None:

@@ -1,12 +1,19 @@
-"""Forwarding through openlineage-python transports, configured the usual OpenLineage way:
+"""Forwarding, and its retries, in one place.
+
+`Forwarder` sends through openlineage-python transports, configured the usual OpenLineage way:
 `openlineage.yml` (or the file named by OPENLINEAGE_CONFIG) or `OPENLINEAGE__TRANSPORT__...`
-environment variables; file, console, http (Marquez), kafka, composite..."""
+environment variables; file, console, http (Marquez), kafka, composite... (a plain `http://`
+sink over kept-alive connections: http_fast.py). `Delivery` sends one spooled event until the
+sink takes it, dead-letters what a sink refuses for good, and deletes it from the spool after."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from openlineage.client import OpenLineageClient
@@ -14,7 +21,10 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport import Transport
 
 from lineage_quality.errors import ConfigError
+from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.http_fast import FastHttp
+from lineage_quality.producer.settings import Settings
+from lineage_quality.producer.spool import Spool, SpooledEvent
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +51,9 @@ class RawEvent(dict[str, Any]):
     Every transport (http, file, console, kafka, composite...) writes an event with
     `Serde.to_json`, which drops nulls and `{}` list items and re-formats numbers; a received
     event must reach the sink as received, with only our facets inserted. The dict holds the
-    parsed event for transports that read it (a Kafka message key, a file name)."""
+    parsed event for transports that read it (a Kafka message key, a file name), with plain JSON
+    values (no rawjson numbers: a custom transport may `json.dumps` it), parsed by `json`'s C
+    parser: the one parse left for a transport other than plain http."""
 
     def __init__(self, text: str) -> None:
         super().__init__(json.loads(text))
@@ -87,3 +99,102 @@ class Forwarder:
         if self.fast is not None:
             self.fast.close()
         self.transport.close()
+
+
+class Delivery:
+    """One event to the sink until the sink takes it, then out of the spool: the producer's
+    forwarding with its retries, in one place.
+
+    A failed send is retried after the back-off of `settings.retry` (its lane parked meanwhile,
+    so other runs' events get a worker), for as long as it takes; a sink that refused the same
+    body `settings.dead_letter_after` times for good (a 4xx other than 408/429, backoff.py)
+    never will take it: the event goes to the spool's dead letters, and the run's later events
+    go on. A forwarded event is deleted from the spool, retried the same way if that fails
+    (until then it is not handed out again by this process; a restart forwards it once more).
+    `count(name)` is told of each `forwarded`, `forward_failures` and `dead_letters`;
+    `buried(item)` of each event moved to the dead letters; `stop` ends every wait."""
+
+    def __init__(
+        self,
+        forwarder: Forwarder,
+        spool: Spool,
+        settings: Settings,
+        stop: threading.Event,
+        count: Callable[[str], None],
+        buried: Callable[[SpooledEvent], None],
+    ) -> None:
+        self.forwarder = forwarder
+        self.spool = spool
+        self.settings = settings
+        self._stop = stop
+        self._count = count
+        self._buried = buried
+
+    def forward(self, item: SpooledEvent, body: str) -> bool:
+        """Send `body` until the sink takes it (True); False when stopping or when the event
+        went to the dead letters."""
+        delays = self.settings.retry.delays()
+        attempt = item.attempts
+        refusals = 0
+        while True:
+            try:
+                self.forwarder.send(body)
+            except Exception as exc:
+                attempt += 1
+                self._count("forward_failures")
+                self.spool.attempted(item.id)
+                if refused_for_good(exc):
+                    refusals += 1
+                    limit = self.settings.dead_letter_after
+                    if limit and refusals >= limit:
+                        self._bury(item, f"refused {refusals} times: {_short(exc)}")
+                        return False
+                backoff = next(delays)
+                log.warning(
+                    "forwarding event %d failed (attempt %d): %s; retrying in %.1fs",
+                    item.id,
+                    attempt,
+                    _short(exc),
+                    backoff,
+                )
+                with self.spool.parked(item.lane):
+                    if self._stop.wait(backoff):
+                        return False
+                continue
+            self._count("forwarded")
+            return True
+
+    def _bury(self, item: SpooledEvent, reason: str) -> None:
+        try:
+            self.spool.dead_letter(item.id, reason)
+        except sqlite3.Error as exc:
+            log.error("could not move event %d to the dead letters: %s", item.id, exc)
+            return
+        self._count("dead_letters")
+        self._buried(item)
+        log.error(
+            "event %d moved to the dead letters (`lineage-quality dead-letters list --spool %s`): "
+            "%s",
+            item.id,
+            self.spool.path,
+            reason,
+        )
+
+    def delete(self, item: SpooledEvent, run_ids: Sequence[str] = (), step: int = 0) -> None:
+        """Delete the forwarded event, recording its runs (`step`: its run's waiting COMPLETE
+        count changes by it) in the same transaction."""
+        delays = self.settings.retry.delays()
+        while True:
+            try:
+                self.spool.done(item.id, run_ids, step)
+                return
+            except sqlite3.Error as exc:
+                # Not forwarded again by this process; a restart before the delete works would.
+                log.error("event %d was forwarded but not deleted from the spool: %s", item.id, exc)
+                if self._stop.wait(next(delays)):
+                    return
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0][:300] if text else "") or type(exc).__name__

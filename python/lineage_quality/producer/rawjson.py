@@ -1,11 +1,17 @@
 """JSON that keeps what it was given: numbers as their text, nulls, `{}` and null list items,
-key order, unknown fields. Events are parsed with `loads` when they are to be re-emitted (with our
-facets inserted) and written back with `dumps`, so nothing but our facets changes: `1e400` stays
-`1e400` (never `Infinity`), `1.0` stays `1.0`, 2^64 stays exact. Pure."""
+key order, unknown fields. The receiver parses each event once with `loads`; that form travels to
+the worker, the evaluation and enrich, and is written back with `dumps`, so nothing but our facets
+changes: `1e400` stays `1e400` (never `Infinity`), `1.0` stays `1.0`, 2^64 stays exact. Pure.
+
+`dumps` runs on the `json` module's C encoder: a JsonNumber is written as a placeholder string
+that cannot occur in the rest of the output (it holds a random token of the call, and a control
+character the encoder escapes everywhere else), then each placeholder is replaced by the number's
+text, in order. About 30x faster than writing the tree in Python (bench/parse_once.py)."""
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 
@@ -26,6 +32,14 @@ class JsonNumber:
 
     def __hash__(self) -> int:
         return hash(self.text)
+
+    # Immutable: a copy is the number itself. `enrich` deep-copies the event it is given; without
+    # these, each number would be copied through `__reduce_ex__` (a third of enrich's time).
+    def __copy__(self) -> JsonNumber:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> JsonNumber:
+        return self
 
 
 def no_constant(name: str) -> Any:
@@ -51,31 +65,26 @@ def loads_plain(text: str) -> Any:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON; JsonNumbers as written; plain Python values as `json` writes them, except
-    that a non-finite float is refused (it has no JSON form)."""
-    parts: list[str] = []
-    _write(value, parts)
-    return "".join(parts)
+    """Compact JSON (non-ASCII as is); JsonNumbers as written; plain Python values as `json`
+    writes them, except that a non-finite float is refused (it has no JSON form)."""
+    numbers: list[str] = []
+    mark = "\x00" + os.urandom(12).hex()  # never in another string of this output (see above)
 
+    def default(obj: Any) -> Any:
+        if isinstance(obj, JsonNumber):
+            numbers.append(obj.text)
+            return mark
+        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
-def _write(value: Any, out: list[str]) -> None:
-    if isinstance(value, JsonNumber):
-        out.append(value.text)
-    elif isinstance(value, dict):
-        out.append("{")
-        for i, (key, item) in enumerate(value.items()):
-            if i:
-                out.append(",")
-            out.append(json.dumps(str(key), ensure_ascii=False))
-            out.append(":")
-            _write(item, out)
-        out.append("}")
-    elif isinstance(value, (list, tuple)):
-        out.append("[")
-        for i, item in enumerate(value):
-            if i:
-                out.append(",")
-            _write(item, out)
-        out.append("]")
-    else:
-        out.append(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    text = json.dumps(
+        value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=default
+    )
+    if not numbers:
+        return text
+    # the encoder writes the placeholders in the order it asked for them
+    parts = text.split(json.dumps(mark))
+    out = [parts[0]]
+    for number, part in zip(numbers, parts[1:], strict=True):
+        out.append(number)
+        out.append(part)
+    return "".join(out)

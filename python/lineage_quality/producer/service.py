@@ -12,8 +12,14 @@ it goes out after it, later events of the run wait behind it, and a restart re-e
 Spark work still running after `cancel_after` seconds is cancelled; the follow-up then reports
 ERROR "evaluation cancelled".
 
-Forwarding retries with exponential backoff until the sink takes the event; an event leaves the
-spool only after that (at least once: a crash between the two sends it again).
+Forwarding retries with back-off until the sink takes the event (forward.py: Delivery); an event
+leaves the spool only after that (at least once: a crash between the two sends it again).
+
+An event is parsed once, by the receiver, into the form that keeps numbers as written (rawjson);
+that form goes through the spool (in memory, with the body) to the worker, the evaluation and
+enrich, and is written to text once for the spool and the sink. Only an event read back from the
+database (after a restart, a retry) is parsed again, once; and a transport other than plain http
+gets a plain dict of the text (forward.py: RawEvent), as openlineage-python's transports expect.
 """
 
 from __future__ import annotations
@@ -30,12 +36,11 @@ from typing import Any
 from lineage_quality.producer import rawjson
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
-from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.evaluation import Evaluation
 from lineage_quality.producer.evaluator import Evaluator
 from lineage_quality.producer.events import lane_of, late_skeleton, now_iso
-from lineage_quality.producer.forward import Forwarder
+from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
 from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.receiver import Receiver
@@ -121,6 +126,14 @@ class Producer:
             ).inc(),
         )
         self._stop = threading.Event()
+        self.delivery = Delivery(
+            forwarder,
+            spool,
+            settings,
+            self._stop,
+            self._count,
+            lambda item: self._note_run(item, -1),
+        )
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
             for i in range(max(1, settings.workers))
@@ -132,13 +145,25 @@ class Producer:
     def forwarded(self) -> int:
         return self.counters["forwarded"]
 
+    def _count(self, name: str) -> None:
+        """One more `forwarded`, `forward_failures` or `dead_letters` (delivery), in the
+        counters and the metrics."""
+        self.counters.add(name)
+        {
+            "forwarded": self.metrics.events_forwarded,
+            "forward_failures": self.metrics.forward_failures,
+            "dead_letters": self.metrics.dead_letters,
+        }[name].inc()
+
     def _accept(self, body: str, event: Any) -> None:
         """Store one event; `event` is `body` parsed (by the receiver, which validated it), or
-        None to parse it here."""
+        None to parse it here. A COMPLETE (to evaluate) or a FAIL (to remember) is handed to
+        the worker parsed, with its body: an event is parsed once."""
         ids: list[str] = []
         complete = False
         lane = None
         event_type = None
+        kept = None
         if event is None:
             event = _parse(body)
         if isinstance(event, dict):
@@ -147,8 +172,10 @@ class Producer:
             event_type = kind if isinstance(kind, str) else ""
             complete = kind in EVALUATED_TYPES
             lane = lane_of(event)
+            if complete or kind == "FAIL":
+                kept = event
         # durable before the receiver answers 201; the run is recorded in the same transaction
-        self.spool.put(body, ids, +1 if complete else 0, lane, event_type)
+        self.spool.put(body, ids, +1 if complete else 0, lane, event_type, kept)
         self.metrics.events_received.inc()
 
     @staticmethod
@@ -161,10 +188,10 @@ class Producer:
             return [], False
         return run_ids(event), event.get("eventType") in EVALUATED_TYPES
 
-    def _note_run(self, body: str, step: int) -> None:
+    def _note_run(self, item: SpooledEvent, step: int) -> None:
         """Keep `GET /api/v1/runs/{runId}` informed: a COMPLETE of the run waits (+1) or was
         handled (-1); any other event just makes the run known."""
-        ids, complete = self._run_of(body)
+        ids, complete = self._run_of(item.body if item.event is None else None, item.event)
         if not ids:
             return
         try:
@@ -261,21 +288,24 @@ class Producer:
     def _handle(self, item: SpooledEvent) -> bool:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running
         evaluation (a follow-up waiting for its results), which releases it."""
-        body = item.body
+        delivery = self.delivery
         if _needs_no_parse(item):  # as received, of a type never evaluated: forward it as it is
-            if self._forward(item, body):
-                self._delete(item, item.run_ids, 0)
+            if delivery.forward(item, item.body):
+                delivery.delete(item, item.run_ids, 0)
             return True
-        event = _parse(item.body)  # once, with the plain (fast) parser; None: not JSON
+        # parsed once: by the receiver (kept with the body), or here when read back from the
+        # database; None: not JSON
+        event = item.event if item.event is not None else _parse(item.body)
+        body = item.body
         if not item.enriched:
             prepared = self._prepare(item, event)
             if prepared is None:  # stopping, or a follow-up now held by its evaluation
                 return item.kind != LATE or self._stop.is_set()
             body = prepared
-        if self._forward(item, body):
+        if delivery.forward(item, body):
             # the run's waiting COMPLETE count drops in the delete's own transaction
             ids, complete = self._run_of(None, event) if item.kind != LATE else ([], False)
-            self._delete(item, ids, -1 if complete else 0)
+            delivery.delete(item, ids, -1 if complete else 0)
         return True
 
     def _needs_evaluation(self, event: Any) -> bool:
@@ -285,22 +315,22 @@ class Producer:
             and bool(self.evaluator.bound(event))
         )
 
-    def _prepare(self, item: SpooledEvent, parsed: Any) -> str | None:
-        """`parsed`: the body as `_parse` read it. Only an event that may be evaluated is parsed
-        again, keeping numbers as written (`rawjson`), since it may be re-emitted enriched."""
-        if parsed is None:
+    def _prepare(self, item: SpooledEvent, event: Any) -> str | None:
+        """What goes to the sink for `item` (`event`: its body parsed): its body as it is, or
+        enriched with the results of its evaluation. None while stopping or when a follow-up's
+        lane was handed to its evaluation."""
+        if event is None:
             log.error("event %d in the spool is not JSON; forwarding it as it is", item.id)
             return item.body
         if item.kind == LATE:
-            return self._evaluate_late(item, rawjson.loads(item.body))
-        if not isinstance(parsed, dict):
+            return self._evaluate_late(item, event)
+        if not isinstance(event, dict):
             return item.body
-        if parsed.get("eventType") == "FAIL":
-            self._remember_failure(parsed)
-        # bindings read only names (strings): the plain parse tells whether any rule binds it
-        if not self._needs_evaluation(parsed):
+        if event.get("eventType") == "FAIL":
+            self._remember_failure(event)
+        if not self._needs_evaluation(event):
             return item.body
-        return self._evaluate(item, rawjson.loads(item.body))
+        return self._evaluate(item, event)
 
     def _remember_failure(self, event: Mapping[str, Any]) -> None:
         run_id = (event.get("run") or {}).get("runId")
@@ -366,14 +396,14 @@ class Producer:
         if in_time:
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, rawjson.dumps(enrich(event, results)))
+            return self._keep(item, enrich(event, results))
 
         message = f"evaluation timed out after {self.settings.evaluation_timeout:g}s"
         results, late = evaluation.partial(message)
         if not late:  # every dataset finished just now
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, rawjson.dumps(enrich(event, results)))
+            return self._keep(item, enrich(event, results))
         self.counters.add("timeouts")
         log.warning(
             "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
@@ -397,7 +427,7 @@ class Producer:
                     return None
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, rawjson.dumps(enrich(event, results)))
+            return self._keep(item, enrich(event, results))
         self.counters.add("late")
         evaluation.when_done(
             lambda: self._deliver_late(
@@ -479,80 +509,14 @@ class Producer:
         if added:
             log.info("%d alert(s) queued for run %s", added, alerts[0].run_id)
 
-    def _keep(self, item: SpooledEvent, body: str) -> str:
+    def _keep(self, item: SpooledEvent, enriched: dict[str, Any]) -> str:
+        """`enriched` as text (written once), kept in the spool in place of the received body."""
+        body = rawjson.dumps(enriched)
         try:
             self.spool.replace(item.id, body)
         except sqlite3.Error as exc:  # only costs a re-evaluation after a crash
             log.warning("could not keep the enriched event %d in the spool: %s", item.id, exc)
         return body
-
-    def _forward(self, item: SpooledEvent, body: str) -> bool:
-        """Send until the sink takes it (True); False when stopping or when the event went to the
-        dead letters (a sink that refused it `dead_letter_after` times with a 4xx: retrying the
-        same body cannot succeed, and the run's later events must not wait behind it)."""
-        delays = self.settings.retry.delays()
-        attempt = item.attempts
-        refusals = 0
-        while True:
-            try:
-                self.forwarder.send(body)
-            except Exception as exc:
-                attempt += 1
-                self.counters.add("forward_failures")
-                self.metrics.forward_failures.inc()
-                self.spool.attempted(item.id)
-                if refused_for_good(exc):
-                    refusals += 1
-                    if (
-                        self.settings.dead_letter_after
-                        and refusals >= self.settings.dead_letter_after
-                    ):
-                        self._bury(item, f"refused {refusals} times: {_short(exc)}")
-                        return False
-                backoff = next(delays)
-                log.warning(
-                    "forwarding event %d failed (attempt %d): %s; retrying in %.1fs",
-                    item.id,
-                    attempt,
-                    _short(exc),
-                    backoff,
-                )
-                with self.spool.parked(item.lane):
-                    if self._stop.wait(backoff):
-                        return False
-                continue
-            self.counters.add("forwarded")
-            self.metrics.events_forwarded.inc()
-            return True
-
-    def _bury(self, item: SpooledEvent, reason: str) -> None:
-        try:
-            self.spool.dead_letter(item.id, reason)
-        except sqlite3.Error as exc:
-            log.error("could not move event %d to the dead letters: %s", item.id, exc)
-            return
-        self.counters.add("dead_letters")
-        self.metrics.dead_letters.inc()
-        self._note_run(item.body, -1)
-        log.error(
-            "event %d moved to the dead letters (`lineage-quality dead-letters list --spool %s`): "
-            "%s",
-            item.id,
-            self.spool.path,
-            reason,
-        )
-
-    def _delete(self, item: SpooledEvent, run_ids: Sequence[str] = (), step: int = 0) -> None:
-        delays = self.settings.retry.delays()
-        while True:
-            try:
-                self.spool.done(item.id, run_ids, step)
-                return
-            except sqlite3.Error as exc:
-                # Not forwarded again by this process; a restart before the delete works would.
-                log.error("event %d was forwarded but not deleted from the spool: %s", item.id, exc)
-                if self._stop.wait(next(delays)):
-                    return
 
 
 def _needs_no_parse(item: SpooledEvent) -> bool:
@@ -568,16 +532,9 @@ def _needs_no_parse(item: SpooledEvent) -> bool:
 
 
 def _parse(body: str) -> Any:
-    """`body` parsed (plain `json`; NaN/Infinity refused as by the receiver); None: not JSON."""
+    """`body` parsed as the receiver parses it (rawjson: numbers as written, NaN/Infinity
+    refused), for an event read back from the database; None: not JSON."""
     try:
-        return rawjson.loads_plain(body)
+        return rawjson.loads(body)
     except ValueError:
         return None
-
-
-refused_by_sink = refused_for_good  # the sink answered 4xx (not 408/429): see backoff.py
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0][:300] if text else "") or type(exc).__name__

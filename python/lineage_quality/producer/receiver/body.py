@@ -137,8 +137,9 @@ def check_structure(body: bytes) -> None:
 
 
 def decode(body: bytes, encoding: str | None, limit: int) -> tuple[str, dict[str, Any]]:
-    """The event's JSON text and the event parsed from it (parsed once, here), validated as an
-    OpenLineage-shaped object."""
+    """The event's JSON text and the event parsed from it, validated as an OpenLineage-shaped
+    object. Parsed once, here, with numbers kept as written (rawjson): this parse is the one the
+    worker evaluates, enriches and forwards."""
     if (encoding or "").lower() == "gzip":
         body = _gunzip(body, limit)
     elif encoding and encoding.lower() != "identity":
@@ -146,7 +147,7 @@ def decode(body: bytes, encoding: str | None, limit: int) -> tuple[str, dict[str
     check_structure(body)
     try:
         text = body.decode("utf-8")
-        event = rawjson.loads_plain(text)
+        event = rawjson.loads(text)
     except (UnicodeDecodeError, ValueError) as exc:
         raise RejectedError(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from exc
     except RecursionError as exc:

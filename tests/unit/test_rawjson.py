@@ -1,0 +1,75 @@
+"""rawjson (issue 27.2): an event parsed once keeps its numbers as written through enrich and back
+to text; `dumps` on the C encoder writes exactly what writing the tree in Python wrote."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lineage_quality.producer import rawjson
+from lineage_quality.producer.rawjson import JsonNumber
+
+DEMO_EVENTS = Path(__file__).resolve().parents[2] / "demo-output" / "events.jsonl"
+
+
+def reference(value: Any) -> str:
+    """What rawjson.dumps wrote before it ran on the C encoder: the tree, written in Python."""
+    if isinstance(value, JsonNumber):
+        return value.text
+    if isinstance(value, dict):
+        items = (
+            json.dumps(str(k), ensure_ascii=False) + ":" + reference(v) for k, v in value.items()
+        )
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(reference(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+TRICKY = (
+    '{"a":1e400,"b":[1.0,-0,2e-5,18446744073709551617,{}],"c":null,"d":[null,{},[]],'
+    '"é\\u0000\\n\\"":"x\\u0001y\\u2028z😀","e":true,"f":false,"g":"\\u0000JsonNumber",'
+    '"h":{"nested":{"deep":[1,2,{"n":3.14159265358979323846}]}}}'
+)
+
+
+def test_dumps_writes_the_tree_as_written() -> None:
+    tree = rawjson.loads(TRICKY)
+    assert rawjson.dumps(tree) == reference(tree)
+    assert "1e400" in rawjson.dumps(tree) and "18446744073709551617" in rawjson.dumps(tree)
+
+
+def test_dumps_matches_the_python_writer_on_real_listener_events() -> None:
+    if not DEMO_EVENTS.exists():
+        pytest.skip("no demo-output/events.jsonl (make demo writes it)")
+    for line in DEMO_EVENTS.read_text().splitlines():
+        tree = rawjson.loads(line)
+        assert rawjson.dumps(tree) == reference(tree)
+        assert json.loads(rawjson.dumps(tree)) == json.loads(line)
+
+
+def test_a_string_that_looks_like_the_placeholder_stays_a_string() -> None:
+    # the placeholder holds a token drawn per call: text of the event cannot forge it
+    tree = {"n": JsonNumber("7"), "s": "\u0000" + "0" * 24, "t": ["\u0000", JsonNumber("8")]}
+    assert rawjson.dumps(tree) == reference(tree)
+
+
+def test_plain_values_and_refusals_are_as_json_writes_them() -> None:
+    assert rawjson.dumps({"x": (1, 2.5, None)}) == '{"x":[1,2.5,null]}'
+    with pytest.raises(ValueError):
+        rawjson.dumps({"x": float("inf")})
+    with pytest.raises(TypeError):
+        rawjson.dumps({"x": object()})
+
+
+def test_numbers_are_copied_as_themselves() -> None:
+    # enrich deep-copies the event: an immutable number need not be rebuilt
+    tree = rawjson.loads('{"a":[1,2.50]}')
+    copied = copy.deepcopy(tree)
+    assert copied == tree and copied is not tree
+    assert copied["a"][1] is tree["a"][1]
+    assert copy.copy(tree["a"][0]) is tree["a"][0]
