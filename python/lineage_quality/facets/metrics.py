@@ -15,6 +15,7 @@ number left.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from openlineage.client.generated import data_quality_metrics_dataset as plain
 from openlineage.client.generated import data_quality_metrics_input_dataset as on_input
@@ -46,19 +47,25 @@ def _reported(m: ColumnMeasures) -> bool:
     return any(v is not None for v in numbers) or _quantiles(m) is not None
 
 
+def _column_fields(m: ColumnMeasures, rows: int) -> dict[str, Any]:
+    """One column's numbers as both spec classes of ColumnMetrics name them (the input facet's
+    and the dataset facet's are separate generated classes with the same fields)."""
+    return {
+        "nullCount": m.nulls,
+        "distinctCount": m.distinct,
+        "count": _count(m, rows),
+        "sum": _finite(m.sum),
+        "min": _finite(m.min),
+        "max": _finite(m.max),
+        "quantiles": _quantiles(m),
+    }
+
+
 def input_metrics_facet(
     measures: DatasetMeasures,
 ) -> on_input.DataQualityMetricsInputDatasetFacet:
     columns = {
-        name: on_input.ColumnMetrics(
-            nullCount=m.nulls,
-            distinctCount=m.distinct,
-            count=_count(m, measures.rows),
-            sum=_finite(m.sum),
-            min=_finite(m.min),
-            max=_finite(m.max),
-            quantiles=_quantiles(m),
-        )
+        name: on_input.ColumnMetrics(**_column_fields(m, measures.rows))
         for name, m in measures.columns
         if _reported(m)
     }
@@ -73,15 +80,7 @@ def dataset_metrics_facet(
     """The same numbers as a DatasetFacet; `captured`: when the measured data was the dataset's
     state (the COMPLETE's eventTime), left out unless it is an ISO-8601 date-time."""
     columns = {
-        name: plain.ColumnMetrics(
-            nullCount=m.nulls,
-            distinctCount=m.distinct,
-            count=_count(m, measures.rows),
-            sum=_finite(m.sum),
-            min=_finite(m.min),
-            max=_finite(m.max),
-            quantiles=_quantiles(m),
-        )
+        name: plain.ColumnMetrics(**_column_fields(m, measures.rows))
         for name, m in measures.columns
         if _reported(m)
     }
