@@ -51,11 +51,14 @@ def test_complete_event_carries_input_and_output_assertions(run: dict[str, Any])
     raw = _by_name(raw_facet["assertions"])
     assert raw["raw_row_count"]["success"] is True and raw["raw_row_count"]["actual"] == "5"
     assert raw["raw_id_not_null"]["success"] is False
-    assert raw["raw_id_not_null"] | {"params": None} == {
+    assert raw["raw_id_not_null"] | {"params": None, "properties": None} == {
         "assertion": "not_null", "success": False, "column": "id", "severity": "error",
         "name": "raw_id_not_null", "expected": "== 0", "actual": "1", "params": None,
+        "failures": 1, "properties": None,
     }  # fmt: skip
     assert raw["raw_id_not_null"]["params"]["failures"] == 1
+    properties = raw["raw_id_not_null"]["properties"]  # seed 001's tool-specific settings
+    assert properties["metric"] == "nullValues" and properties["action"] == "BLOCK"
     assert "dataQualityAssertions" not in inp.get("facets", {})
 
     clean = _by_name(out["facets"]["dataQualityAssertions"]["assertions"])
