@@ -62,7 +62,7 @@ from lineage_quality.results import (
     error_result,
     skipped_result,
 )
-from lineage_quality.storage import list_files
+from lineage_quality.storage import StoredFile, list_files
 
 log = logging.getLogger(__name__)
 
@@ -336,11 +336,9 @@ class Evaluator:
     ) -> list[RuleResult]:
         """The dataset's results, evaluated once per write: a second COMPLETE for the same
         write (saveAsTable sends two) reuses the first one's results."""
-        key = (
-            evaluation_key(event, ref),
-            self._files_left(event, ref, groups),
-            tuple(id(g) for g in groups),
-        )
+        listing = self._listing(event, ref, groups)
+        files = None if listing is None else _fingerprint(listing, completed_ms(event))
+        key = (evaluation_key(event, ref), files, tuple(id(g) for g in groups))
         while True:
             with self._memo_lock:
                 if key in self._memo:
@@ -353,7 +351,7 @@ class Evaluator:
                     break
             waiting.wait()
         try:
-            results = self._evaluate_dataset(event, ref, groups)
+            results = self._evaluate_dataset(event, ref, groups, listing)
             if self.history is not None:
                 results = self._against_history(event, ref, results)
             else:
@@ -370,8 +368,14 @@ class Evaluator:
             done.set()
 
     def _evaluate_dataset(
-        self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
+        self,
+        event: Mapping[str, Any],
+        ref: DatasetRef,
+        groups: Sequence[BoundRules],
+        listing: list[StoredFile] | None = None,
     ) -> list[RuleResult]:
+        """`listing`: the dataset's files as `_listing` found them just before (not listed
+        again)."""
         dataset = event[ref.role][ref.index]
         facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
         rules = [r for g in groups for r in g.rules]
@@ -390,7 +394,7 @@ class Evaluator:
                 # whenever the evaluation happens.
                 as_of = version_read(event, ref)
             else:
-                left = self._left_by_run(event, location, account)
+                left = self._left_by_run(event, location, account, listing)
             self.evaluations += 1
             try:
                 df = self.read(ref, facets, fmt, as_of, table, left)
@@ -439,29 +443,26 @@ class Evaluator:
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}") for r in rules]
 
-    def _files_left(
+    def _listing(
         self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
-    ) -> tuple[tuple[str, int, int], ...] | None:
-        """The files a plain-file output's run left (path, size, time), for telling writes
-        apart: one application may write a path twice with equal statistics, and only the
-        COMPLETEs of one write (saveAsTable's two) see the same files. None where there are no
-        files to tell by (inputs, versioned tables) or they cannot be listed (the evaluation
-        reports that)."""
+    ) -> list[StoredFile] | None:
+        """A plain-file output's files, listed once per evaluation: they tell writes apart (one
+        application may write a path twice with equal statistics; only the COMPLETEs of one
+        write, saveAsTable's two, see the same files) and are what the evaluation reads. None
+        where there are no files to tell by (inputs, versioned tables) or they cannot be listed
+        (the evaluation lists and reports that)."""
         if ref.role != "outputs" or not any(g.matches(ref.namespace, ref.name) for g in groups):
             return None  # listed only where a contract named the path (never a host or bucket
             # an event alone names: a table-bound path is checked first, in the evaluation)
         dataset = event[ref.role][ref.index]
         facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
         fmt = next((g.format for g in groups if g.format), None)
-        completed = completed_ms(event)
         try:
-            if completed is None or is_versioned(ref.namespace, ref.name, facets, fmt):
+            if completed_ms(event) is None or is_versioned(ref.namespace, ref.name, facets, fmt):
                 return None
-            listing = list_files(self.spark, location_of(ref.namespace, ref.name))
+            return list_files(self.spark, location_of(ref.namespace, ref.name))
         except DatasetError:
             return None
-        kept = left_by_run(listing, completed).kept
-        return tuple((f.path, f.size, f.modified_ms) for f in kept)
 
     def _against_history(
         self, event: Mapping[str, Any], ref: DatasetRef, results: list[RuleResult]
@@ -528,7 +529,11 @@ class Evaluator:
         return None
 
     def _left_by_run(
-        self, event: Mapping[str, Any], location: str, account: Written | None
+        self,
+        event: Mapping[str, Any],
+        location: str,
+        account: Written | None,
+        listing: list[StoredFile] | None = None,
     ) -> LeftByRun | None:
         """The files of a plain-file dataset as its run left them (modified at or before its
         COMPLETE), checked against what the run says it wrote; raises DatasetError when they
@@ -541,7 +546,9 @@ class Evaluator:
                 f"cannot tell which files of {location} run {account.run_id} left: its event "
                 f"has no usable eventTime ({event.get('eventTime')!r})"
             )
-        left = left_by_run(list_files(self.spark, location), completed)
+        if listing is None:
+            listing = list_files(self.spark, location)
+        left = left_by_run(listing, completed)
         if account is not None:
             why = files_change(account, left)
             if why:
@@ -552,3 +559,12 @@ class Evaluator:
                 f"({len(left.later)} file(s)): the data the run read or wrote is gone"
             )
         return left
+
+
+def _fingerprint(
+    listing: list[StoredFile], completed: int | None
+) -> tuple[tuple[str, int, int], ...] | None:
+    """The files a run left (path, size, time): what tells two writes of one path apart."""
+    if completed is None:
+        return None
+    return tuple((f.path, f.size, f.modified_ms) for f in left_by_run(listing, completed).kept)
