@@ -252,3 +252,28 @@ def test_bindings_explains_recorded_events(modes: dict[str, Any], tmp_path: Path
     assert "NEARLY near / appends_relative" in text
     assert "'*/modes/appends' would bind it" in text
     assert "NEARLY near / ignored_on_s3" in text and "(another scheme)" in text
+
+
+def test_rawjson_writes_real_listener_events_as_the_python_writer_did(
+    modes: dict[str, Any],
+) -> None:
+    """rawjson.dumps (on json's C encoder) against the Python writer it replaced, on the events the
+    real listener sent for every write mode, as forwarded (moved from tests/unit/test_rawjson.py,
+    where a fresh clone has no recorded events)."""
+    import importlib.util
+    import json
+
+    from lineage_quality.producer import rawjson
+
+    spec = importlib.util.spec_from_file_location(
+        "rawjson_reference", HERE.parent / "unit" / "test_rawjson.py"
+    )
+    assert spec is not None and spec.loader is not None
+    unit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(unit)
+    lines = (modes["base"].parent / "events.jsonl").read_text().splitlines()
+    assert len(lines) > 50
+    for line in lines:
+        tree = rawjson.loads(line)
+        assert rawjson.dumps(tree) == unit.reference(tree)
+        assert json.loads(rawjson.dumps(tree)) == json.loads(line)

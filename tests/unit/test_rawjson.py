@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lineage_quality.producer import rawjson
 from lineage_quality.producer.rawjson import JsonNumber
-
-DEMO_EVENTS = Path(__file__).resolve().parents[2] / "demo-output" / "events.jsonl"
 
 
 def reference(value: Any) -> str:
@@ -43,13 +40,8 @@ def test_dumps_writes_the_tree_as_written() -> None:
     assert "1e400" in rawjson.dumps(tree) and "18446744073709551617" in rawjson.dumps(tree)
 
 
-def test_dumps_matches_the_python_writer_on_real_listener_events() -> None:
-    if not DEMO_EVENTS.exists():
-        pytest.skip("no demo-output/events.jsonl (make demo writes it)")
-    for line in DEMO_EVENTS.read_text().splitlines():
-        tree = rawjson.loads(line)
-        assert rawjson.dumps(tree) == reference(tree)
-        assert json.loads(rawjson.dumps(tree)) == json.loads(line)
+# On real listener events: tests/e2e/test_write_modes_e2e.py (a fresh clone has no recorded
+# events here, and a skipped test is not a passed one).
 
 
 def test_a_string_that_looks_like_the_placeholder_stays_a_string() -> None:
