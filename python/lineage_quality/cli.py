@@ -57,7 +57,8 @@ def _serve(args: argparse.Namespace) -> int:
         if any(w in k.lower() for w in ("secret", "password", "token", "key", "credential"))
     )
     result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
-    alerts = _alert_sender(args)
+    settings = _settings(args, api_key, parse_min_severity(args.alert_min_severity))
+    alerts = _alert_sender(args, settings)
     redact.add([*args.alert_webhook, *args.alert_slack_webhook])  # Slack URLs are secrets
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
@@ -65,13 +66,12 @@ def _serve(args: argparse.Namespace) -> int:
     scrubbed = scrub_environment(os.environ)
     if scrubbed:
         log.info("removed %s from the environment of the evaluator", ", ".join(scrubbed))
-    settings = _settings(args, api_key, parse_min_severity(args.alert_min_severity))
     producer = Producer(
         Evaluator(
             bindings,
             master=args.spark_master,
             conf=spark_conf,
-            quarantine=_quarantine(args),
+            quarantine=_quarantine(args, settings),
             history=history_store(args),
         ),
         forwarder,
@@ -100,12 +100,15 @@ def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int
     from lineage_quality.producer.settings import Settings, flags
 
     given = {f.name: getattr(args, f.name) for f in flags()}
-    return Settings(
-        **given,
-        api_key=api_key,
-        alert_min_rank=alert_min_rank,
-        marquez_web_url=args.marquez_web_url,
-    )
+    try:
+        return Settings(
+            **given,
+            api_key=api_key,
+            alert_min_rank=alert_min_rank,
+            marquez_web_url=args.marquez_web_url,
+        )
+    except ValueError as exc:  # a validator's: e.g. --quarantine-max-rows 0
+        raise ConfigError(f"invalid serve option: {exc}") from exc
 
 
 def _add_settings_flags(
@@ -238,16 +241,12 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _quarantine(args: argparse.Namespace) -> QuarantineConfig | None:
+def _quarantine(args: argparse.Namespace, settings: Settings) -> QuarantineConfig | None:
     from lineage_quality.engine.quarantine import QuarantineConfig
 
-    if args.quarantine_max_rows < 1:
-        raise ConfigError(
-            f"--quarantine-max-rows must be at least 1, not {args.quarantine_max_rows}"
-        )
     if not args.quarantine:
         return None
-    return QuarantineConfig(args.quarantine, args.quarantine_max_rows)
+    return QuarantineConfig(args.quarantine, settings.quarantine_max_rows)
 
 
 def _datahub_sinks(args: argparse.Namespace, bindings: Sequence[BoundRules]) -> list[ResultSink]:
@@ -335,7 +334,7 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.output_dir) if args.output_dir else None)
 
 
-def _add_alert_flags(serve: argparse.ArgumentParser) -> None:
+def _add_alert_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     alerts = serve.add_argument_group("alerts", "docs/operations.md")
     alerts.add_argument(
         "--alert-webhook",
@@ -362,9 +361,10 @@ def _add_alert_flags(serve: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="the Marquez web UI (e.g. http://localhost:3000): alerts link to the dataset",
     )
+    return alerts
 
 
-def _alert_sender(args: argparse.Namespace) -> AlertSender | None:
+def _alert_sender(args: argparse.Namespace, settings: Settings) -> AlertSender | None:
     from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
     from lineage_quality.producer.alert_sender import AlertSender, Webhook
     from lineage_quality.producer.alerts import GENERIC, SLACK
@@ -376,7 +376,8 @@ def _alert_sender(args: argparse.Namespace) -> AlertSender | None:
             raise ConfigError(f"alert webhook must be an http(s) URL: {hook.label}")
     if not webhooks:
         return None
-    return AlertSender(AlertOutbox(outbox_path(args.spool)), webhooks)
+    outbox = AlertOutbox(outbox_path(settings.spool), max_pending=settings.alert_max_pending)
+    return AlertSender(outbox, webhooks)
 
 
 def _default_spool() -> str:
@@ -422,20 +423,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_spark_conf_options(serve)
     _add_shacl_flags(serve)
-    reliability = serve.add_argument_group("reliability", "docs/reliability.md")
-    _add_settings_flags(serve, {"reliability": reliability})
-    quarantine = serve.add_argument_group("quarantine", "docs/quarantine.md")
+    groups = {"reliability": serve.add_argument_group("reliability", "docs/reliability.md")}
+    quarantine = groups["quarantine"] = serve.add_argument_group("quarantine", "docs/quarantine.md")
     quarantine.add_argument(
         "--quarantine",
         metavar="PATH",
         help="write the failing rows of failed QUARANTINE rules here (Parquet, by run id)",
-    )
-    quarantine.add_argument(
-        "--quarantine-max-rows",
-        type=int,
-        default=1000,
-        metavar="N",
-        help="at most N rows per rule (default 1000)",
     )
     datahub = serve.add_argument_group(
         "DataHub assertions", "needs pip install 'lineage-quality[datahub]'; docs/datahub.md"
@@ -448,7 +441,8 @@ def build_parser() -> argparse.ArgumentParser:
     datahub.add_argument("--datahub-file", metavar="PATH", help="append assertion MCPs to a file")
     datahub.add_argument("--datahub-env", help="dataset URN env (default PROD)")
     datahub.add_argument("--datahub-platform-instance", help="dataset URN platform instance")
-    _add_alert_flags(serve)
+    groups["alerts"] = _add_alert_flags(serve)
+    _add_settings_flags(serve, groups)  # once every group they go to exists
     add_history_flags(serve)
     serve.set_defaults(func=_serve)
 

@@ -53,6 +53,7 @@ def install() -> None:
     from pyspark.sql import SparkSession
 
     from lineage_quality.driver.attach import attach, is_attached
+    from lineage_quality.producer.settings import DEFAULTS
 
     original = SparkSession.Builder.getOrCreate
     if getattr(original, _MARK, False):
@@ -67,7 +68,9 @@ def install() -> None:
                     self,
                     contracts=found["contracts"].split(","),
                     quarantine=found.get("quarantine"),
-                    quarantine_max_rows=int(found.get("quarantine_max_rows", 1000)),
+                    quarantine_max_rows=int(
+                        found.get("quarantine_max_rows", DEFAULTS.quarantine_max_rows)
+                    ),
                     wait_seconds=float(found.get("wait_seconds", 600)),
                 )
         return original(self)

@@ -30,19 +30,19 @@ from lineage_quality.engine import quarantine_bounds
 from lineage_quality.engine.expressions import column
 from lineage_quality.engine.plan import build_plan
 from lineage_quality.engine.run import failing_condition
+from lineage_quality.producer.settings import DEFAULTS
 from lineage_quality.results import Quarantined, RuleResult, Status
 from lineage_quality.rules import Action
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_ROWS = 1000
 RULE_ID_COLUMN = "lq_rule_id"
 
 
 @attrs.frozen
 class QuarantineConfig:
     location: str  # a folder path or URI Spark can write to
-    max_rows: int = DEFAULT_MAX_ROWS
+    max_rows: int = DEFAULTS.quarantine_max_rows  # the one default: Settings
     bounds: QuarantineBounds = attrs.field(factory=QuarantineBounds)
 
     def __attrs_post_init__(self) -> None:

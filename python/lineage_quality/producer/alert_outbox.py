@@ -5,16 +5,23 @@ alert goes out once per run and dataset whatever is evaluated again. A row stays
 took it, or refused it for good (a 4xx other than 408/429, `AlertBounds.dead_letter_after` times):
 then it is a dead letter, kept for inspection and `lineage-quality dead-letters --alerts`, never
 tried again unless retried. Delivered and dead rows are kept `retention` seconds (the memory that
-prevents a second alert), then pruned. Undelivered rows are never dropped.
+prevents a second alert), then pruned.
+
+Undelivered rows are bounded by `Settings.alert_max_pending`: past it, in the same transaction
+that adds alerts, the oldest undelivered ones expire (a long webhook outage during an alert flood:
+the newest say most about the data now). Never silently: each one expired is told to `on_expired`
+(the producer's `lineage_quality_alerts_expired` metric), and a warning says so (at most every
+WARN_EVERY seconds, with the count since the last one).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +29,11 @@ import attrs
 
 from lineage_quality.bounds import AlertBounds
 from lineage_quality.producer.alerts import Alert, message_for
+from lineage_quality.producer.settings import DEFAULTS
+
+log = logging.getLogger(__name__)
+
+WARN_EVERY = 600.0  # seconds between warnings that undelivered alerts expire
 
 _WAITING = "sent IS NULL AND dead IS NULL"  # rows still to deliver
 
@@ -74,10 +86,19 @@ def outbox_path(spool_path: str | Path) -> Path:
 
 
 class AlertOutbox:
-    def __init__(self, path: str | Path, retention: float = AlertBounds().retention) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        retention: float = AlertBounds().retention,
+        max_pending: int | None = DEFAULTS.alert_max_pending,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.retention = retention
+        self.max_pending = max_pending  # None: no bound
+        self.on_expired: Callable[[int], None] = lambda count: None
+        self._warned = -WARN_EVERY
+        self._unwarned = 0  # expired since the last warning
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -111,13 +132,48 @@ class AlertOutbox:
                     "DELETE FROM alerts WHERE sent < ? OR dead < ?",
                     (now - self.retention, now - self.retention),
                 )
+                expired = self._expire_past_bound() if added else 0
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+        if expired:
+            self._expired(expired)
         if added:
             self.changed.set()
         return added
+
+    def _expire_past_bound(self) -> int:
+        """Delete the oldest undelivered alerts past `max_pending` (in the caller's transaction);
+        how many. Their keys are forgotten: that run and dataset may alert again."""
+        if self.max_pending is None:
+            return 0
+        held = self._db.execute(f"SELECT count(*) FROM alerts WHERE {_WAITING}").fetchone()[0]
+        over = int(held) - self.max_pending
+        if over <= 0:
+            return 0
+        self._db.execute(
+            "DELETE FROM alerts WHERE rowid IN (SELECT rowid FROM alerts "
+            f"WHERE {_WAITING} ORDER BY created, rowid LIMIT ?)",
+            (over,),
+        )
+        return over
+
+    def _expired(self, count: int) -> None:
+        """Count the alerts just expired; warn at most every WARN_EVERY seconds."""
+        self.on_expired(count)
+        self._unwarned += count
+        now = time.monotonic()
+        if now - self._warned >= WARN_EVERY:
+            self._warned = now
+            log.warning(
+                "alert outbox: %d undelivered alert(s) expired, the oldest first: more than "
+                "alert_max_pending (%d, --alert-max-pending) were waiting for their webhooks "
+                "(lineage_quality_alerts_expired counts them all)",
+                self._unwarned,
+                self.max_pending,
+            )
+            self._unwarned = 0
 
     def due(self, now: float | None = None, limit: int = 100) -> list[PendingAlert]:
         now = time.time() if now is None else now

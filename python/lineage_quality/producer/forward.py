@@ -111,7 +111,8 @@ class Delivery:
     never will take it: the event goes to the spool's dead letters, and the run's later events
     go on. A forwarded event is deleted from the spool, retried the same way if that fails
     (until then it is not handed out again by this process; a restart forwards it once more).
-    `count(name)` is told of each `forwarded`, `forward_failures` and `dead_letters`;
+    `count(name)` is told of each `forwarded`, `forward_failures`, `dead_letters` and
+    `dead_letters_expired` (the oldest dead letters expired past their bound);
     `buried(item)` of each event moved to the dead letters; `stop` ends every wait."""
 
     def __init__(
@@ -166,18 +167,22 @@ class Delivery:
 
     def _bury(self, item: SpooledEvent, reason: str) -> None:
         try:
-            self.spool.dead_letter(item.id, reason)
+            expired = self.spool.dead_letter(item.id, reason)
         except sqlite3.Error as exc:
             log.error("could not move event %d to the dead letters: %s", item.id, exc)
             return
         self._count("dead_letters")
+        for _ in range(expired):
+            self._count("dead_letters_expired")
         self._buried(item)
+        gone = f"; {expired} older dead letter(s) expired (--dead-letter-max-*)" if expired else ""
         log.error(
             "event %d moved to the dead letters (`lineage-quality dead-letters list --spool %s`): "
-            "%s",
+            "%s%s",
             item.id,
             self.spool.path,
             reason,
+            gone,
         )
 
     def delete(self, item: SpooledEvent, run_ids: Sequence[str] = (), step: int = 0) -> None:

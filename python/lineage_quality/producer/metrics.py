@@ -126,6 +126,12 @@ class Metrics:
         self.dead_letters = Counter(
             "lineage_quality_dead_letters", "Events moved to the dead letters", registry=r
         )
+        self.dead_letters_expired = Counter(
+            "lineage_quality_dead_letters_expired",
+            "Dead-lettered events expired, the oldest first, past --dead-letter-max-events or "
+            "--dead-letter-max-bytes",
+            registry=r,
+        )
         self.evaluations = Counter(
             "lineage_quality_evaluations",
             "Evaluations of an event's bound datasets that ended, by outcome",
@@ -161,6 +167,11 @@ class Metrics:
         )
         self.alerts_pending = Gauge(
             "lineage_quality_alerts_pending", "Alerts waiting for delivery", registry=r
+        )
+        self.alerts_expired = Counter(
+            "lineage_quality_alerts_expired",
+            "Undelivered alerts expired, the oldest first, past --alert-max-pending",
+            registry=r,
         )
         self.rule_value = Gauge(
             "lineage_quality_rule_value",

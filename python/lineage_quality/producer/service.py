@@ -109,6 +109,7 @@ class Producer:
             self.metrics.watch_alerts(alerts.outbox.pending)
             alerts.on_sent = lambda label: self.metrics.alerts_sent.labels(sink=label).inc()
             alerts.on_failed = lambda label: self.metrics.alerts_failed.labels(sink=label).inc()
+            alerts.outbox.on_expired = self.metrics.alerts_expired.inc
         self.evaluator = evaluator
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
         self.forwarder = forwarder
@@ -146,13 +147,14 @@ class Producer:
         return self.counters["forwarded"]
 
     def _count(self, name: str) -> None:
-        """One more `forwarded`, `forward_failures` or `dead_letters` (delivery), in the
-        counters and the metrics."""
+        """One more `forwarded`, `forward_failures`, `dead_letters` or `dead_letters_expired`
+        (delivery), in the counters and the metrics."""
         self.counters.add(name)
         {
             "forwarded": self.metrics.events_forwarded,
             "forward_failures": self.metrics.forward_failures,
             "dead_letters": self.metrics.dead_letters,
+            "dead_letters_expired": self.metrics.dead_letters_expired,
         }[name].inc()
 
     def _accept(self, body: str, event: Any) -> None:

@@ -6,8 +6,9 @@ metadata below), `attach` builds it for the in-driver producer, tests build it w
 change. `Producer`, `Receiver` and `Spool` read their part of it; none of them has defaults of its
 own. For every bound, 0 (or None) means "no bound", as on the command line.
 
-The bounds of the stores an event can grow besides the spool (run bookkeeping, alert outbox,
-quarantine) are in `lineage_quality.bounds`; `runs` here is the spool's run bookkeeping's.
+The run bookkeeping's, the alert outbox's retention and the quarantine's size bounds are in
+`lineage_quality.bounds` (`runs` here is the spool's run bookkeeping's); the dead letters', the
+undelivered alerts' and the quarantine's rows per rule are settings here.
 """
 
 from __future__ import annotations
@@ -139,6 +140,20 @@ class Settings:
         "move an event the sink refused N times with a 4xx to the dead letters (0: never)",
         group="reliability", metavar="N", validator=_not_negative,
     )  # fmt: skip
+    # an event the sink refused for good is kept aside, out of its lane; past these the oldest
+    # dead letters expire (counted, logged): new events keep flowing, the disk stays bounded
+    dead_letter_max_events: int | None = _setting(
+        10_000, "--dead-letter-max-events",
+        "keep at most N dead-lettered events; past it the oldest expire (default %(default)s; "
+        "0: no bound)",
+        group="reliability", metavar="N", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+    dead_letter_max_bytes: int | None = _setting(
+        256 * MIB, "--dead-letter-max-bytes",
+        "keep at most this many bytes of dead-lettered events; past it the oldest expire "
+        "(default %(default)s, 256 MiB; 0: no bound)",
+        group="reliability", metavar="BYTES", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
     drain_seconds: float = _setting(
         30.0, "--drain-seconds", "on shutdown, wait this long for queued events to be forwarded",
         validator=_not_negative,
@@ -147,6 +162,20 @@ class Settings:
     # -- alerts (the webhooks themselves are built by the CLI) -----------------------------------
     alert_min_rank: int = _setting(0)  # alerts.parse_min_severity of --alert-min-severity
     marquez_web_url: str | None = _setting(None)  # alerts link to the dataset in this UI
+    # a long webhook outage during an alert flood: the newest alerts matter most, so past the
+    # bound the oldest undelivered ones expire (counted in a metric, logged)
+    alert_max_pending: int | None = _setting(
+        10_000, "--alert-max-pending",
+        "keep at most N undelivered alerts; past it the oldest expire (default %(default)s; "
+        "0: no bound)",
+        group="alerts", metavar="N", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+
+    # -- quarantine (the location itself is `--quarantine`) --------------------------------------
+    quarantine_max_rows: int = _setting(
+        1000, "--quarantine-max-rows", "at most N rows per rule (default %(default)s)",
+        group="quarantine", metavar="N", validator=_positive,
+    )  # fmt: skip
 
 
 DEFAULTS = Settings()

@@ -32,8 +32,8 @@ from lineage_quality.producer.spool.store import (
 class Spool:
     """The durable queue of events at `path`, bounded by `settings.spool_max_events` and
     `spool_max_bytes` (past them `put` raises SpoolFullError: the receiver answers 503), with
-    `spool_reserve_bytes` of disk-full reserve, and the runs API's bookkeeping (`settings.runs`)
-    in the same database."""
+    `spool_reserve_bytes` of disk-full reserve, the runs API's bookkeeping (`settings.runs`) and
+    the dead letters (`settings.dead_letter_max_events`, `_bytes`) in the same database."""
 
     def __init__(self, path: str | Path, settings: Settings = DEFAULTS) -> None:
         self.path = Path(path)
@@ -51,7 +51,7 @@ class Spool:
         self.book = RunBook(self.store.db, self.store.write, settings.runs)
         self.store.on_rollback.append(self.book.resync)  # its counts include what rolled back
         self.recent = RecentRuns()
-        self.letters = DeadLetters(self.store, self.index, self.lanes)
+        self.letters = DeadLetters(self.store, self.index, self.lanes, settings)
         self.commit = GroupCommit(self.store, self.index, self.lanes, self.book, self.recent)
         with self.index.lock:
             for event_id, lane, size in self.store.stored():
@@ -242,9 +242,10 @@ class Spool:
 
     # -- dead letters (dead_letters.py) ---------------------------------------------------------
 
-    def dead_letter(self, event_id: int, reason: str) -> None:
-        """Move an event the sink keeps refusing out of its lane into the dead letters."""
-        self.letters.bury(event_id, reason)
+    def dead_letter(self, event_id: int, reason: str) -> int:
+        """Move an event the sink keeps refusing out of its lane into the dead letters; how many
+        of the oldest dead letters expired for it (`settings.dead_letter_max_events`, `_bytes`)."""
+        return self.letters.bury(event_id, reason)
 
     def dead_letters(self) -> list[DeadLetter]:
         return self.letters.entries()
