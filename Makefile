@@ -1,24 +1,53 @@
 # lineage-quality: `make demo` and `make test` bootstrap everything they need on a fresh machine.
+# SPARK=3.5 (the default) or SPARK=4 picks the Spark line: each has its own virtualenv, PySpark and
+# jars side by side (README's support matrix), so both can be built and tested on one clone.
 SHELL := /bin/bash
 PYTHON ?= python3
-VENV := .venv
+SPARK ?= 3.5
+ifeq ($(SPARK),3.5)
+  VENV := .venv
+  PYSPARK := pyspark==3.5.9
+  SCALA := 2.12
+  JARS := jvm-config/jars
+  MVN_PROFILE :=
+  JAVA_RELEASE := 11
+else ifeq ($(SPARK),4)
+  VENV := .venv-spark4
+  PYSPARK := pyspark==4.1.4
+  SCALA := 2.13
+  JARS := jvm-config/jars-spark4
+  MVN_PROFILE := -Pspark4
+  JAVA_RELEASE := 17
+else
+  $(error SPARK must be 3.5 or 4, not '$(SPARK)')
+endif
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-LISTENER_JAR := jvm-config/jars/openlineage-spark_2.12-1.53.0.jar
-ENGINE_JAR := jvm-config/jars/lineage-quality-engine.jar
-ENGINE_SRC := $(wildcard jvm-config/src/lineagequality/*.java)
+LISTENER_JAR := $(JARS)/openlineage-spark_$(SCALA)-1.53.0.jar
+ENGINE_JAR := $(JARS)/lineage-quality-engine.jar
+# One source tree for both lines, plus the one file that spells what differs (src-line/spark-*).
+ENGINE_SRC := $(wildcard jvm-config/src/lineagequality/*.java) \
+  jvm-config/src-line/spark-$(SPARK)/lineagequality/Line.java
 APT_STAMP := .stamp-system
 VENV_STAMP := $(VENV)/.stamp-install
 
-.PHONY: demo test lint typecheck unit e2e bench bench-peers system venv jars test-jars clean
+.PHONY: demo test test-spark lint typecheck unit e2e bench bench-peers system venv jars test-jars clean
 
 demo: system venv jars
 	$(VENV)/bin/lineage-quality demo
 
+# On SPARK=4 the same suite runs but for what has no Spark 4 build to compare with or run on
+# (tests marked spark35_only: Deequ ships for Spark 3.5 only; the deployment tests' hadoop-aws and
+# Hive jars are those of the 3.5 line).
 test: system venv jars test-jars
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/mypy
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests $(if $(filter 4,$(SPARK)),-m "not spark35_only")
+
+# What CI runs on the second line: the suites that depend on Spark (engine, the real listener
+# end to end, in-driver, Delta/Iceberg versions, Marquez, the CLI's checks).
+test-spark: system venv jars
+	$(PY) -m pytest tests/spark tests/e2e tests/cli tests/unit/test_spark_line.py -m "not spark35_only"
 
 unit: venv
 	$(PY) -m pytest tests/unit
@@ -48,15 +77,17 @@ $(APT_STAMP):
 	@touch $@
 
 venv: $(VENV_STAMP)
+# The line's PySpark first: the package itself declares a range, so installing it keeps that one.
 $(VENV_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
+	$(PIP) install -q '$(PYSPARK)'
 	$(PIP) install -q -e '.[dev,datahub,postgres]'
 	@touch $@
 
 jars: $(LISTENER_JAR) $(ENGINE_JAR)
 $(LISTENER_JAR): jvm-config/pom.xml
-	mvn -q -B -f jvm-config/pom.xml dependency:copy-dependencies
+	mvn -q -B -f jvm-config/pom.xml $(MVN_PROFILE) dependency:copy-dependencies
 	@test -f $@ && touch $@
 
 # Test-only jars (s3proxy, hadoop-aws + AWS SDK for the deployment tests), never shipped.
@@ -66,13 +97,17 @@ $(TEST_JARS_STAMP): jvm-config/test-pom.xml
 	mvn -q -B -f jvm-config/test-pom.xml dependency:copy-dependencies
 	@touch $@
 
-# The engine's JVM helpers (the pattern DFA), compiled against the Spark jars pyspark ships.
+# The engine's JVM helpers, compiled from one source tree against the Spark jars of the line's
+# PySpark; the manifest names the Spark and Scala versions, which the evaluator and attach() check.
+ENGINE_BUILD := jvm-config/build/spark-$(SPARK)
 $(ENGINE_JAR): $(ENGINE_SRC) $(VENV_STAMP)
-	rm -rf jvm-config/build && mkdir -p jvm-config/build jvm-config/jars
-	javac --release 11 -nowarn -d jvm-config/build \
+	rm -rf $(ENGINE_BUILD) && mkdir -p $(ENGINE_BUILD)/classes $(JARS)
+	javac --release $(JAVA_RELEASE) -nowarn -d $(ENGINE_BUILD)/classes \
 	  -cp "$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars/*" \
 	  $(ENGINE_SRC)
-	jar cf $@ -C jvm-config/build .
+	printf 'Spark-Version: %s\nScala-Binary-Version: %s\n' \
+	  "$$($(PY) -c 'import pyspark; print(pyspark.__version__)')" $(SCALA) > $(ENGINE_BUILD)/manifest
+	jar cfm $@ $(ENGINE_BUILD)/manifest -C $(ENGINE_BUILD)/classes .
 
 # Peers of the benchmark, each in a virtualenv of its own (bench/peers/*.txt pins them), and
 # the Deequ jar PyDeequ needs, from Maven Central. Not part of `make test`.
@@ -95,4 +130,4 @@ bench: system venv jars bench-peers
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) jvm-config/jars demo-output .lineage-quality $(APT_STAMP)
+	rm -rf $(VENV) $(JARS) jvm-config/build demo-output .lineage-quality $(APT_STAMP)

@@ -16,7 +16,7 @@ def conf() -> dict[str, str]:
     settings = dict(EVALUATION_SQL_CONF)
     jar = engine_jar()
     if jar is None:
-        raise RuntimeError("jvm-config/jars/lineage-quality-engine.jar is missing: make jars")
+        raise RuntimeError("the engine jar is missing: make jars (SPARK=3.5|4)")
     settings["spark.jars"] = str(jar)
     return settings
 

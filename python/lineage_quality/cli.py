@@ -524,6 +524,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LineageQualityError as exc:
         print(f"lineage-quality: error: {exc}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "pyspark":
+            raise
+        from lineage_quality.spark_line import pyspark_version
+
+        try:
+            pyspark_version()  # its ConfigError says what to install
+        except ConfigError as missing:
+            print(f"lineage-quality: error: {missing}", file=sys.stderr)
+            return 2
+        raise
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage_quality.errors import ConfigError
+from lineage_quality.spark_line import check_jar, jars_dir, running_line
 
 
 def spark_submit_path() -> str:
@@ -35,10 +36,16 @@ def submit_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def listener_jar(root: Path) -> Path:
-    """The OpenLineage Spark listener jar Maven put in `jvm-config/jars` (`make jars`)."""
-    jar = next((root / "jvm-config" / "jars").glob("openlineage-spark_*.jar"), None)
+    """The OpenLineage Spark listener jar Maven put in `jvm-config/jars` (`jars-spark4` on Spark
+    4: `make jars SPARK=4`), checked against this environment's PySpark."""
+    line = running_line()
+    where = jars_dir(line, root)
+    jar = next(where.glob("openlineage-spark_*.jar"), None)
     if jar is None:
-        raise ConfigError("OpenLineage listener jar missing: run `make jars` first")
+        raise ConfigError(
+            f"OpenLineage listener jar missing in {where}: run `make jars SPARK={line.name}` first"
+        )
+    check_jar(jar)
     return jar
 
 

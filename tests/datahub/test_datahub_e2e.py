@@ -21,15 +21,13 @@ from lineage_quality.datahub.build import build_sink
 from lineage_quality.datahub.config import DataHubConfig
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.settings import Settings
-from lineage_quality.sparksubmit import listener_args, spark_submit
+from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
 
 def test_demo_job_assertions_reach_datahub(repo_root: Path, tmp_path: Path) -> None:
-    jar = next((repo_root / "jvm-config" / "jars").glob("openlineage-spark_*.jar"), None)
-    if jar is None:
-        pytest.skip("OpenLineage listener jar missing: make jars")
+    listener_jar(repo_root)  # the line's listener jar: make jars SPARK=...
     out = tmp_path / "demo-output"  # the demo contracts bind */demo-output/data/orders_clean
     (out / "data").mkdir(parents=True)
     raw = repo_root / "examples" / "demo" / "data" / "orders_raw"

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from .s3server import S3Server
 from .serve_process import assertions_of, completes, serve_process
 
 CONTRACTS = Path(__file__).resolve().parent / "contracts" / "s3"
+# hadoop-aws (jvm-config/test-pom.xml) matches the Hadoop that PySpark 3.5 ships.
+pytestmark = pytest.mark.spark35_only
 
 
 def test_a_job_on_s3_is_evaluated_by_serve(s3_server: S3Server, tmp_path: Path) -> None:

@@ -8,13 +8,15 @@ from urllib.parse import urlparse
 
 import pytest
 
+from lineage_quality.spark_line import jars_dir
+
 from .metastore import HiveMetastore
 from .processes import PYSPARK_HOME, PYTHON, REPO_ROOT, DriverRun, run_driver
 from .s3server import S3Server, resolve_s3_jars
 from .standalone import WORKER_CORES, SparkCluster, executor_dirs, executor_log
 
 JOB = Path(__file__).resolve().parent / "jobs" / "smoke_job.py"
-ENGINE_JAR = REPO_ROOT / "jvm-config" / "jars" / "lineage-quality-engine.jar"
+ENGINE_JAR = jars_dir(root=REPO_ROOT) / "lineage-quality-engine.jar"
 
 
 def _ok(run: DriverRun) -> dict[str, object]:
@@ -88,6 +90,7 @@ def test_hive_metastore_shares_tables_between_applications(
 # ------------------------------------------------------------------------------------------- S3
 
 
+@pytest.mark.spark35_only  # hadoop-aws of the 3.5 line
 def test_hadoop_aws_matches_pysparks_hadoop() -> None:
     # hadoop-aws calls Hadoop internals that change between releases: the versions must match.
     shipped = sorted(PYSPARK_HOME.joinpath("jars").glob("hadoop-client-api-*.jar"))
@@ -107,6 +110,7 @@ def test_s3_create_bucket_makes_a_bucket(s3_server: S3Server) -> None:
     assert "lq-made-as-folder" in s3_server.list_buckets()
 
 
+@pytest.mark.spark35_only  # hadoop-aws of the 3.5 line
 def test_s3a_parquet_round_trip(s3_server: S3Server, tmp_path: Path) -> None:
     s3_server.create_bucket("smoke")
     conf = {**s3_server.spark_conf(), "spark.master": "local[1]", "spark.driver.host": "127.0.0.1"}
@@ -117,6 +121,7 @@ def test_s3a_parquet_round_trip(s3_server: S3Server, tmp_path: Path) -> None:
     assert any(written.glob("part-*.parquet")), sorted(p.name for p in written.iterdir())
 
 
+@pytest.mark.spark35_only  # hadoop-aws of the 3.5 line
 def test_s3a_on_the_cluster_with_jars_on_the_class_path(
     spark_cluster: SparkCluster, s3_server: S3Server, tmp_path: Path
 ) -> None:

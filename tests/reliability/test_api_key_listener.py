@@ -11,7 +11,7 @@ from faultkit import REPO_ROOT, RecordingSink, http_transport, record_fault
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.settings import Settings
-from lineage_quality.sparksubmit import listener_args, spark_submit
+from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
 
 pytestmark = pytest.mark.e2e
 
@@ -21,9 +21,7 @@ KEY = "listener-key-Hq83vR2c"
 def test_listener_with_api_key_auth_is_accepted(
     tmp_path: Path, sink: RecordingSink, caplog: pytest.LogCaptureFixture
 ) -> None:
-    jar = next((REPO_ROOT / "jvm-config" / "jars").glob("openlineage-spark_*.jar"), None)
-    if jar is None:
-        pytest.skip("listener jar missing: run `make jars`")
+    listener_jar(REPO_ROOT)  # the line's listener jar: make jars SPARK=...
     caplog.set_level(logging.DEBUG)
     producer = Producer(
         Evaluator([]),

@@ -22,6 +22,8 @@ from lineage_quality.rules.history import parse_history
 HERE = Path(__file__).resolve().parent
 DEEQU = HERE.parents[1] / "jvm-config" / "test-jars" / "deequ-2.0.7-spark-3.5.jar"
 DAY = 86_400_000
+# Deequ is built for Spark 3.5 / Scala 2.12 only (no Spark 4 release): its JVM runs on that line.
+pytestmark = pytest.mark.spark35_only
 
 
 def _cases() -> list[dict[str, Any]]:

@@ -7,13 +7,9 @@ import java.util.List;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
-import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-
-import scala.collection.JavaConverters;
-import scala.collection.Seq;
 
 /** Columns that call a helper's static method in Spark's generated code. */
 final class Calls {
@@ -21,10 +17,13 @@ final class Calls {
 
   /** `owner.method(arguments...)` returning `type`; null in, null out. */
   static Column staticCall(Class<?> owner, DataType type, String method, Expression... arguments) {
-    Seq<Expression> args = JavaConverters.asScalaBuffer(Arrays.asList(arguments)).toSeq();
-    Seq<AbstractDataType> noCasts =
-        JavaConverters.asScalaBuffer(Collections.<AbstractDataType>emptyList()).toSeq();
-    return new Column(new StaticInvoke(owner, type, method, args, noCasts, true, true, true));
+    return Line.column(
+        Line.staticInvoke(
+            owner,
+            type,
+            method,
+            Arrays.asList(arguments),
+            Collections.<AbstractDataType>emptyList()));
   }
 
   /** A string-array literal (no null elements). */

@@ -39,6 +39,7 @@ public final class ColumnProgram {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final List<String> HELPERS = Arrays.asList("RegexDfa", "ValueCodes", "RowGates");
   private static final Map<String, Method> RESOLVED = new ConcurrentHashMap<>();
+  private static final Object EMPTY_SEQ = seq(new ArrayList<Object>());
 
   /** The program's single output. */
   public static Column column(String program) throws Exception {
@@ -55,7 +56,7 @@ public final class ColumnProgram {
     if (out.length == 0) {
       throw new IllegalArgumentException("an aggregation needs at least one column");
     }
-    return df.agg(out[0], seq(Arrays.asList(out).subList(1, out.length)));
+    return df.agg(out[0], Arrays.copyOfRange(out, 1, out.length));
   }
 
   /** `df.withColumns(names, outputs)`. */
@@ -64,7 +65,7 @@ public final class ColumnProgram {
     if (built.names.size() != built.out.length) {
       throw new IllegalArgumentException("one name per output column expected");
     }
-    return df.withColumns(seq(built.names), seq(Arrays.asList(built.out)));
+    return Line.withColumns(df, built.names, Arrays.asList(built.out));
   }
 
   private static final class Built {
@@ -273,12 +274,14 @@ public final class ColumnProgram {
           || (param == boolean.class && value instanceof Boolean);
     }
     if (value instanceof List && Seq.class.isAssignableFrom(param)) {
-      return param.isAssignableFrom(Seq.class);
+      // scala.collection.Seq on Scala 2.12, immutable.Seq on 2.13: take what seq() makes.
+      return param.isInstance(EMPTY_SEQ);
     }
     return param.isInstance(value);
   }
 
   private static <T> Seq<T> seq(List<T> items) {
-    return JavaConverters.asScalaBuffer(items).toSeq();
+    // An immutable List: a scala.collection.Seq on 2.12 and an immutable.Seq on 2.13.
+    return JavaConverters.asScalaBuffer(items).toList();
   }
 }

@@ -231,7 +231,7 @@ public final class RegexDfa {
         RegexDfa.class,
         DataTypes.LongType,
         "findAll",
-        value.expr(),
+        Line.expression(value),
         Literal.create(walkSetTable(table), DataTypes.BinaryType),
         Calls.strings(patterns));
   }
@@ -257,7 +257,7 @@ public final class RegexDfa {
         RegexDfa.class,
         DataTypes.BooleanType,
         "find",
-        value.expr(),
+        Line.expression(value),
         Literal.create(walkTable(table), DataTypes.BinaryType),
         Literal.create(pattern, DataTypes.StringType));
   }

@@ -16,16 +16,22 @@ public final class RowGates {
 
   /** `aggregate` counting only the rows where `gate` is true (null counts as false). */
   public static Column filtered(Column aggregate, Column gate) {
-    final Expression found = aggregate.expr();
-    if (!(found instanceof AggregateExpression)) {
+    final Expression found = Line.converted(aggregate);
+    final Expression condition = Line.converted(gate);
+    if (found instanceof AggregateExpression) {
+      final AggregateExpression agg = (AggregateExpression) found;
+      if (agg.isDistinct() || agg.filter().isDefined()) {
+        throw new IllegalArgumentException("already distinct or filtered: " + found);
+      }
+      return Line.column(
+          agg.copy(
+              agg.aggregateFunction(), agg.mode(), false, Option.apply(condition), agg.resultId()));
+    }
+    // Spark 4 resolves functions in the analyzer: the aggregate is still a call by name here.
+    final Expression call = Line.filteredCall(found, condition);
+    if (call == null) {
       throw new IllegalArgumentException("not an aggregate: " + found);
     }
-    final AggregateExpression agg = (AggregateExpression) found;
-    if (agg.isDistinct() || agg.filter().isDefined()) {
-      throw new IllegalArgumentException("already distinct or filtered: " + found);
-    }
-    return new Column(
-        agg.copy(
-            agg.aggregateFunction(), agg.mode(), false, Option.apply(gate.expr()), agg.resultId()));
+    return Line.column(call);
   }
 }

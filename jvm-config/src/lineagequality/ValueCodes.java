@@ -98,7 +98,7 @@ public final class ValueCodes {
         ValueCodes.class,
         DataTypes.IntegerType,
         "code",
-        value.expr(),
+        Line.expression(value),
         Literal.create(table(sorted), DataTypes.BinaryType),
         Calls.strings(sorted));
   }

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineage_quality.driver.gate import gate_message
 from lineage_quality.errors import ConfigError, QualityGateFailed
+from lineage_quality.spark_line import JarLineMismatch, check_jar, running_line
 
 if TYPE_CHECKING:
     from openlineage.client.transport import Transport
@@ -147,17 +148,22 @@ def _find_jar(jar: str | Path | None) -> Path:
         path = Path(jar)
         if not path.is_file():
             raise ConfigError(f"attach(jar=...): no such file {path}")
+        check_jar(path)
         return path.resolve()
     from lineage_quality.sparksubmit import listener_jar
 
     for root in (Path.cwd(), Path(__file__).resolve().parents[3]):
         try:
             return listener_jar(root).resolve()
+        except JarLineMismatch:
+            raise  # a jar of the other Spark line: say so, don't look further
         except ConfigError:
             continue
+    line = running_line()
     raise ConfigError(
-        "OpenLineage listener jar not found in jvm-config/jars (run `make jars`); "
-        "pass attach(..., jar='path/to/openlineage-spark_2.12-<version>.jar')"
+        f"OpenLineage listener jar not found in jvm-config/{line.jars} (run "
+        f"`make jars SPARK={line.name}`); pass attach(..., "
+        f"jar='path/to/openlineage-spark_{line.scala}-<version>.jar')"
     )
 
 

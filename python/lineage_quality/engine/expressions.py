@@ -23,7 +23,11 @@ from typing import Any
 
 from pyspark import SparkContext
 from pyspark.sql import Column, DataFrame
-from pyspark.sql.column import _to_seq
+
+try:  # PySpark 4 keeps the classic (py4j) helpers in pyspark.sql.classic
+    from pyspark.sql.classic.column import _to_seq  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # PySpark 3.5
+    from pyspark.sql.column import _to_seq  # type: ignore[attr-defined,no-redef,unused-ignore]
 
 from lineage_quality.engine.jvm_helpers import jvm_helper
 

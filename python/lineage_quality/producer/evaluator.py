@@ -62,6 +62,7 @@ from lineage_quality.results import (
     error_result,
     skipped_result,
 )
+from lineage_quality.spark_line import check_jar, jars_dir, running_line
 from lineage_quality.storage import StoredFile, list_files
 
 log = logging.getLogger(__name__)
@@ -89,23 +90,27 @@ EVALUATION_SQL_CONF = {
 
 
 def table_format_jars() -> list[Path]:
-    """The Delta Lake and Iceberg jars `make jars` put in jvm-config/jars (or the folder named by
-    LINEAGE_QUALITY_JARS); never the OpenLineage listener."""
-    folder = os.environ.get("LINEAGE_QUALITY_JARS")
-    where = Path(folder) if folder else Path(__file__).resolve().parents[3] / "jvm-config" / "jars"
+    """The Delta Lake and Iceberg jars `make jars` put in jvm-config/jars (jars-spark4 on Spark 4;
+    or the folder named by LINEAGE_QUALITY_JARS); never the OpenLineage listener. A jar built for
+    the other Spark line is a ConfigError naming both versions."""
+    where = jars_dir()
     if not where.is_dir():
         return []
     patterns = ("delta-spark_*.jar", "delta-storage-*.jar", "iceberg-spark-runtime-*.jar")
-    return sorted(j for p in patterns for j in where.glob(p))
+    found = sorted(j for p in patterns for j in where.glob(p))
+    for jar in found:
+        check_jar(jar)
+    return found
 
 
 def engine_jar() -> Path | None:
-    """The engine's JVM helpers (`make jars` builds it from jvm-config/src): pattern rules run
-    on a byte-level DFA with it, on `rlike` without it."""
-    folder = os.environ.get("LINEAGE_QUALITY_JARS")
-    where = Path(folder) if folder else Path(__file__).resolve().parents[3] / "jvm-config" / "jars"
-    jar = where / ENGINE_JAR_NAME
-    return jar if jar.is_file() else None
+    """The engine's JVM helpers (`make jars` builds it from jvm-config/src, per Spark line):
+    pattern rules run on a byte-level DFA with it, on `rlike` without it."""
+    jar = jars_dir() / ENGINE_JAR_NAME
+    if not jar.is_file():
+        return None
+    check_jar(jar)
+    return jar
 
 
 def evaluator_session(
@@ -121,7 +126,11 @@ def evaluator_session(
         # concurrent evaluations (one per producer worker) share the executors
         .config("spark.scheduler.mode", "FAIR")
     )
+    running_line()  # a PySpark of no supported line is refused here, by name
     conf = dict(conf or {})
+    for given in filter(None, conf.get("spark.jars", "").split(",")):
+        if Path(given.strip()).is_file():  # the user's own: another line's jar is named here
+            check_jar(Path(given.strip()))
     if "spark.jars" not in conf and SparkContext._active_spark_context is None:
         jars = table_format_jars()
         if jars:  # Delta Lake and Iceberg readers, for time travel (docs/evaluation.md)

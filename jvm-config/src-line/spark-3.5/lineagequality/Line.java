@@ -1,0 +1,69 @@
+package lineagequality;
+
+import java.util.List;
+
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataType;
+
+import scala.collection.JavaConverters;
+
+/**
+ * What Spark 3.5 (Scala 2.12) spells differently from Spark 4: the engine's other sources are
+ * one tree, compiled against each line with this file or its twin in src-line/spark-4 (the
+ * Makefile picks it by SPARK=). Keep the two files' methods the same.
+ */
+final class Line {
+  private Line() {}
+
+  /** A Column around a Catalyst expression. */
+  static Column column(Expression expression) {
+    return new Column(expression);
+  }
+
+  /** The Catalyst expression of a Column. */
+  static Expression expression(Column column) {
+    return column.expr();
+  }
+
+  /** The Catalyst expression of a Column, resolved as far as the Column API resolves it. */
+  static Expression converted(Column column) {
+    return column.expr();
+  }
+
+  /**
+   * A call by name to an aggregate, made to count only the rows where `condition` holds; null
+   * when `found` is no such call. Spark 3.5's functions build resolved aggregates: always null.
+   */
+  static Expression filteredCall(Expression found, Expression condition) {
+    return null;
+  }
+
+  /**
+   * `df` with `columns` added under `names`, in that order (the java.util.Map overload of
+   * Spark 4 loses the order past four columns).
+   */
+  static Dataset<Row> withColumns(Dataset<Row> df, List<String> names, List<Column> columns) {
+    return df.withColumns(
+        JavaConverters.asScalaBuffer(names).toSeq(), JavaConverters.asScalaBuffer(columns).toSeq());
+  }
+
+  /** `owner.method(arguments...)` in generated code, without input casts; null in, null out. */
+  static Expression staticInvoke(
+      Class<?> owner, DataType type, String method, List<Expression> arguments,
+      List<AbstractDataType> noCasts) {
+    return new StaticInvoke(
+        owner,
+        type,
+        method,
+        JavaConverters.asScalaBuffer(arguments).toSeq(),
+        JavaConverters.asScalaBuffer(noCasts).toSeq(),
+        true,
+        true,
+        true);
+  }
+}

@@ -1,0 +1,92 @@
+package lineagequality;
+
+import java.util.List;
+
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.classic.ExpressionUtils;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataType;
+
+import scala.Option;
+import scala.collection.JavaConverters;
+
+/**
+ * What Spark 4 (Scala 2.13) spells differently from Spark 3.5: a Column holds a ColumnNode, not
+ * an Expression (classic's ExpressionUtils converts), and StaticInvoke takes a ScalarFunction.
+ * The twin of src-line/spark-3.5's Line: keep the two files' methods the same.
+ */
+final class Line {
+  private Line() {}
+
+  /** A Column around a Catalyst expression. */
+  static Column column(Expression expression) {
+    return ExpressionUtils.column(expression);
+  }
+
+  /** The Catalyst expression of a Column. */
+  static Expression expression(Column column) {
+    return ExpressionUtils.expression(column);
+  }
+
+  /**
+   * The Catalyst expression of a Column as the session converts it (functions become calls by
+   * name, UnresolvedFunction), not the lazy wrapper that `expression` may return.
+   */
+  static Expression converted(Column column) {
+    return SparkSession.active().expression(column);
+  }
+
+  /**
+   * A call by name to an aggregate, made to count only the rows where `condition` holds (the
+   * analyzer refuses a FILTER on a function that is no aggregate); null when `found` is no call
+   * by name, and an error when it is DISTINCT or filtered already.
+   */
+  static Expression filteredCall(Expression found, Expression condition) {
+    if (!(found instanceof UnresolvedFunction)) {
+      return null;
+    }
+    final UnresolvedFunction call = (UnresolvedFunction) found;
+    if (call.isDistinct() || call.filter().isDefined()) {
+      throw new IllegalArgumentException("already distinct or filtered: " + found);
+    }
+    return call.copy(
+        call.nameParts(),
+        call.arguments(),
+        false,
+        Option.apply(condition),
+        call.ignoreNulls(),
+        call.orderingWithinGroup(),
+        call.isInternal());
+  }
+
+  /**
+   * `df` with `columns` added under `names`, in that order (the java.util.Map overload of
+   * Spark 4 loses the order past four columns).
+   */
+  static Dataset<Row> withColumns(Dataset<Row> df, List<String> names, List<Column> columns) {
+    return df.withColumns(
+        JavaConverters.asScalaBuffer(names).toList(), JavaConverters.asScalaBuffer(columns).toList());
+  }
+
+  /** `owner.method(arguments...)` in generated code, without input casts; null in, null out. */
+  static Expression staticInvoke(
+      Class<?> owner, DataType type, String method, List<Expression> arguments,
+      List<AbstractDataType> noCasts) {
+    return new StaticInvoke(
+        owner,
+        type,
+        method,
+        JavaConverters.asScalaBuffer(arguments).toList(),
+        JavaConverters.asScalaBuffer(noCasts).toList(),
+        true,
+        true,
+        true,
+        Option.empty());
+  }
+}
