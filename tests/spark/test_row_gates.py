@@ -15,9 +15,10 @@ from test_patterns_dfa import PATTERNS, _corpus
 from test_shared_columns import LISTS, NEAR
 
 from lineage_quality.engine import row_gates
+from lineage_quality.engine.analyzers import failing_condition
 from lineage_quality.engine.expressions import column as built
 from lineage_quality.engine.plan import ROWS, Metric, MetricKind
-from lineage_quality.engine.run import _aggregate, failing_condition
+from lineage_quality.engine.run import _aggregate
 from lineage_quality.engine.shared_columns import share
 
 pytestmark = pytest.mark.spark

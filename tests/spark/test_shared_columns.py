@@ -12,10 +12,10 @@ import pytest
 from pyspark.sql import Column
 from test_patterns_dfa import PATTERNS, _corpus
 
+from lineage_quality.engine.analyzers import failing_condition, metric_column
 from lineage_quality.engine.expressions import Expr, agg, column
 from lineage_quality.engine.plan import Metric, MetricKind
 from lineage_quality.engine.regex_dfa_set import compile_dfa_set, group_patterns
-from lineage_quality.engine.run import failing_condition, metric_column
 from lineage_quality.engine.shared_columns import share
 
 LISTS = [

@@ -48,6 +48,16 @@ def footer_columns(metrics: Sequence[Metric]) -> list[str]:
     return [c for c, found in kinds.items() if found == {MetricKind.NULLS}]
 
 
+def served_nulls(metrics: Sequence[Metric], footers: FooterCounts) -> dict[int, int]:
+    """The null counts the footers give: metric index -> count, for each null-count metric of a
+    column they counted."""
+    return {
+        i: footers.nulls[m.column]
+        for i, m in enumerate(metrics)
+        if m.kind is MetricKind.NULLS and m.column in footers.nulls
+    }
+
+
 def footer_counts(df: DataFrame, columns: Sequence[str]) -> FooterCounts | None:
     """The rows and the null counts of `columns` from the footers of the files `df` reads, or
     None when the footers cannot stand for the scan (or the helper jar is not in the session)."""

@@ -2,7 +2,8 @@
 
 Deequ keeps every analyzer's metric in its repository; we kept only the verdicts. Here each
 fused metric that is a plain column statistic (a null count, a sum, a bound, an average, the
-median) and each one-column key set's counts become that column's ColumnMeasures. Nothing is
+median: its analyzer names the field, engine/analyzers/) and each one-column key set's counts
+become that column's ColumnMeasures. Nothing is
 computed for it: a metric that is not in the plan is simply not reported. Counting metrics of
 other rules (rows out of range, invalid values) say nothing about the column as a whole and stay
 in their assertions.
@@ -15,20 +16,13 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from lineage_quality.engine.plan import Metric, MetricKind, Plan
+from lineage_quality.engine.analyzers import analyzer
+from lineage_quality.engine.plan import Plan
 from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.engine.verdicts import exact
 from lineage_quality.measures import ColumnMeasures, DatasetMeasures
 
-# STAT `arg` -> the ColumnMeasures field it fills
-_STAT_FIELDS = {
-    "sum": "sum",
-    "min": "min",
-    "max": "max",
-    "avg": "mean",
-    "stddev": "stddev",
-    "median": "median",
-}
+_FLOATS = ("mean", "stddev", "median")  # fields reported as floats; counts as ints
 
 
 def _number(value: Any) -> int | float | None:
@@ -41,13 +35,6 @@ def _number(value: Any) -> int | float | None:
     if isinstance(value, (int, float)):
         return value
     return None
-
-
-def _null_count(metric: Metric) -> bool:
-    # A missingValues rule without listed values counts exactly the nulls.
-    return metric.kind is MetricKind.NULLS or (
-        metric.kind is MetricKind.MISSING and not metric.values
-    )
 
 
 def dataset_measures(
@@ -63,17 +50,15 @@ def dataset_measures(
     for metric, value in zip(plan.metrics, values, strict=True):
         if metric.column is None or isinstance(value, Exception):
             continue
-        if _null_count(metric):
-            number = _number(value)
-            if number is not None:
-                found.setdefault(metric.column, {})["nulls"] = int(number)
-        elif metric.kind is MetricKind.STAT and metric.arg in _STAT_FIELDS:
-            number = _number(value)
-            if number is not None:
-                field = _STAT_FIELDS[metric.arg]
-                if field in ("mean", "stddev", "median"):
-                    number = float(number)
-                found.setdefault(metric.column, {})[field] = number
+        field = analyzer(metric).measures(metric)  # which of the column's numbers, if any
+        number = _number(value) if field is not None else None
+        if field is None or number is None:
+            continue
+        if field == "nulls":
+            number = int(number)
+        elif field in _FLOATS:
+            number = float(number)
+        found.setdefault(metric.column, {})[field] = number
     for index, counted in keys.items():
         key = plan.key_sets[index]
         if len(key) != 1 or isinstance(counted, Exception):

@@ -27,9 +27,9 @@ from pyspark.sql import functions as F
 
 from lineage_quality.bounds import QuarantineBounds
 from lineage_quality.engine import quarantine_bounds
+from lineage_quality.engine.analyzers import failing_condition
 from lineage_quality.engine.expressions import column
 from lineage_quality.engine.plan import build_plan
-from lineage_quality.engine.run import failing_condition
 from lineage_quality.producer.settings import DEFAULTS
 from lineage_quality.results import Quarantined, RuleResult, Status
 from lineage_quality.rules import Action

@@ -1,0 +1,62 @@
+"""The metric kinds, each in one place (Deequ's analyzers): what one kind declares is in
+`base.Analyzer`; this table says which analyzer measures each `MetricKind` of the plan.
+
+    rows.py     ROWS: count(*)
+    counts.py   the kinds that count offending rows (nulls, missing, invalid, ranges, dates)
+    stats.py    STAT: a column's statistic, exact where a double would round
+
+A new kind: its `MetricKind` and the rules that ask for it in plan.py (`_metric_for`, with its
+schema preconditions), its analyzer here.
+"""
+
+from __future__ import annotations
+
+from lineage_quality.engine.analyzers.base import Analyzer
+from lineage_quality.engine.analyzers.counts import (
+    Age,
+    BadDate,
+    CardinalityOut,
+    Invalid,
+    LengthOut,
+    Missing,
+    Nulls,
+    OutOfRange,
+)
+from lineage_quality.engine.analyzers.rows import Rows
+from lineage_quality.engine.analyzers.stats import Statistic
+from lineage_quality.engine.expressions import Expr
+from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.shared_columns import Shared
+
+ANALYZERS: dict[MetricKind, Analyzer] = {
+    MetricKind.ROWS: Rows(),
+    MetricKind.NULLS: Nulls(),
+    MetricKind.MISSING: Missing(),
+    MetricKind.INVALID: Invalid(),
+    MetricKind.OUT_OF_RANGE: OutOfRange(),
+    MetricKind.LENGTH_OUT: LengthOut(),
+    MetricKind.CARDINALITY_OUT: CardinalityOut(),
+    MetricKind.BAD_DATE: BadDate(),
+    MetricKind.TOO_NEW: Age(newer=True),
+    MetricKind.TOO_OLD: Age(newer=False),
+    MetricKind.STAT: Statistic(),
+}
+
+__all__ = ["ANALYZERS", "Analyzer", "analyzer", "failing_condition", "metric_column"]
+
+
+def analyzer(metric: Metric) -> Analyzer:
+    return ANALYZERS[metric.kind]
+
+
+def failing_condition(metric: Metric, now: float, shared: Shared | None = None) -> Expr | None:
+    """The per-row predicate a counting metric counts (true = an offending row), or None for
+    metrics that are not row counts (ROWS, STAT). Quarantine selects rows with this same
+    expression, so what it writes aside is exactly what the verdict counted."""
+    return analyzer(metric).condition(metric, now, shared)
+
+
+def metric_column(metric: Metric, now: float, shared: Shared | None = None) -> Expr:
+    """The aggregate column that measures `metric` on its own (no row gate)."""
+    found = analyzer(metric)
+    return found.aggregation(metric, now, shared, found.counted(metric, now, shared))
