@@ -108,3 +108,45 @@ def test_a_refused_event_is_moved_aside_and_its_lane_goes_on(
     assert capsys.readouterr().out == ""
     assert main(["dead-letters", "show", "999", "--spool", str(spool_path)]) == 2
     record_fault("sink refuses one event (400), then takes it", 5, 5, 5, dead_lettered=1)
+
+
+def test_dead_letters_past_their_bound_expire_oldest_first_counted_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A sink refusing every event for good: the dead letters keep the newest
+    `dead_letter_max_events`; each one expired is counted in the metric and said in the log."""
+    sink = PickySink()
+    settings = Settings(
+        port=0,
+        dead_letter_after=1,
+        dead_letter_max_events=2,
+        retry=Backoff(initial=0.05, maximum=0.1),
+    )
+    config = HttpConfig.from_dict({"type": "http", "url": sink.url, "retry": {"total": 0}})
+    producer = Producer(
+        Evaluator([]),
+        Forwarder(HttpTransport(config)),
+        Spool(tmp_path / "spool.db", settings),
+        settings,
+    )
+    producer.start()
+    try:
+        sender = Sender(producer.url)
+        for seq in range(5):  # one run: buried in order
+            event = make_event(1, seq)
+            event["run"]["facets"]["seq"]["note"] = "POISON"
+            assert sender.post(event) == 201
+        assert producer.spool.wait_empty(timeout=60)
+        letters = producer.spool.dead_letters()
+        expired = producer.metrics.registry.get_sample_value(
+            "lineage_quality_dead_letters_expired_total"
+        )
+    finally:
+        producer.stop()
+        sink.close()
+    assert [json.loads(d.body)["run"]["facets"]["seq"]["n"] for d in letters] == [3, 4]
+    assert expired == 3
+    said = [
+        r.getMessage() for r in caplog.records if "older dead letter(s) expired" in r.getMessage()
+    ]
+    assert len(said) == 3

@@ -85,6 +85,27 @@ def test_undelivered_alerts_past_their_bound_expire_oldest_first_counted_and_log
     outbox.close()
 
 
+def test_the_producer_counts_expired_alerts_in_its_metrics(tmp_path: Path) -> None:
+    from openlineage.client.transport.console import ConsoleConfig, ConsoleTransport
+
+    from lineage_quality.producer import Evaluator, Forwarder, Producer
+    from lineage_quality.producer.alert_sender import AlertSender, Webhook
+
+    outbox = AlertOutbox(tmp_path / "a.db", max_pending=1)
+    sender = AlertSender(outbox, [Webhook("http://127.0.0.1:9/hook")])
+    spool = Spool(tmp_path / "spool.db", Settings(spool_reserve_bytes=0))
+    producer = Producer(
+        Evaluator([]), Forwarder(ConsoleTransport(ConsoleConfig())), spool, alerts=sender
+    )
+    for n in range(3):
+        outbox.offer(sender.sinks, [_alert(n)])
+    registry = producer.metrics.registry
+    assert registry.get_sample_value("lineage_quality_alerts_expired_total") == 2
+    assert registry.get_sample_value("lineage_quality_alerts_pending") == 1
+    spool.close()
+    outbox.close()
+
+
 def test_the_outbox_and_the_dead_letters_take_their_bounds_from_the_settings() -> None:
     assert DEFAULTS.alert_max_pending == 10_000
     assert DEFAULTS.dead_letter_max_events == 10_000
