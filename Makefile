@@ -45,9 +45,12 @@ test: system venv jars test-jars
 	$(PY) -m pytest tests $(if $(filter 4,$(SPARK)),-m "not spark35_only")
 
 # What CI runs on the second line: the suites that depend on Spark (engine, the real listener
-# end to end, in-driver, Delta/Iceberg versions, Marquez, the CLI's checks).
+# end to end, in-driver, Delta/Iceberg versions, Marquez, DataHub from real events, the CLI's
+# checks). The install test is left to the first line: it builds the package, whatever the line.
 test-spark: system venv jars
-	$(PY) -m pytest tests/spark tests/e2e tests/cli tests/unit/test_spark_line.py -m "not spark35_only"
+	$(PY) -m pytest tests/spark tests/e2e tests/cli tests/datahub/test_datahub_e2e.py \
+	  tests/unit/test_spark_line.py --ignore=tests/cli/test_install_keeps_pyspark.py \
+	  -m "not spark35_only"
 
 unit: venv
 	$(PY) -m pytest tests/unit
@@ -109,25 +112,34 @@ $(ENGINE_JAR): $(ENGINE_SRC) $(VENV_STAMP)
 	  "$$($(PY) -c 'import pyspark; print(pyspark.__version__)')" $(SCALA) > $(ENGINE_BUILD)/manifest
 	jar cfm $@ $(ENGINE_BUILD)/manifest -C $(ENGINE_BUILD)/classes .
 
-# Peers of the benchmark, each in a virtualenv of its own (bench/peers/*.txt pins them), and
-# the Deequ jar PyDeequ needs, from Maven Central. Not part of `make test`.
-PEER_NAMES := pydeequ soda gx cuallee dqx
-PEER_STAMPS := $(PEER_NAMES:%=bench/.peers/%/.stamp-install)
-DEEQU_JAR := bench/.peers/jars/deequ-2.0.7-spark-3.5.jar
+# Peers of the benchmark, each in a virtualenv of its own per Spark line (bench/peers/<line>/*.txt
+# pins them: those that have a release for the line), and the Deequ jar PyDeequ needs (Spark 3.5),
+# from Maven Central. Not part of `make test`. On SPARK=4 the results go to BENCHMARKS-spark4.md.
+ifeq ($(SPARK),3.5)
+  PEERS_DIR := bench/.peers
+  BENCH_OUT := BENCHMARKS.md
+  DEEQU_JAR := bench/.peers/jars/deequ-2.0.7-spark-3.5.jar
+else
+  PEERS_DIR := bench/.peers-spark$(SPARK)
+  BENCH_OUT := BENCHMARKS-spark$(SPARK).md
+  DEEQU_JAR :=
+endif
+PEER_NAMES := $(basename $(notdir $(wildcard bench/peers/$(SPARK)/*.txt)))
+PEER_STAMPS := $(PEER_NAMES:%=$(PEERS_DIR)/%/.stamp-install)
 
-bench/.peers/%/.stamp-install: bench/peers/%.txt
-	test -x bench/.peers/$*/bin/python || $(PYTHON) -m venv bench/.peers/$*
-	bench/.peers/$*/bin/pip install -q -r $<
+$(PEERS_DIR)/%/.stamp-install: bench/peers/$(SPARK)/%.txt
+	test -x $(PEERS_DIR)/$*/bin/python || $(PYTHON) -m venv $(PEERS_DIR)/$*
+	$(PEERS_DIR)/$*/bin/pip install -q -r $<
 	@touch $@
 
-$(DEEQU_JAR):
+bench/.peers/jars/deequ-2.0.7-spark-3.5.jar:
 	mvn -q -B dependency:copy -Dartifact=com.amazon.deequ:deequ:2.0.7-spark-3.5 \
 	  -DoutputDirectory=bench/.peers/jars
 
 bench-peers: $(PEER_STAMPS) $(DEEQU_JAR)
 
 bench: system venv jars bench-peers
-	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/run.py --out $(BENCH_OUT) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) jvm-config/build demo-output .lineage-quality $(APT_STAMP)

@@ -38,7 +38,12 @@ sys.path.insert(0, str(HERE))
 
 from rulesets import ruleset  # noqa: E402
 
-PEERS = HERE / ".peers"
+sys.path.insert(0, str(ROOT / "python"))
+from lineage_quality.spark_line import running_line  # noqa: E402
+
+# Each Spark line has its own peers (bench/peers/<line>/*.txt pin them; make bench-peers SPARK=)
+LINE = running_line()
+PEERS = HERE / (".peers" if LINE.name == "3.5" else f".peers-spark{LINE.name}")
 DATA = HERE / "data"
 RESULTS = HERE / "results"
 
@@ -64,7 +69,8 @@ SCALING_SYSTEMS = ("floor_a", "floor_b", "ours", "ours_plain", "pydeequ")
 
 
 def python_of(venv: str) -> Path:
-    return ROOT / ".venv" / "bin" / "python" if venv == "main" else PEERS / venv / "bin" / "python"
+    """The floors and ours run on this interpreter (the line's virtualenv: make bench SPARK=)."""
+    return Path(sys.executable) if venv == "main" else PEERS / venv / "bin" / "python"
 
 
 class Worker:

@@ -239,7 +239,7 @@ def attach(
     spool: str | Path | None = None,
     namespace: str | None = None,
     quarantine: str | None = None,
-    quarantine_max_rows: int = 1000,
+    quarantine_max_rows: int | None = None,
     wait_seconds: float = DEFAULT_WAIT_SECONDS,
     hold_seconds: float = DEFAULT_HOLD_SECONDS,
     history: str | None = None,
@@ -251,7 +251,8 @@ def attach(
     openlineage.yml / OPENLINEAGE__TRANSPORT__* / OPENLINEAGE_URL). `jar`: the
     openlineage-spark jar (default: jvm-config/jars). `spool`: the durable event spool (default
     .lineage-quality/driver-<pid>.db). `namespace`: the listener's job namespace.
-    `quarantine`, `quarantine_max_rows`: where failing rows of QUARANTINE rules go.
+    `quarantine`, `quarantine_max_rows`: where failing rows of QUARANTINE rules go, and how many
+    per rule (default: serve's, Settings.quarantine_max_rows).
     `wait_seconds`: how long the end of the job waits for pending evaluations.
     `history`: where measured values are kept for history rules (a SQLite path or a
     postgresql:// URL shared with serve; default history.db beside the spool; "off": none).
@@ -274,6 +275,8 @@ def attach(
     paths = [contracts] if isinstance(contracts, str | Path) else list(contracts)
     bindings = load_contracts([Path(p) for p in paths])
     jar_path = _find_jar(jar)
+    if quarantine_max_rows is None:
+        quarantine_max_rows = Settings().quarantine_max_rows
     quarantine_config = QuarantineConfig(quarantine, quarantine_max_rows) if quarantine else None
     forwarder = Forwarder(_transport(transport))
     spool_path = Path(spool) if spool else Path(".lineage-quality") / f"driver-{os.getpid()}.db"
