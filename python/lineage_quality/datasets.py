@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from lineage_quality.contracts.binding import normalize_name, pattern_from_location
 from lineage_quality.engine.run import short_error
 from lineage_quality.errors import DatasetError
+from lineage_quality.spark_line import line_of
 
 FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "iceberg", "text")
 VERSIONED = ("delta", "iceberg")  # formats read at a version (time travel)
@@ -125,9 +126,16 @@ def _time_travel(spark: SparkSession, reader: Any, fmt: str, location: str, as_o
         if version is None:
             version = _delta_version_at(spark, location, as_of.timestamp_ms or 0)
         return reader.option("versionAsOf", version)
+    if line_of(spark.version).name == "3.5":
+        if as_of.version is not None:
+            return reader.option("snapshot-id", as_of.version)
+        return reader.option("as-of-timestamp", str(as_of.timestamp_ms))
+    # Iceberg's runtime for Spark 4 refuses its own options ("`snapshot-id` is no longer
+    # supported"): Spark's time travel options, the time with its zone so the session's is moot.
     if as_of.version is not None:
-        return reader.option("snapshot-id", as_of.version)
-    return reader.option("as-of-timestamp", str(as_of.timestamp_ms))
+        return reader.option("versionAsOf", as_of.version)
+    when = datetime.datetime.fromtimestamp((as_of.timestamp_ms or 0) / 1000, datetime.UTC)
+    return reader.option("timestampAsOf", when.isoformat(timespec="milliseconds"))
 
 
 def table_identities(facets: Mapping[str, Any] | None) -> list[tuple[str, str]]:
