@@ -113,3 +113,28 @@ def test_jars_that_declare_nothing_pass(tmp_path: Path) -> None:
         archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
     check_jar(plain, "3.5.9")
     check_jar(plain, "4.1.4")
+
+
+def _other_line_jar(folder: Path, stem: str) -> tuple[Path, str]:
+    other = SPARK4 if running_line() == SPARK35 else SPARK35
+    jar = folder / f"{stem}_{other.scala}-1.0.0.jar"
+    jar.write_bytes(b"")
+    return jar, other.scala
+
+
+def test_attach_refuses_a_listener_jar_of_the_other_line(tmp_path: Path) -> None:
+    from lineage_quality.driver.attach import _find_jar
+
+    jar, scala = _other_line_jar(tmp_path, "openlineage-spark")
+    with pytest.raises(JarLineMismatch, match=rf"built for Scala {scala}, but this PySpark is"):
+        _find_jar(jar)
+
+
+def test_the_evaluator_refuses_a_given_jar_of_the_other_line_before_spark_starts(
+    tmp_path: Path,
+) -> None:
+    from lineage_quality.producer.evaluator import evaluator_session
+
+    jar, scala = _other_line_jar(tmp_path, "delta-spark")
+    with pytest.raises(JarLineMismatch, match=rf"delta-spark_{scala}-1\.0\.0\.jar is built for"):
+        evaluator_session("local[1]", {"spark.jars": f"{tmp_path / 'absent.jar'},{jar}"})
