@@ -1,7 +1,8 @@
 """Duplicate counts on the hashed path (JVM helper KeyHashes) are exact: equal to the plain
 group-by and to a count made in Python, for every key type it takes, with nulls, with floats
 that group as equal (-0.0 and 0.0, NaNs), under a hash so weak that most keys collide, and when
-too many hashes repeat (the plain path takes over)."""
+too many hashes repeat (the plain path takes over). Several key sets counted in one shuffle
+(engine/key_sets.py) give exactly the counts of separate passes."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
+from lineage_quality.engine import key_sets as packed_module
 from lineage_quality.engine import uniqueness
+from lineage_quality.engine.key_sets import SLOTS, key_set_counts, packed_key_counts
 from lineage_quality.engine.uniqueness import (
+    KeyCounts,
     duplicate_count,
     grouped_duplicate_count,
+    grouped_key_counts,
     hashed_duplicate_count,
 )
 
@@ -109,3 +114,140 @@ def test_unique_and_empty_keys(spark: Any) -> None:
     empty = unique.where(F.lit(False))
     assert duplicate_count(empty, ["id"], 0) == 0
     assert duplicate_count(empty, ["s", "id"], 0) == 0
+
+
+# Several key sets in one shuffle (engine/key_sets.py): the counts of separate passes, exactly.
+
+WIDE = 1 << 62  # a bigint past the packed hash bits: its key set's second, checked slot
+
+
+def _with_wide(df: Any) -> Any:
+    b = F.col("b")  # even values moved past 2^62: one-to-one, so as many duplicates as b
+    return df.withColumn("wide", F.when(b % 2 == 0, b.bitwiseXOR(F.lit(WIDE))).otherwise(b))
+
+
+PACKED_KEYS = [*KEYS, ["wide"]]
+
+
+def _separate(df: Any, key_sets: list[list[str]]) -> list[KeyCounts]:
+    return [grouped_key_counts(df, k) for k in key_sets]
+
+
+def test_key_sets_in_one_pass_count_as_separate_passes(data: Any) -> None:
+    """Nulls in key parts, floats that group as equal, an int and a bigint key, a key of two
+    values (nearly every row a duplicate): each count is that of the key set's own pass."""
+    df, rows = data
+    df = _with_wide(df)
+    helper = uniqueness.jvm_helper("KeyHashes", "KEY_HASHES")
+    assert helper is not None, "the engine jar is not on spark.jars: run `make jars`"
+    packed = packed_key_counts(df, PACKED_KEYS, helper, len(rows))
+    assert packed == _separate(df, PACKED_KEYS)
+    for keys, counted in zip(KEYS, packed, strict=False):
+        assert counted is not None
+        assert counted.duplicates == _expected(rows, [NAMES.index(k) for k in keys])
+    assert packed[KEYS.index(["flag"])] == KeyCounts(len(rows), 2)
+
+
+def test_collisions_never_change_the_counts_of_packed_key_sets(
+    data: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hash with 64 values: every hashed slot is full of collisions, the bigint's checked
+    slot too; the one check of all slots makes every count right."""
+    df, rows = data
+    df = _with_wide(df)
+    monkeypatch.setattr(uniqueness, "key_hash", lambda cols: F.pmod(F.xxhash64(*cols), F.lit(64)))
+    helper = uniqueness.jvm_helper("KeyHashes", "KEY_HASHES")
+    assert packed_key_counts(df, PACKED_KEYS, helper, len(rows)) == _separate(df, PACKED_KEYS)
+
+
+def test_a_key_set_with_too_many_repeated_hashes_falls_back_alone(
+    data: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    df, rows = data
+    helper = uniqueness.jvm_helper("KeyHashes", "KEY_HASHES")
+    monkeypatch.setattr(uniqueness, "MAX_CANDIDATES", 3)
+    key_sets = [["s"], ["flag"], ["b"]]  # s: thousands of repeated hashes; flag: 2; b: exact
+    packed = packed_key_counts(df, key_sets, helper, len(rows))
+    assert packed[0] is None  # says so, for s only
+    assert packed[1:] == _separate(df, key_sets[1:])
+    assert key_set_counts(df, key_sets) == _separate(df, key_sets)  # s by the plain path
+
+
+def test_a_failed_packed_pass_counts_each_key_set_alone(
+    data: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    df, _ = data
+
+    def broken(*_: Any) -> None:
+        raise RuntimeError("the packed pass failed")
+
+    monkeypatch.setattr(packed_module, "packed_key_counts", broken)
+    assert key_set_counts(df, [["s"], ["b"]]) == _separate(df, [["s"], ["b"]])
+
+
+def test_more_key_sets_than_slots_take_more_passes(data: Any) -> None:
+    df, _ = data
+    key_sets = [["s", c] for c in NAMES if c != "s"] * 3  # 21 key sets: two passes of 16 slots
+    assert len(key_sets) > SLOTS
+    assert key_set_counts(df, key_sets) == _separate(df, key_sets)
+
+
+def test_small_datasets_and_unhashable_keys_take_the_plain_path(spark: Any) -> None:
+    df = spark.createDataFrame(
+        [(i % 7, [i % 5]) for i in range(100)], "k int, arr array<int>"
+    ).repartition(2)
+    expected = [KeyCounts(100, 7), KeyCounts(100, 5)]
+    assert key_set_counts(df, [["k"], ["arr"]], 100) == expected
+    assert key_set_counts(df, [["k"], ["arr"]]) == expected  # size unknown: k packed, arr plain
+
+
+def _stages(spark: Any) -> dict[int, Any]:
+    sc = spark.sparkContext
+    jvm = sc._jvm
+    empty = jvm.java.util.ArrayList()
+    no_quantiles = sc._gateway.new_array(jvm.double, 0)
+    # AppStatusStore.stageList(statuses, details, withSummaries, unsortedQuantiles, taskStatus)
+    stages = sc._jsc.sc().statusStore().stageList(empty, False, False, no_quantiles, empty)
+    return {stages.apply(i).stageId(): stages.apply(i) for i in range(stages.size())}
+
+
+@pytest.fixture(scope="module")
+def orders(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = str(tmp_path_factory.mktemp("orders") / "data")
+    n = 20_000
+    spark.range(0, n, 1, 4).select(
+        F.when(F.col("id") % 1000 == 1, F.col("id") - 1).otherwise(F.col("id")).alias("order_id"),
+        F.concat(F.lit("C"), (F.col("id") / 2).cast("long").cast("string")).alias("customer_id"),
+        F.timestamp_seconds(
+            F.when(F.col("id") % 500 == 1, F.col("id") - 1).otherwise(F.col("id"))
+        ).alias("created_at"),
+        F.when(F.col("id") % 10 == 0, F.lit(None)).otherwise(F.col("id") % 100).alias("code"),
+    ).write.parquet(path)
+    return spark.read.parquet(path), n
+
+
+def _passes_over_source(spark: Any, fn: Any) -> tuple[Any, list[Any]]:
+    """What `fn` returns, and the new stages that read the data (each a map stage of a shuffle)."""
+    before = _stages(spark)
+    out = fn()
+    new = sorted((i, s) for i, s in _stages(spark).items() if i not in before)
+    return out, [s for _, s in new if s.inputRecords() > 0]
+
+
+def test_all_key_sets_take_one_shuffle_of_hashes(spark: Any, orders: Any) -> None:
+    """Three key sets (an integer key, a compound key, a key with nulls): one stage reads the
+    data and shuffles the hashes of all of them; one more reads it to check the rows of
+    repeated hashes by their real key. Counted one by one, each key set reads it at least once."""
+    df, n = orders
+    key_sets = [["order_id"], ["customer_id", "created_at"], ["code"]]
+    counted, reading = _passes_over_source(spark, lambda: key_set_counts(df, key_sets))
+    assert counted == _separate(df, key_sets)
+    assert len(reading) == 2 and all(s.inputRecords() == n for s in reading)
+    assert all(s.shuffleWriteRecords() > 0 for s in reading)
+    # the hashes go as arrays of longs: far fewer shuffle records than hashes
+    hashes = n + n + (n - n // 10)
+    assert reading[0].shuffleWriteRecords() < hashes // 100
+    one_by_one, alone = _passes_over_source(
+        spark, lambda: [uniqueness.key_counts(df, k) for k in key_sets]
+    )
+    assert one_by_one == counted and len(alone) >= len(key_sets)

@@ -1,10 +1,12 @@
 package lineagequality;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 
+import org.apache.spark.HashPartitioner;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
@@ -12,16 +14,19 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 
+import scala.Tuple2;
 import scala.reflect.ClassTag$;
 
 /**
  * Uniqueness on 64-bit key hashes (see lineage_quality.engine.uniqueness): the input is one
  * non-null bigint column, already hash-partitioned on it, so equal hashes meet in one partition.
- * Each partition counts its rows and distinct hashes in a primitive open-addressing set (no
- * generic aggregation, no boxing) and lists the hashes seen more than once: the only places
+ * Each partition sorts its hashes in a primitive array (no generic aggregation, no boxing),
+ * counts its rows and distinct hashes run by run, and lists the hashes seen more than once: the only places
  * where two rows can share a key, checked exactly by the caller. A partition with more than its
  * share of `maxCandidates` such hashes stops listing them and says so (the caller then falls
- * back), so the driver never collects much more than `maxCandidates` hashes.
+ * back), so the driver never collects much more than `maxCandidates` hashes. Several key sets
+ * share one shuffle (lineage_quality.engine.key_sets): the top bits of each hash name its key
+ * set, and everything is counted per key set ({@link #summarizePacked}).
  */
 public final class KeyHashes {
   private KeyHashes() {}
@@ -66,128 +71,252 @@ public final class KeyHashes {
   }
 
   public static Summary summarize(Dataset<Row> hashes, int maxCandidates) {
+    Packed p = summarizePacked(hashes, 0, 1L, maxCandidates, 0);
+    return new Summary(p.rows(0), p.distinct(0), p.overflow(0), p.candidates);
+  }
+
+  /**
+   * Rows, distinct hashes and repeated hashes per key set, for several key sets in one shuffle:
+   * the top `bits` of each hash name its key set (0 bits: one set). Repeated hashes are listed
+   * only for the sets in the bit mask `listed` (a set whose hash is its value needs no check);
+   * a set past `maxCandidates` lists none and is flagged, alone, so the caller falls back for
+   * that set only. With `partitions` > 0 the hashes are shuffled here into that many
+   * partitions, as arrays of longs: a shuffle of one-long rows costs several times more to
+   * write and to read (a row header and a call per row; measured on 20M hashes). With 0 they
+   * are partitioned already.
+   */
+  public static Packed summarizePacked(
+      Dataset<Row> hashes, int bits, long listed, int maxCandidates, int partitions) {
+    final int sets = 1 << bits;
     JavaRDD<InternalRow> rows =
         JavaRDD.fromRDD(
             hashes.queryExecution().toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
+    final int n = partitions > 0 ? partitions : rows.getNumPartitions();
     // each partition lists at most its share, so what reaches the driver stays near the limit
-    final int limit = Math.max(1, maxCandidates / Math.max(1, rows.getNumPartitions()));
-    List<long[]> parts =
-        rows.mapPartitions((Iterator<InternalRow> it) -> partition(it, limit)).collect();
-    long total = 0;
-    long distinct = 0;
-    boolean overflow = false;
-    int count = 0;
+    final int limit = Math.max(1, maxCandidates / Math.max(1, n));
+    List<long[]> parts;
+    if (partitions > 0) {
+      parts =
+          rows.mapPartitionsToPair((Iterator<InternalRow> it) -> chunks(it, n))
+              .partitionBy(new HashPartitioner(n))
+              .values()
+              .mapPartitions((Iterator<long[]> it) -> partition(joined(it), bits, listed, limit))
+              .collect();
+    } else {
+      parts =
+          rows.mapPartitions((Iterator<InternalRow> it) -> partition(read(it), bits, listed, limit))
+              .collect();
+    }
+    long[] total = new long[sets];
+    long[] distinct = new long[sets];
+    long overflow = 0;
+    long[] counts = new long[sets];
     for (long[] p : parts) {
-      total += p[0];
-      distinct += p[1];
-      overflow |= p[2] != 0;
-      count += p.length - 3;
-    }
-    if (count > maxCandidates) {
-      overflow = true;
-    }
-    long[] candidates = new long[overflow ? 0 : count];
-    if (!overflow) {
-      int at = 0;
-      for (long[] p : parts) {
-        System.arraycopy(p, 3, candidates, at, p.length - 3);
-        at += p.length - 3;
+      for (int s = 0; s < sets; s++) {
+        total[s] += p[s];
+        distinct[s] += p[sets + s];
+      }
+      overflow |= p[2 * sets];
+      for (int i = 2 * sets + 1; i < p.length; i++) {
+        counts[set(p[i], bits)]++;
       }
     }
-    return new Summary(total, distinct, overflow, candidates);
+    for (int s = 0; s < sets; s++) {
+      if (counts[s] > maxCandidates) {
+        overflow |= 1L << s;
+      }
+    }
+    int kept = 0;
+    for (int s = 0; s < sets; s++) {
+      kept += (overflow & (1L << s)) == 0 ? (int) counts[s] : 0;
+    }
+    long[] candidates = new long[kept];
+    int at = 0;
+    for (long[] p : parts) {
+      for (int i = 2 * sets + 1; i < p.length; i++) {
+        if ((overflow & (1L << set(p[i], bits))) == 0) {
+          candidates[at++] = p[i];
+        }
+      }
+    }
+    for (int s = 0; s < sets; s++) {
+      counts[s] = (overflow & (1L << s)) == 0 ? counts[s] : 0;
+    }
+    return new Packed(total, distinct, overflow, counts, candidates);
   }
 
-  /** {rows, distinct, overflow (0/1), repeated hashes...} of one partition. */
-  static Iterator<long[]> partition(Iterator<InternalRow> it, int limit) {
-    LongCounter set = new LongCounter();
-    long rows = 0;
+  /** What {@link #summarizePacked} found, per key set (index 0 .. 2^bits - 1). */
+  public static final class Packed {
+    private final long[] rows;
+    private final long[] distinct;
+    private final long overflow;
+    private final long[] counts;
+    final long[] candidates;
+
+    Packed(long[] rows, long[] distinct, long overflow, long[] counts, long[] candidates) {
+      this.rows = rows;
+      this.distinct = distinct;
+      this.overflow = overflow;
+      this.counts = counts;
+      this.candidates = candidates;
+    }
+
+    public long rows(int set) {
+      return rows[set];
+    }
+
+    public long distinct(int set) {
+      return distinct[set];
+    }
+
+    public boolean overflow(int set) {
+      return (overflow & (1L << set)) != 0;
+    }
+
+    public long candidateCount() {
+      return candidates.length;
+    }
+
+    /** The repeated hashes listed for one key set (0 when it overflowed). */
+    public long candidateCount(int set) {
+      return counts[set];
+    }
+
+    public Dataset<Row> candidates(SparkSession spark) {
+      return new Summary(0, 0, false, candidates).candidates(spark);
+    }
+  }
+
+  /**
+   * {rows per set.., distinct per set.., overflowing sets (a bit mask), repeated hashes...} of
+   * one partition. The hashes are sorted, then counted run by run: sequential, where a hash set
+   * of a million entries would miss the cache on nearly every insert (measured: 2-4x slower).
+   */
+  static Iterator<long[]> partition(long[] keys, int bits, long listed, int limit) {
+    final int sets = 1 << bits;
+    final int n = keys.length;
+    Arrays.sort(keys);
+    long[] rows = new long[sets];
+    long[] distinct = new long[sets];
+    int[] repeats = new int[sets];
+    long overflow = 0;
+    long[] repeated = new long[16];
+    int found = 0;
+    for (int i = 0; i < n; ) {
+      int j = i + 1;
+      while (j < n && keys[j] == keys[i]) {
+        j++;
+      }
+      int s = set(keys[i], bits);
+      rows[s] += j - i;
+      distinct[s]++;
+      if (j - i > 1 && (listed & (1L << s)) != 0 && (overflow & (1L << s)) == 0) {
+        if (++repeats[s] > limit) {
+          overflow |= 1L << s; // its hashes listed so far are dropped below
+        } else {
+          if (found == repeated.length) {
+            repeated = Arrays.copyOf(repeated, found * 2);
+          }
+          repeated[found++] = keys[i];
+        }
+      }
+      i = j;
+    }
+    long[] out = new long[2 * sets + 1 + found];
+    System.arraycopy(rows, 0, out, 0, sets);
+    System.arraycopy(distinct, 0, out, sets, sets);
+    out[2 * sets] = overflow;
+    int at = 2 * sets + 1;
+    for (int k = 0; k < found; k++) {
+      if ((overflow & (1L << set(repeated[k], bits))) == 0) {
+        out[at++] = repeated[k];
+      }
+    }
+    return Collections.singletonList(Arrays.copyOf(out, at)).iterator();
+  }
+
+  private static final int CHUNK = 4096;
+
+  /**
+   * One map task's hashes as (target partition, array of its hashes), CHUNK at a time, lazily:
+   * a task holds one buffer per target partition, not its whole input.
+   */
+  static Iterator<Tuple2<Integer, long[]>> chunks(Iterator<InternalRow> it, int partitions) {
+    return new Iterator<Tuple2<Integer, long[]>>() {
+      private final long[][] buffers = new long[partitions][CHUNK];
+      private final int[] filled = new int[partitions];
+      private int flushed = 0; // past the input: the partial buffers handed out so far
+      private Tuple2<Integer, long[]> next;
+
+      @Override
+      public boolean hasNext() {
+        while (next == null && it.hasNext()) {
+          long h = it.next().getLong(0);
+          // mixed: an integer key's values are their own hashes, and their low bits alone
+          // would follow whatever pattern the values have
+          long m = h * 0x9E3779B97F4A7C15L;
+          int p = (int) Long.remainderUnsigned(m ^ (m >>> 29), partitions);
+          buffers[p][filled[p]++] = h;
+          if (filled[p] == CHUNK) {
+            next = new Tuple2<>(p, buffers[p]);
+            buffers[p] = new long[CHUNK];
+            filled[p] = 0;
+          }
+        }
+        while (next == null && flushed < partitions) {
+          int p = flushed++;
+          if (filled[p] > 0) {
+            next = new Tuple2<>(p, Arrays.copyOf(buffers[p], filled[p]));
+          }
+        }
+        return next != null;
+      }
+
+      @Override
+      public Tuple2<Integer, long[]> next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException();
+        }
+        Tuple2<Integer, long[]> out = next;
+        next = null;
+        return out;
+      }
+    };
+  }
+
+  /** A partition's hashes from the rows of a one-bigint-column plan. */
+  static long[] read(Iterator<InternalRow> it) {
+    long[] keys = new long[1 << 16];
+    int n = 0;
     while (it.hasNext()) {
-      set.add(it.next().getLong(0));
-      rows++;
+      if (n == keys.length) {
+        keys = Arrays.copyOf(keys, keys.length * 2);
+      }
+      keys[n++] = it.next().getLong(0);
     }
-    long[] repeated = set.repeated(limit);
-    boolean overflow = repeated == null;
-    int n = overflow ? 0 : repeated.length;
-    long[] out = new long[3 + n];
-    out[0] = rows;
-    out[1] = set.size();
-    out[2] = overflow ? 1 : 0;
-    if (!overflow) {
-      System.arraycopy(repeated, 0, out, 3, n);
-    }
-    return Collections.singletonList(out).iterator();
+    return Arrays.copyOf(keys, n);
   }
 
-  /** An open-addressing set of longs that remembers which were added more than once. */
-  static final class LongCounter {
-    private long[] keys = new long[1 << 16];
-    private byte[] state = new byte[1 << 16]; // 0 empty, 1 seen once, 2 seen again
-    private int size;
-    private int repeated;
-
-    void add(long key) {
-      if (size * 2 >= keys.length) {
-        grow();
-      }
-      int mask = keys.length - 1;
-      int i = slot(key, mask);
-      while (state[i] != 0) {
-        if (keys[i] == key) {
-          if (state[i] == 1) {
-            state[i] = 2;
-            repeated++;
-          }
-          return;
-        }
-        i = (i + 1) & mask;
-      }
-      keys[i] = key;
-      state[i] = 1;
-      size++;
+  /** A partition's hashes from the arrays the map tasks sent it. */
+  static long[] joined(Iterator<long[]> it) {
+    List<long[]> arrays = new ArrayList<>();
+    int n = 0;
+    while (it.hasNext()) {
+      long[] a = it.next();
+      arrays.add(a);
+      n += a.length;
     }
-
-    long size() {
-      return size;
+    long[] keys = new long[n];
+    int at = 0;
+    for (long[] a : arrays) {
+      System.arraycopy(a, 0, keys, at, a.length);
+      at += a.length;
     }
+    return keys;
+  }
 
-    /** The keys added more than once, or null when there are more than `limit`. */
-    long[] repeated(int limit) {
-      if (repeated > limit) {
-        return null;
-      }
-      long[] out = new long[repeated];
-      int at = 0;
-      for (int i = 0; i < keys.length; i++) {
-        if (state[i] == 2) {
-          out[at++] = keys[i];
-        }
-      }
-      return out;
-    }
-
-    private static int slot(long key, int mask) {
-      // the keys are hashes already, but of a hash-partitioned input: mix again so the low
-      // bits used here are not the ones the partitioning fixed
-      long h = key * 0x9E3779B97F4A7C15L;
-      return (int) (h ^ (h >>> 32)) & mask;
-    }
-
-    private void grow() {
-      long[] oldKeys = keys;
-      byte[] oldState = state;
-      keys = new long[oldKeys.length * 2];
-      state = new byte[oldKeys.length * 2];
-      int mask = keys.length - 1;
-      for (int j = 0; j < oldKeys.length; j++) {
-        if (oldState[j] != 0) {
-          int i = slot(oldKeys[j], mask);
-          while (state[i] != 0) {
-            i = (i + 1) & mask;
-          }
-          keys[i] = oldKeys[j];
-          state[i] = oldState[j];
-        }
-      }
-    }
+  /** The key set a hash belongs to: its top `bits`. */
+  static int set(long key, int bits) {
+    return bits == 0 ? 0 : (int) (key >>> (64 - bits)); // a shift by 64 would be one by 0
   }
 }

@@ -1,4 +1,4 @@
-"""Run a plan on a DataFrame: ONE aggregation for every fused metric, one grouped pass per key set.
+"""Run a plan on a DataFrame: ONE aggregation for every fused metric, one shuffle for the key sets.
 
 Only the single result row of each pass reaches the driver. A failing aggregation (a pattern Java
 rejects, a type Spark cannot compare) is isolated by re-running the metrics one at a time, so only
@@ -19,12 +19,13 @@ from pyspark.sql import DataFrame
 from lineage_quality.engine.analyzers import analyzer
 from lineage_quality.engine.expressions import agg
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts, served_nulls
+from lineage_quality.engine.key_sets import key_set_counts
 from lineage_quality.engine.measures import dataset_measures
 from lineage_quality.engine.plan import Metric, Plan, build_plan
 from lineage_quality.engine.row_gates import gated_counts
 from lineage_quality.engine.shared_columns import share
 from lineage_quality.engine.sql import run_sql_rule
-from lineage_quality.engine.uniqueness import KeyCounts, key_counts
+from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.engine.verdicts import verdict
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Rule
@@ -125,12 +126,10 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
     values = [
         analyzer(m).settle(df, m, v, int(rows)) for m, v in zip(plan.metrics, values, strict=True)
     ]
-    counted: dict[int, KeyCounts | Exception] = {}
-    for i, keys in enumerate(plan.key_sets):
-        try:
-            counted[i] = key_counts(df, keys, int(rows))
-        except Exception as exc:
-            counted[i] = exc
+    # every key set's counts, the hashable ones in one shuffle (engine/key_sets.py)
+    counted: dict[int, KeyCounts | Exception] = dict(
+        enumerate(key_set_counts(df, plan.key_sets, int(rows)))
+    )
     results: list[RuleResult] = []
     for step in plan.steps:
         if step.result is not None:
@@ -162,7 +161,7 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
 def evaluate_dataframe(
     df: DataFrame, rules: Sequence[Rule], profile: bool = False
 ) -> list[RuleResult]:
-    """Evaluate `rules` on `df`: one scan for the fused metrics plus one per uniqueness key set
+    """Evaluate `rules` on `df`: one scan for the fused metrics plus one shuffle for the key sets
     (plus one query per `type: sql` rule). `profile` adds every column's cheap metrics (null
     count; min, max and sum of numeric columns) to that same scan, for `dataQualityMetrics`."""
     if not rules:

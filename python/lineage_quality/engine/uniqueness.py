@@ -3,8 +3,8 @@ row's key, i.e. non-null rows - distinct keys. Exact on every path.
 
 The plain path groups by the key after hash-partitioning on it. The hashed path (the JVM helper
 `lineagequality.KeyHashes`) shuffles one 64-bit hash per row instead of the key, counts distinct
-hashes per partition in a primitive set, and lists the hashes seen more than once. Only those
-can hide a duplicate or a collision, so one more pass groups just the rows carrying them by
+hashes per partition in a sorted primitive array, and lists the hashes seen more than once. Only
+those can hide a duplicate or a collision, so one more pass groups just the rows carrying them by
 their real key: distinct keys = distinct hashes + (distinct keys - 1) per repeated hash. A
 crafted collision therefore costs time, never a wrong count. When too many hashes repeat (a
 mostly duplicated key), the plain path runs instead.
@@ -26,7 +26,7 @@ from lineage_quality.engine.jvm_helpers import jvm_helper
 
 HASHED_FROM_ROWS = 500_000  # below it the hashed path's extra jobs cost more than they save
 MAX_CANDIDATES = 1_000_000  # repeated hashes checked by a broadcast join; past it, plain path
-ROWS_PER_PARTITION = 4_000_000  # bounds each partition's hash set (~64 MiB at most)
+ROWS_PER_PARTITION = 4_000_000  # bounds each partition's sorted hashes (32 MiB, 64 growing)
 # Types whose Spark hash agrees with grouping equality (Spark hashes -0.0 as 0.0 and every NaN
 # alike, as grouping does); others (arrays, structs, maps) take the plain path.
 _HASHABLE = (
@@ -34,7 +34,7 @@ _HASHABLE = (
     "timestamp", "timestamp_ntz", "binary", "decimal",
 )  # fmt: skip
 # Types whose value cast to bigint is one-to-one: the value itself serves as the hash.
-_SELF_HASHED = ("tinyint", "smallint", "int", "bigint")
+SELF_HASHED = ("tinyint", "smallint", "int", "bigint")
 
 
 @attrs.frozen
@@ -60,7 +60,7 @@ def is_not_null(name: str) -> Column:
     return col(name).isNotNull()
 
 
-def _not_null(columns: Sequence[str]) -> Column:
+def not_null(columns: Sequence[str]) -> Column:
     return reduce(lambda a, b: a & b, [is_not_null(c) for c in columns])
 
 
@@ -75,7 +75,7 @@ def grouped_key_counts(df: DataFrame, columns: Sequence[str]) -> KeyCounts:
     # it Spark pre-aggregates before shuffling, which for near-unique keys (what a uniqueness
     # rule expects) only builds a hash table as large as the input.
     grouped = (
-        df.where(_not_null(columns))
+        df.where(not_null(columns))
         .repartition(*keys)
         .groupBy(*keys)
         .agg(F.count(F.lit(1)).alias("lq_n"))
@@ -92,15 +92,15 @@ def key_hash(keys: Sequence[Column]) -> Column:
     return F.xxhash64(*keys)
 
 
-def _type(df: DataFrame, column: str) -> str:
+def type_of(df: DataFrame, column: str) -> str:
     return next((f.dataType.simpleString() for f in df.schema.fields if f.name == column), "")
 
 
-def _hashable(df: DataFrame, columns: Sequence[str]) -> bool:
-    return all(_type(df, c).split("(")[0] in _HASHABLE for c in columns)
+def hashable(df: DataFrame, columns: Sequence[str]) -> bool:
+    return all(type_of(df, c).split("(")[0] in _HASHABLE for c in columns)
 
 
-def _partitions(df: DataFrame, rows: int | None) -> int:
+def partitions(df: DataFrame, rows: int | None) -> int:
     configured = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     return max(configured, math.ceil((rows or 0) / ROWS_PER_PARTITION), 1)
 
@@ -119,12 +119,12 @@ def hashed_key_counts(
     names = [f"lq_k{i}" for i in range(len(columns))]
     # A single integer-like key is its own 64-bit "hash": no two keys share one, so the
     # distinct count is exact without a second pass.
-    exact = len(columns) == 1 and _type(df, columns[0]) in _SELF_HASHED
+    exact = len(columns) == 1 and type_of(df, columns[0]) in SELF_HASHED
     h = col(columns[0]).cast("long") if exact else key_hash([col(c) for c in columns])
-    keyed = df.where(_not_null(columns)).select(
+    keyed = df.where(not_null(columns)).select(
         h.alias("lq_h"), *[col(c).alias(n) for c, n in zip(columns, names, strict=True)]
     )
-    hashes = keyed.select("lq_h").repartition(_partitions(df, rows), "lq_h")
+    hashes = keyed.select("lq_h").repartition(partitions(df, rows), "lq_h")
     summary = helper.summarize(hashes._jdf, 0 if exact else MAX_CANDIDATES)
     distinct = int(summary.distinct())
     total = int(summary.rows())
@@ -160,7 +160,7 @@ def key_counts(df: DataFrame, columns: Sequence[str], rows: int | None = None) -
     """`duplicate_count`'s two numbers (non-null rows, distinct keys), by the same paths."""
     helper = jvm_helper("KeyHashes", "KEY_HASHES")
     large = rows is None or rows >= HASHED_FROM_ROWS
-    if helper is not None and large and _hashable(df, columns):
+    if helper is not None and large and hashable(df, columns):
         counted = hashed_key_counts(df, columns, helper, rows)
         if counted is not None:
             return counted

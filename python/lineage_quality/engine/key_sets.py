@@ -1,0 +1,211 @@
+"""Every uniqueness key set of a dataset counted at the cost of about one shuffle of hashes.
+
+engine/uniqueness.py counts one key set per pass: a scan and a shuffle of one 64-bit hash per
+row, for each key set. Here one select over the dataset emits, per row and per key set whose
+parts are all non-null, one long: the key set's slot in the top `SLOT_BITS` bits, its key's hash
+in the rest. One shuffle (of arrays of longs, in the JVM helper `KeyHashes.summarizePacked`)
+moves them all to partitions that count rows and distinct hashes per slot and list the hashes
+seen more than once. Those are checked exactly, for all key sets in one more scan, by grouping
+just the rows that carry them by their real key (only the columns of their own key set), as the
+single-set path does: a collision costs time, never a wrong count.
+
+A single integer key needs no check when its value fits the hash bits: the value itself is the
+hash, one-to-one. A `bigint` beyond them goes to a second slot of the same key set, hashed and
+checked. Key sets that cannot be hashed, small datasets, a slot with too many repeated hashes
+(the plain path, per key set) and a failed packed pass (each key set on its own, so a failure
+stays with its key set) all take engine/uniqueness.py's paths.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lineage_quality.engine import uniqueness
+from lineage_quality.engine.jvm_helpers import jvm_helper
+from lineage_quality.engine.uniqueness import KeyCounts, col, grouped_key_counts, key_counts
+
+log = logging.getLogger(__name__)
+
+SLOT_BITS = 4  # 16 slots per pass: more key sets take more passes
+SLOTS = 1 << SLOT_BITS
+_SHIFT = 64 - SLOT_BITS
+_HASH_MASK = (1 << _SHIFT) - 1
+_FITS = 1 << (_SHIFT - 1)  # a value in [-_FITS, _FITS) is one-to-one with its low _SHIFT bits
+
+
+def _signed(value: int) -> int:
+    """`value` as the signed 64-bit long Spark holds."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+@attrs.frozen
+class _Slot:
+    """One slot of a pass: which key set (by position in the pass) and whether it is checked."""
+
+    key_set: int
+    checked: bool
+
+
+@attrs.frozen
+class _Pass:
+    """Key sets counted together: `key_sets` (indexes into the caller's list), their slots."""
+
+    key_sets: tuple[int, ...]
+    slots: tuple[_Slot, ...]
+
+
+def _self_hashed(df: DataFrame, columns: Sequence[str]) -> bool:
+    return len(columns) == 1 and uniqueness.type_of(df, columns[0]) in uniqueness.SELF_HASHED
+
+
+def _passes(
+    df: DataFrame, key_sets: Sequence[Sequence[str]], hashable: Sequence[int]
+) -> list[_Pass]:
+    """`hashable` key sets, in order, into passes of at most SLOTS slots."""
+    passes: list[_Pass] = []
+    members: list[int] = []
+    slots: list[_Slot] = []
+    for i in hashable:
+        columns = key_sets[i]
+        exact = _self_hashed(df, columns)
+        wide = exact and uniqueness.type_of(df, columns[0]) == "bigint"
+        if len(slots) + (2 if wide else 1) > SLOTS:
+            passes.append(_Pass(tuple(members), tuple(slots)))
+            members, slots = [], []
+        if exact:
+            slots.append(_Slot(len(members), False))  # the value itself
+        if not exact or wide:
+            slots.append(_Slot(len(members), True))  # a hash (for a bigint: values past the bits)
+        members.append(i)
+    if members:
+        passes.append(_Pass(tuple(members), tuple(slots)))
+    return passes
+
+
+def _packed(slot: int, hashed: Column) -> Column:
+    return hashed.bitwiseAND(F.lit(_HASH_MASK)).bitwiseOR(F.lit(_signed(slot << _SHIFT)))
+
+
+def _slot_hashes(df: DataFrame, key_sets: Sequence[Sequence[str]], p: _Pass) -> list[Column]:
+    """Per slot of `p`, the packed hash of a row (null where the key set has a null part or
+    the row belongs to the key set's other slot)."""
+    out: list[Column] = []
+    for at, slot in enumerate(p.slots):
+        columns = key_sets[p.key_sets[slot.key_set]]
+        present = uniqueness.not_null(columns)
+        if not _self_hashed(df, columns):
+            out.append(F.when(present, _packed(at, uniqueness.key_hash([col(c) for c in columns]))))
+            continue
+        value = col(columns[0]).cast("long")
+        fits = value.between(-_FITS, _FITS - 1)
+        if not slot.checked:  # the value itself: exact, never listed
+            out.append(F.when(present & fits, _packed(at, value)))
+        else:  # a bigint past the hash bits: hashed like any key, then checked
+            out.append(F.when(present & ~fits, _packed(at, uniqueness.key_hash([value]))))
+    return out
+
+
+def _exploded(df: DataFrame, hashes: Sequence[Column], *extra: Column) -> DataFrame:
+    return df.select(F.explode(F.array(*hashes)).alias("lq_h"), *extra).where(
+        F.col("lq_h").isNotNull()
+    )
+
+
+def _hidden_keys(
+    df: DataFrame, key_sets: Sequence[Sequence[str]], p: _Pass, summary: Any
+) -> dict[int, int]:
+    """Per slot, the keys its repeated hashes hid (keys - 1 per hash): one scan for all slots
+    that listed some, of the rows carrying a listed hash, grouped by their own key set's
+    columns (the others masked to null, so they do not split a key)."""
+    checked = [at for at, s in enumerate(p.slots) if s.checked and summary.candidateCount(at) > 0]
+    hashes = _slot_hashes(df, key_sets, p)
+    names = sorted({c for at in checked for c in key_sets[p.key_sets[p.slots[at].key_set]]})
+    parts = [col(c).alias(f"lq_c{j}") for j, c in enumerate(names)]
+    spark = df.sparkSession
+    candidates = DataFrame(summary.candidates(spark._jsparkSession), spark).withColumnRenamed(
+        "h", "lq_h"
+    )
+    rows = _exploded(df, [hashes[at] for at in checked], *parts).join(
+        F.broadcast(candidates), "lq_h"
+    )
+    slot = F.shiftrightunsigned(F.col("lq_h"), _SHIFT)
+    masked = []
+    for j, c in enumerate(names):
+        owners = [at for at in checked if c in key_sets[p.key_sets[p.slots[at].key_set]]]
+        masked.append(F.when(slot.isin(owners), F.col(f"lq_c{j}")).alias(f"lq_c{j}"))
+    per_key = (
+        rows.select("lq_h", slot.alias("lq_s"), *masked)
+        .groupBy("lq_s", "lq_h", *[f"lq_c{j}" for j in range(len(names))])
+        .count()
+    )
+    per_hash = per_key.groupBy("lq_s", "lq_h").agg(F.count(F.lit(1)).alias("lq_keys"))
+    per_slot = per_hash.groupBy("lq_s").agg(F.sum(F.col("lq_keys") - 1).alias("lq_hidden"))
+    return {int(r["lq_s"]): int(r["lq_hidden"]) for r in per_slot.collect()}  # <= SLOTS rows
+
+
+def packed_key_counts(
+    df: DataFrame, key_sets: Sequence[Sequence[str]], helper: Any, rows: int | None = None
+) -> list[KeyCounts | None]:
+    """The counts of up to SLOTS hashable key sets (a bigint key takes two slots) in one
+    shuffle; None for a key set with too many repeated hashes (the caller runs the plain path)."""
+    passes = _passes(df, key_sets, range(len(key_sets)))
+    if len(passes) != 1:
+        raise ValueError(f"{len(key_sets)} key sets need more than {SLOTS} slots")
+    p = passes[0]
+    hashes = _exploded(df, _slot_hashes(df, key_sets, p))
+    total = (rows or 0) * len(key_sets)
+    listed = sum(1 << at for at, s in enumerate(p.slots) if s.checked)
+    limit = uniqueness.MAX_CANDIDATES
+    # the helper shuffles the hashes itself, as arrays of longs (see KeyHashes.summarizePacked)
+    summary = helper.summarizePacked(
+        hashes._jdf, SLOT_BITS, listed, limit, uniqueness.partitions(df, total)
+    )
+    hidden = _hidden_keys(df, key_sets, p, summary) if summary.candidateCount() > 0 else {}
+    out: list[KeyCounts | None] = []
+    for k in range(len(key_sets)):
+        mine = [at for at, s in enumerate(p.slots) if s.key_set == k]
+        if any(summary.overflow(at) for at in mine):
+            out.append(None)
+            continue
+        counted = sum(int(summary.rows(at)) for at in mine)
+        distinct = sum(int(summary.distinct(at)) + hidden.get(at, 0) for at in mine)
+        out.append(KeyCounts(counted, distinct))
+    return out
+
+
+def key_set_counts(
+    df: DataFrame, key_sets: Sequence[Sequence[str]], rows: int | None = None
+) -> list[KeyCounts | Exception]:
+    """`key_counts` of each key set (or the error that kept it from being counted), the
+    hashable ones of a large dataset in packed passes of up to SLOTS slots."""
+    helper = jvm_helper("KeyHashes", "KEY_HASHES")
+    large = rows is None or rows >= uniqueness.HASHED_FROM_ROWS
+    hashable = [i for i, k in enumerate(key_sets) if uniqueness.hashable(df, k)]
+    found: dict[int, KeyCounts | None] = {}
+    if helper is not None and large:
+        for p in _passes(df, key_sets, hashable):
+            members = [key_sets[i] for i in p.key_sets]
+            try:
+                found.update(
+                    zip(p.key_sets, packed_key_counts(df, members, helper, rows), strict=True)
+                )
+            except Exception as exc:  # each key set on its own: a failure stays with its set
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                log.warning("packed key sets failed (%s); counting them one by one", first)
+    out: list[KeyCounts | Exception] = []
+    for i, keys in enumerate(key_sets):
+        try:
+            if i not in found:
+                out.append(key_counts(df, keys, rows))
+                continue
+            counted = found[i]
+            out.append(grouped_key_counts(df, keys) if counted is None else counted)
+        except Exception as exc:
+            out.append(exc)
+    return out
