@@ -65,7 +65,9 @@ public final class ColumnProgram {
     if (built.names.size() != built.out.length) {
       throw new IllegalArgumentException("one name per output column expected");
     }
-    return Line.withColumns(df, built.names, Arrays.asList(built.out));
+    // The Seq overload keeps the order (Spark 4's java.util.Map overload loses it past four
+    // columns); seq() makes an immutable List, which both Scala versions' Seq parameters take.
+    return df.withColumns(seq(built.names), seq(Arrays.asList(built.out)));
   }
 
   private static final class Built {
@@ -280,7 +282,7 @@ public final class ColumnProgram {
     return param.isInstance(value);
   }
 
-  private static <T> Seq<T> seq(List<T> items) {
+  private static <T> scala.collection.immutable.List<T> seq(List<T> items) {
     // An immutable List: a scala.collection.Seq on 2.12 and an immutable.Seq on 2.13.
     return JavaConverters.asScalaBuffer(items).toList();
   }

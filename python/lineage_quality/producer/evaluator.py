@@ -128,9 +128,9 @@ def evaluator_session(
     )
     running_line()  # a PySpark of no supported line is refused here, by name
     conf = dict(conf or {})
-    for given in filter(None, conf.get("spark.jars", "").split(",")):
-        if Path(given.strip()).is_file():  # the user's own: another line's jar is named here
-            check_jar(Path(given.strip()))
+    for given in (Path(j.strip()) for j in conf.get("spark.jars", "").split(",") if j.strip()):
+        if given.is_file():  # the user's own: another line's jar is named here
+            check_jar(given)
     if "spark.jars" not in conf and SparkContext._active_spark_context is None:
         jars = table_format_jars()
         if jars:  # Delta Lake and Iceberg readers, for time travel (docs/evaluation.md)

@@ -3,8 +3,6 @@ package lineagequality;
 import java.util.List;
 
 import org.apache.spark.sql.Column;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.types.AbstractDataType;
@@ -41,15 +39,6 @@ final class Line {
    */
   static Expression filteredCall(Expression found, Expression condition) {
     return null;
-  }
-
-  /**
-   * `df` with `columns` added under `names`, in that order (the java.util.Map overload of
-   * Spark 4 loses the order past four columns).
-   */
-  static Dataset<Row> withColumns(Dataset<Row> df, List<String> names, List<Column> columns) {
-    return df.withColumns(
-        JavaConverters.asScalaBuffer(names).toSeq(), JavaConverters.asScalaBuffer(columns).toSeq());
   }
 
   /** `owner.method(arguments...)` in generated code, without input casts; null in, null out. */

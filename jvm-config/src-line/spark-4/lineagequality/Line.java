@@ -3,8 +3,6 @@ package lineagequality;
 import java.util.List;
 
 import org.apache.spark.sql.Column;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
@@ -63,15 +61,6 @@ final class Line {
         call.ignoreNulls(),
         call.orderingWithinGroup(),
         call.isInternal());
-  }
-
-  /**
-   * `df` with `columns` added under `names`, in that order (the java.util.Map overload of
-   * Spark 4 loses the order past four columns).
-   */
-  static Dataset<Row> withColumns(Dataset<Row> df, List<String> names, List<Column> columns) {
-    return df.withColumns(
-        JavaConverters.asScalaBuffer(names).toList(), JavaConverters.asScalaBuffer(columns).toList());
   }
 
   /** `owner.method(arguments...)` in generated code, without input casts; null in, null out. */
