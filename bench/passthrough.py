@@ -42,10 +42,11 @@ def pass_through(tmp: Path, events: list[bytes], py_spy: list[str] | None) -> di
     """bench/producer.py's `pass_through`, measuring the CPU of serve, sink and clients during
     the POSTs to serve (until the sink has every event); `py_spy`: a `py-spy record` command
     line, run on serve for that time (`--pid` is added)."""
-    bodies = [events[i % len(events)] for i in range(producer.EVENTS)]
+    bodies = producer.own_runs(events, producer.CLIENTS, producer.EVENTS, "measured")
+    warm = producer.own_runs(events, producer.CLIENTS, 300, "warm-up")
     with producer.serving(tmp) as (sink, sink_port, serve, port):
-        producer.post_all(sink_port, bodies[:300])  # warm-up of both
-        producer.post_all(port, bodies[:300])
+        producer.post_all(sink_port, warm)  # warm-up of both
+        producer.post_all(port, warm)
         bare = producer.post_all(sink_port, bodies)
         spy = None
         if py_spy:

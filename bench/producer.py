@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -280,17 +281,57 @@ def forward_all(port: int, sink_port: int, bodies: list[bytes]) -> dict[str, flo
     return ours
 
 
+def _run_ids(event: Any) -> set[str]:
+    """Every run id in `event` (its run, and each parent and root run in its facets)."""
+    found: set[str] = set()
+    if isinstance(event, dict):
+        for key, value in event.items():
+            if key == "runId" and isinstance(value, str):
+                found.add(value)
+            else:
+                found |= _run_ids(value)
+    elif isinstance(event, list):
+        for value in event:
+            found |= _run_ids(value)
+    return found
+
+
+def own_runs(events: list[bytes], senders: int, total: int, label: str) -> list[bytes]:
+    """`total` bodies for `senders` senders (sender k posts `bodies[k::senders]`, as `post_all`
+    splits them), each sender posting the captured events in order, again and again, with run
+    ids of its own for each pass: as `senders` Spark applications would, each sending its own
+    runs' events one after the other. (Captured events sent as they are would have the same
+    few runs posted by every sender at once, out of their order.) `label` makes the run ids
+    differ between calls (a warm-up's runs are not the measured ones')."""
+    originals = sorted(set().union(*(_run_ids(json.loads(e)) for e in events)))
+    per_sender: list[list[bytes]] = []
+    count = -(-total // senders)
+    for k in range(senders):
+        mine: list[bytes] = []
+        for n in range(count):
+            round_ = n // len(events)
+            body = events[n % len(events)]
+            for run in originals:
+                fresh = uuid.uuid5(uuid.NAMESPACE_URL, f"{label}/{k}/{round_}/{run}")
+                body = body.replace(run.encode(), str(fresh).encode())
+            mine.append(body)
+        per_sender.append(mine)
+    return [per_sender[i % senders][i // senders] for i in range(total)]
+
+
 def pass_through(tmp: Path, events: list[bytes]) -> dict[str, Any]:
-    bodies = [events[i % len(events)] for i in range(EVENTS)]
+    bodies = own_runs(events, CLIENTS, EVENTS, "measured")
+    warm = own_runs(events, CLIENTS, 300, "warm-up")
     with serving(tmp) as (_sink, sink_port, _serve, port):
-        post_all(sink_port, bodies[:300])  # warm-up of both
-        post_all(port, bodies[:300])
+        post_all(sink_port, warm)  # warm-up of both
+        post_all(port, warm)
         bare = post_all(sink_port, bodies)
         ours = forward_all(port, sink_port, bodies)
         # each sender waits for its 201, so 4 senders see the group commit hold ~1 event; more
         # senders at once share each commit
-        bare_many = post_all(sink_port, bodies, MANY_CLIENTS)
-        ours_many = post_all(port, bodies, MANY_CLIENTS)
+        many = own_runs(events, MANY_CLIENTS, EVENTS, "many")
+        bare_many = post_all(sink_port, many, MANY_CLIENTS)
+        ours_many = post_all(port, many, MANY_CLIENTS)
     return {
         "bare": bare,
         "serve": ours,

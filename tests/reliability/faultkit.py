@@ -98,6 +98,9 @@ class RecordingSink:
         self.attempts = 0
         self.unauthorized = 0
         self._budget: int | None = None  # take this many events, hold the rest until `release`
+        self.delay = 0.0  # seconds before answering each request
+        # a status to answer instead of taking the event (None: take it), asked per request
+        self.refuse: Callable[[dict[str, Any]], int | None] = lambda event: None
         self._changed = threading.Condition()
         sink = self
 
@@ -109,6 +112,8 @@ class RecordingSink:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if sink.delay:
+                    time.sleep(sink.delay)
                 if sink.api_key and self.headers.get("Authorization") != f"Bearer {sink.api_key}":
                     with sink._changed:
                         sink.unauthorized += 1
@@ -119,6 +124,10 @@ class RecordingSink:
                     sink._changed.notify_all()
                     if not sink._changed.wait_for(sink._may_take, 60):
                         self._answer(503)
+                        return
+                    refused = sink.refuse(json.loads(body))
+                    if refused is not None:
+                        self._answer(refused)
                         return
                     sink.events.append(json.loads(body))
                     sink._changed.notify_all()

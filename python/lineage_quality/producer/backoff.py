@@ -71,5 +71,9 @@ def status_of(exc: BaseException) -> int | None:
 def refused_for_good(exc: BaseException) -> bool:
     """The other side answered with a client error (4xx, not 408/429): sending the same request
     again will be refused again."""
-    status = status_of(exc)
+    return status_refuses_for_good(status_of(exc))
+
+
+def status_refuses_for_good(status: int | None) -> bool:
+    """`refused_for_good` of an answer's status (None: no answer)."""
     return status is not None and 400 <= status < 500 and status not in RETRIED_CLIENT_ERRORS

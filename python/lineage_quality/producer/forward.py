@@ -13,6 +13,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.http_fast import FastHttp
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool, SpooledEvent
+from lineage_quality.producer.write_through import SinkLatency
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,9 @@ class Forwarder:
         _install_raw_serialization()
         # a plain http:// sink: kept-alive connections instead of requests (see http_fast)
         self.fast = FastHttp.for_transport(self.transport)
+        # how fast the sink answers, from every send (write_through.py decides with it); a
+        # failed send counts as the transport's whole timeout
+        self.latency = SinkLatency(float(getattr(self.transport, "timeout", 5.0) or 5.0))
         log.info(
             "forwarding lineage events through %s%s",
             type(self.transport).__name__,
@@ -91,9 +96,14 @@ class Forwarder:
     def send(self, body: str) -> None:
         """Hand one event (its JSON text) to the sink, byte for byte; raises if the sink did
         not take it."""
-        if self.fast is not None and self.fast.send(body):
-            return
-        self.transport.emit(RawEvent(body))  # type: ignore[arg-type]
+        started = time.monotonic()
+        try:
+            if self.fast is None or not self.fast.send(body):
+                self.transport.emit(RawEvent(body))  # type: ignore[arg-type]
+        except Exception:
+            self.latency.failed()
+            raise
+        self.latency.took(time.monotonic() - started)
 
     def close(self) -> None:
         if self.fast is not None:
@@ -135,8 +145,12 @@ class Delivery:
         """Send `body` until the sink takes it (True); False when stopping or when the event
         went to the dead letters."""
         delays = self.settings.retry.delays()
-        attempt = item.attempts
-        refusals = 0
+        attempt = item.attempts + item.refused
+        refusals = item.refused  # by its write-through attempt, before it was spooled
+        limit = self.settings.dead_letter_after
+        if limit and refusals >= limit:
+            self._bury(item, f"refused {refusals} time(s) when written through")
+            return False
         while True:
             try:
                 self.forwarder.send(body)
@@ -146,7 +160,6 @@ class Delivery:
                 self.spool.attempted(item.id)
                 if refused_for_good(exc):
                     refusals += 1
-                    limit = self.settings.dead_letter_after
                     if limit and refusals >= limit:
                         self._bury(item, f"refused {refusals} times: {_short(exc)}")
                         return False

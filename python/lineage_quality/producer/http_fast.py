@@ -21,6 +21,7 @@ import contextlib
 import select
 import socket
 import threading
+import time
 from typing import Any
 from urllib.parse import urljoin
 
@@ -34,6 +35,8 @@ from urllib3.util import Retry, parse_url
 
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
+_MAX_IDLE = 16  # idle connections `send_once` keeps for the next event
+_FRESH = 0.5  # seconds
 
 
 class _Connection:
@@ -41,6 +44,7 @@ class _Connection:
         self.sock = socket.create_connection((host, port), timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as urllib3 does
         self.file = self.sock.makefile("rb")
+        self.used = 0.0  # monotonic time its last answer was read (`send_once`'s pool)
 
     def dropped(self) -> bool:
         """The peer closed the idle connection (or sent something unasked): not reusable."""
@@ -155,6 +159,7 @@ class FastHttp:
         self._heads: dict[tuple[tuple[str, str], ...], bytes] = {}
         self._open: set[_Connection] = set()
         self._lock = threading.Lock()
+        self._idle: list[_Connection] = []  # `send_once`'s kept-alive connections, not in use
 
     @classmethod
     def for_transport(cls, transport: object) -> FastHttp | None:
@@ -276,6 +281,55 @@ class FastHttp:
                 self._raise(answer)
             return True
 
+    def send_once(self, text: str, timeout: float) -> int:
+        """POST one event once, no retry, each read and write within `timeout`: the answer's
+        status (the sink took it when 2xx), 0 when no answer came; never raising: for anything
+        but 2xx the caller keeps the event for the retrying path. On connections of a
+        pool of its own, as the callers are the receiver's threads (one per client connection,
+        short-lived: a connection per thread would outlive them)."""
+        try:
+            request = self._request(text)
+            conn = self._pooled(timeout)
+        except (OSError, ValueError, requests.exceptions.RequestException):
+            return 0
+        try:
+            conn.sock.sendall(request)
+            answer, keep = _read_answer(conn.file)
+        except (OSError, ProtocolError):
+            self._discard(conn)
+            return 0
+        pooled = False
+        if keep:
+            conn.used = time.monotonic()
+            with self._lock:
+                pooled = len(self._idle) < _MAX_IDLE
+                if pooled:
+                    self._idle.append(conn)
+        if not pooled:
+            self._discard(conn)
+        return answer.status
+
+    def _pooled(self, timeout: float) -> _Connection:
+        with self._lock:
+            while self._idle:
+                conn = self._idle.pop()
+                # a server closes an idle kept-alive connection after seconds, not within
+                # FRESH: a connection used that recently is not checked (a syscall per event);
+                # if it was closed after all, the send fails and the event is spooled
+                if time.monotonic() - conn.used < _FRESH or not conn.dropped():
+                    return conn
+                self._open.discard(conn)
+                conn.close()
+        conn = _Connection(self.host, self.port, timeout)  # with `timeout` per read and write
+        with self._lock:
+            self._open.add(conn)
+        return conn
+
+    def _discard(self, conn: _Connection) -> None:
+        conn.close()
+        with self._lock:
+            self._open.discard(conn)
+
     def _raise(self, answer: _Answer) -> None:
         response = requests.Response()
         response.status_code = answer.status
@@ -289,5 +343,6 @@ class FastHttp:
         with self._lock:
             connections = list(self._open)
             self._open.clear()
+            self._idle.clear()
         for conn in connections:
             conn.close()

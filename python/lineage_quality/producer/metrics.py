@@ -108,11 +108,16 @@ class Metrics:
         r = self.registry
         self.events_received = Counter(
             "lineage_quality_events_received",
-            "Events accepted (stored in the spool, answered 201)",
+            "Events accepted (stored in the spool or written through, answered 201)",
             registry=r,
         )
         self.events_forwarded = Counter(
             "lineage_quality_events_forwarded", "Events the sink took", registry=r
+        )
+        self.events_written_through = Counter(
+            "lineage_quality_events_written_through",
+            "Events forwarded before their 201, without the spool (also counted as forwarded)",
+            registry=r,
         )
         self.events_refused = Counter(
             "lineage_quality_events_refused",

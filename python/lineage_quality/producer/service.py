@@ -36,6 +36,7 @@ from typing import Any
 from lineage_quality.producer import rawjson
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
+from lineage_quality.producer.backoff import status_refuses_for_good
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.evaluation import Evaluation
 from lineage_quality.producer.evaluator import Evaluator
@@ -48,6 +49,7 @@ from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_
 from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
+from lineage_quality.producer.write_through import SinkLatency, WriteThrough
 from lineage_quality.results import RuleResult
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,18 @@ class Producer:
             self._count,
             lambda item: self._note_run(item, -1),
         )
+        self._counted = {
+            "forwarded": self.metrics.events_forwarded,
+            "forward_failures": self.metrics.forward_failures,
+            "dead_letters": self.metrics.dead_letters,
+            "dead_letters_expired": self.metrics.dead_letters_expired,
+        }
+        self.write_through = WriteThrough(
+            getattr(forwarder, "fast", None),  # a forwarder of tests may have neither
+            getattr(forwarder, "latency", None) or SinkLatency(1.0),
+            settings.write_through_below,
+            settings.write_through_timeout,
+        )
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
             for i in range(max(1, settings.workers))
@@ -150,17 +164,13 @@ class Producer:
         """One more `forwarded`, `forward_failures`, `dead_letters` or `dead_letters_expired`
         (delivery), in the counters and the metrics."""
         self.counters.add(name)
-        {
-            "forwarded": self.metrics.events_forwarded,
-            "forward_failures": self.metrics.forward_failures,
-            "dead_letters": self.metrics.dead_letters,
-            "dead_letters_expired": self.metrics.dead_letters_expired,
-        }[name].inc()
+        self._counted[name].inc()
 
     def _accept(self, body: str, event: Any) -> None:
-        """Store one event; `event` is `body` parsed (by the receiver, which validated it), or
-        None to parse it here. A COMPLETE (to evaluate) or a FAIL (to remember) is handed to
-        the worker parsed, with its body: an event is parsed once."""
+        """Keep one event: forwarded at once when it needs nothing else and the sink is fast
+        (write_through.py), else stored in the spool. `event` is `body` parsed (by the receiver,
+        which validated it), or None to parse it here. A COMPLETE (to evaluate) or a FAIL (to
+        remember) is handed to the worker parsed, with its body: an event is parsed once."""
         ids: list[str] = []
         complete = False
         lane = None
@@ -176,8 +186,43 @@ class Producer:
             lane = lane_of(event)
             if complete or kind == "FAIL":
                 kept = event
+            if self.write_through.wanted() and (
+                kept is None or (complete and not self.evaluator.bound(event))
+            ):
+                spool = self.spool
+                if not spool.begin_direct(lane, 4 * self.write_through.timeout):
+                    self._spool(body, ids, complete, lane, event_type, kept)
+                    return
+                try:
+                    status = self.write_through.send(body)
+                    if 200 <= status < 300:
+                        self.metrics.events_received.inc()
+                        self.metrics.events_written_through.inc()
+                        self._count("forwarded")
+                        spool.forwarded_directly(ids)
+                        return
+                    self._count("forward_failures")
+                    # in the spool before the lane's next event (the lane is still held); a
+                    # refusal for good counts towards the dead letters
+                    refused = 1 if status_refuses_for_good(status) else 0
+                    self._spool(body, ids, complete, lane, event_type, kept, refused)
+                    return
+                finally:
+                    spool.end_direct(lane)
+        self._spool(body, ids, complete, lane, event_type, kept)
+
+    def _spool(
+        self,
+        body: str,
+        ids: list[str],
+        complete: bool,
+        lane: str | None,
+        event_type: str | None,
+        kept: Any,
+        refused: int = 0,
+    ) -> None:
         # durable before the receiver answers 201; the run is recorded in the same transaction
-        self.spool.put(body, ids, +1 if complete else 0, lane, event_type, kept)
+        self.spool.put(body, ids, +1 if complete else 0, lane, event_type, kept, refused)
         self.metrics.events_received.inc()
 
     @staticmethod

@@ -154,6 +154,16 @@ class Settings:
         "(default %(default)s, 256 MiB; 0: no bound)",
         group="reliability", metavar="BYTES", zero_is_none=True, validator=_optional_positive,
     )  # fmt: skip
+    # write-through (write_through.py): an event needing nothing but forwarding goes to a plain
+    # http sink before its 201, no disk write, while the sink answers faster than this on average
+    write_through_below: float | None = _setting(
+        0.005, "--write-through-below",
+        "forward an event that no rule binds before answering it, without writing it to the "
+        "spool, while the sink answers faster than this on average (default %(default)s; 0: "
+        "always spool first)",
+        group="reliability", metavar="SECONDS", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+    write_through_timeout: float = _setting(1.0, validator=_positive)  # then: spooled
     drain_seconds: float = _setting(
         30.0, "--drain-seconds", "on shutdown, wait this long for queued events to be forwarded",
         validator=_not_negative,

@@ -53,6 +53,7 @@ class Put:
     pending: int
     event_type: str | None = None
     event: Any = None  # the event parsed, kept in memory with the body (index.Kept)
+    refused: int = 0  # refusals for good by the sink already (a write-through attempt)
     id: int = 0
     error: BaseException | None = None
     settled: bool = False
@@ -62,7 +63,8 @@ class Put:
 
 @attrs.define
 class Delete:
-    """A delete of a forwarded event waiting for its group commit."""
+    """A delete of a forwarded event waiting for its group commit; with `id` 0 (RUNS_ONLY), no
+    event to delete, only its runs to record (an event forwarded without the spool)."""
 
     id: int
     run_ids: tuple[str, ...]
@@ -73,6 +75,8 @@ class Delete:
     waiter: Any = None  # a held _waiter() while waiting; released once, by the leader
     riding: bool = False  # queued behind a commit in flight; nobody waits for it
 
+
+RUNS_ONLY = 0  # a Delete's id when there is no event to delete (ids start at 1)
 
 _waiter = threading.Lock  # what a waiting put or delete sleeps on (held, released once)
 
@@ -134,6 +138,18 @@ class GroupCommit:
             self.index.remove(deletion.id)
             self.lanes.removed()
 
+    def ride(self, deletion: Delete) -> None:
+        """Queue `deletion` (runs to record, RUNS_ONLY) for the next commit, whoever makes it:
+        a put's, or the flusher's once the writer is idle; returns at once. Lost in a crash before
+        that commit: only the record that these runs were seen."""
+        deletion.riding = deletion.settled = True
+        with self._queue_lock:
+            self._queue.append(deletion)
+            if self._flusher.ident is None:  # not started yet
+                self._flusher.start()
+            if not self._committing:
+                self._flush_wanted.set()
+
     def _enqueue(self, entry: Put | Delete) -> None:
         """Queue a put or a delete for the next group commit and return once it is committed
         (raising its error if it was refused). With no commit in flight the caller commits at
@@ -174,6 +190,9 @@ class GroupCommit:
                 if other.waiter is not None:
                     other.waiter.release()
                 elif isinstance(other, Delete) and other.riding and other.error is not None:
+                    if other.id == RUNS_ONLY:
+                        log.warning("could not record runs %s: %s", other.run_ids, other.error)
+                        continue
                     # forwarded already: a restart forwards it once more, never loses it
                     log.error(
                         "event %d was forwarded but not deleted from the spool: %s",
@@ -288,7 +307,14 @@ class GroupCommit:
                 if entry.event_type is not None:
                     index.remember(
                         entry.id,
-                        Kept(entry.body, entry.event_type, entry.run_ids, entry.size, entry.event),
+                        Kept(
+                            entry.body,
+                            entry.event_type,
+                            entry.run_ids,
+                            entry.size,
+                            entry.event,
+                            entry.refused,
+                        ),
                     )
             for deletion in deletes:
                 index.remove(deletion.id)
@@ -313,7 +339,8 @@ class GroupCommit:
         runs recorded."""
         recorded: set[str] = set()
         for deletion in deletes:
-            self.store.db.execute("DELETE FROM events WHERE id = ?", (deletion.id,))
+            if deletion.id != RUNS_ONLY:
+                self.store.db.execute("DELETE FROM events WHERE id = ?", (deletion.id,))
             runs = self.recent.unseen(deletion.run_ids, deletion.pending)
             if not deletion.pending:
                 runs = [r for r in runs if r not in recorded]

@@ -39,6 +39,7 @@ class Kept:
     run_ids: tuple[str, ...]
     size: int
     event: Any = None
+    refused: int = 0  # refusals for good by the sink already (a write-through attempt)
 
     @property
     def cost(self) -> int:

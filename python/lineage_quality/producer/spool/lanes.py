@@ -14,6 +14,9 @@ other runs pass it. The policy, in full:
   took its event less than `helper_after` (HELPER_AFTER) ago and waits for nothing, none is: it
   will be back for more soon, and on 2 cores a second worker forwarding at once only contends for
   the GIL (bench/passthrough.py: 1 worker ~1,880 events/s, 4 woken per lane ~1,410).
+- **A lane written through is nobody else's.** While the receiver forwards an event of a lane
+  itself (write_through.py), no worker claims the lane and another event of it waits for the
+  outcome (`begin_direct`, `end_direct`): the run's order holds whichever way each event goes.
 - **Slow or waiting workers bring in others.** A worker that `park`s (waits for an evaluation, or
   before retrying its sink) wakes another one if another lane has work; so does a worker whose
   last event kept it longer than `helper_after` (a slow sink, a backlog after an outage) when it
@@ -52,6 +55,8 @@ class Lanes:
         # taken back to back
         self._worker = threading.local()
         self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
+        self._direct: set[str] = set()  # lanes whose event the receiver forwards itself
+        self.direct_ended = threading.Condition(index.lock)  # `begin_direct` waiting its turn
 
     # -- taking events --------------------------------------------------------------------------
 
@@ -124,7 +129,7 @@ class Lanes:
             held[lane] = min(held_id, held.get(lane, held_id))
         best = None
         for lane, ids in self.index.lanes.items():
-            if lane in self._busy:
+            if lane in self._busy or lane in self._direct:
                 continue
             head = ids[0]
             if lane in held and head >= held[lane]:
@@ -181,6 +186,33 @@ class Lanes:
         recent = time.monotonic() - self.helper_after
         return any(t >= recent for lane, t in self._busy.items() if lane not in self._parked)
 
+    # -- lanes written through by the receiver (write_through.py) --------------------------------
+
+    def begin_direct(self, lane: str, timeout: float) -> bool:
+        """Take `lane` for an event the receiver forwards itself: True when the lane has nothing
+        in the spool and no worker; the lane is then nobody else's until `end_direct`. Another
+        event of the lane being written through is waited for first (at most `timeout` s; past
+        it, False): that event may still end up in the spool, and this one must come after it."""
+        deadline = time.monotonic() + timeout
+        with self.index.lock:
+            while lane in self._direct:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self.direct_ended.wait(remaining)
+            if lane in self._busy or lane in self.index.lanes:
+                return False
+            self._direct.add(lane)
+            return True
+
+    def end_direct(self, lane: str) -> None:
+        """The receiver is done with `lane` (forwarded, or its event put in the spool)."""
+        with self.index.lock:
+            self._direct.discard(lane)
+            self.direct_ended.notify_all()
+            if lane in self.index.lanes:  # its event went to the spool meanwhile
+                self.changed.notify()
+
     # -- follow-ups held for their evaluation ---------------------------------------------------
 
     def hold(self, event_id: int, lane: str) -> None:
@@ -199,7 +231,7 @@ class Lanes:
         """Events of `lanes` were stored: one waiting worker per lane nobody holds, at most
         (waking them all costs a GIL handoff each; a lane a worker holds is gone on with by that
         worker), and none while a worker that will be back within `helper_after` can take them."""
-        fresh = {lane for lane in lanes if lane not in self._busy}
+        fresh = {lane for lane in lanes if lane not in self._busy and lane not in self._direct}
         if fresh and not self._engaged():
             self.changed.notify(len(fresh))
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage_quality.producer.settings import DEFAULTS, Settings
-from lineage_quality.producer.spool.commit import Delete, GroupCommit, Put
+from lineage_quality.producer.spool.commit import RUNS_ONLY, Delete, GroupCommit, Put
 from lineage_quality.producer.spool.dead_letters import DeadLetter, DeadLetters
 from lineage_quality.producer.spool.index import Index
 from lineage_quality.producer.spool.lanes import Lanes
@@ -67,16 +67,20 @@ class Spool:
         lane: str | None = None,
         event_type: str | None = None,
         event: Any = None,
+        refused: int = 0,
     ) -> int:
         """Store an event durably; returns its id. Raises SpoolFullError past the bound or on a
         full disk, sqlite3.Error if it could not be kept for another reason. `run_ids` are
         recorded as by `run_seen`, in the same transaction; `lane` is `events.lane_of` of the
         body (computed here when not given). `event_type`, when given, is the event's `eventType`
         ("" for none): with `run_ids` and `event` (the body parsed, rawjson) it is handed to the
-        worker, which then need not parse the body. Returns once a disk sync covers the event
+        worker, which then need not parse the body; `refused`: how many times the sink refused
+        it for good already (write_through.py). Returns once a disk sync covers the event
         (group commit: commit.py)."""
         lane = lane_of_body(body) if lane is None else lane
-        entry = Put(body, lane, len(body.encode()), tuple(run_ids), pending, event_type, event)
+        entry = Put(
+            body, lane, len(body.encode()), tuple(run_ids), pending, event_type, event, refused
+        )
         return self.commit.put(entry)
 
     def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
@@ -85,6 +89,23 @@ class Spool:
         the delete rides with the next commit (commit.py); after a crash or a power cut before
         that commit the event is forwarded once more, never lost."""
         self.commit.delete(Delete(event_id, tuple(run_ids), pending))
+
+    def forwarded_directly(self, run_ids: Sequence[str]) -> None:
+        """An event of `run_ids` went to the sink without the spool (write_through.py): record
+        its runs as `run_seen(run_ids, 0)` would, riding with the next commit (commit.py,
+        `ride`: within FLUSH_DELAY of an idle writer; a crash before that forgets that the run
+        was seen, nothing else). A run this process recorded already costs nothing."""
+        if run_ids and self.recent.unseen(run_ids, 0):  # unlocked: at worst written twice
+            self.commit.ride(Delete(RUNS_ONLY, tuple(run_ids), 0))
+
+    def begin_direct(self, lane: str, timeout: float) -> bool:
+        """Hold `lane` for an event the receiver forwards itself, when it may (lanes.py): True
+        when it holds it, until `end_direct`. An event put in the spool meanwhile comes before any
+        later event of the lane."""
+        return self.lanes.begin_direct(lane, timeout)
+
+    def end_direct(self, lane: str) -> None:
+        self.lanes.end_direct(lane)
 
     def replace(self, event_id: int, body: str) -> None:
         """Keep the enriched body in place of the received one."""
@@ -210,7 +231,7 @@ class Spool:
         if kept is not None and lane is not None:  # as received, never attempted
             return SpooledEvent(
                 event_id, kept.body, False, 0, lane, EVENT, kept.event_type, kept.run_ids,
-                kept.event,
+                kept.event, kept.refused,
             )  # fmt: skip
         return self.store.read(event_id)
 

@@ -67,6 +67,9 @@ class SpooledEvent:
     # The event as the receiver parsed it (rawjson: numbers as written), when it was kept in
     # memory with its body; None: parse the body.
     event: Any = None
+    # Refusals for good by the sink before it was spooled (its write-through attempt), counted
+    # towards `dead_letter_after`; kept in memory only, as the count of refusals itself is.
+    refused: int = 0
 
 
 def lane_of_body(body: str) -> str:
