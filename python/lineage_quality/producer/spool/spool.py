@@ -93,8 +93,8 @@ class Spool:
     def forwarded_directly(self, run_ids: Sequence[str]) -> None:
         """An event of `run_ids` went to the sink without the spool (write_through.py): record
         its runs as `run_seen(run_ids, 0)` would, riding with the next commit (commit.py,
-        `ride`: within FLUSH_DELAY of an idle writer; a crash before that forgets that the run
-        was seen, nothing else). A run this process recorded already costs nothing."""
+        `ride`: within RUNS_DELAY; a crash before that forgets that the run was seen, nothing
+        else). A run this process recorded already costs nothing."""
         if run_ids and self.recent.unseen(run_ids, 0):  # unlocked: at worst written twice
             self.commit.ride(Delete(RUNS_ONLY, tuple(run_ids), 0))
 
