@@ -2,7 +2,9 @@
 CPU time each process spent per event: `python bench/passthrough.py EVENTS.jsonl [--rounds N]`.
 The events file is what the listener's file transport wrote (bench/producer.py's
 `capture_events`); when it does not exist it is captured first (needs Spark and bench/data).
-`--py-spy` profiles serve meanwhile. Prints one JSON line per round."""
+`--py-spy` profiles serve meanwhile; `--spool-first` measures, in each round, also the same
+`serve` with write-through off (every event spooled first, as before it). Each of the 4 senders
+posts runs of its own (bench/producer.py's `own_runs`). Prints one JSON line per round."""
 
 from __future__ import annotations
 
@@ -38,13 +40,15 @@ def _own_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def pass_through(tmp: Path, events: list[bytes], py_spy: list[str] | None) -> dict[str, Any]:
+def pass_through(
+    tmp: Path, events: list[bytes], py_spy: list[str] | None, serve_args: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """bench/producer.py's `pass_through`, measuring the CPU of serve, sink and clients during
     the POSTs to serve (until the sink has every event); `py_spy`: a `py-spy record` command
     line, run on serve for that time (`--pid` is added)."""
     bodies = producer.own_runs(events, producer.CLIENTS, producer.EVENTS, "measured")
     warm = producer.own_runs(events, producer.CLIENTS, 300, "warm-up")
-    with producer.serving(tmp) as (sink, sink_port, serve, port):
+    with producer.serving(tmp, *serve_args) as (sink, sink_port, serve, port):
         producer.post_all(sink_port, warm)  # warm-up of both
         producer.post_all(port, warm)
         bare = producer.post_all(sink_port, bodies)
@@ -79,6 +83,12 @@ def main() -> None:
         help="py-spy record command line, e.g. 'py-spy record --gil --format raw -o out.txt'",
         default="",
     )
+    parser.add_argument(
+        "--spool-first",
+        action="store_true",
+        help="each round also with every event spooled first (serve --write-through-below 0), "
+        "as before write-through: printed as a second line, 'spool first'",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lq-pass-"))
     try:
@@ -89,6 +99,10 @@ def main() -> None:
         for _ in range(args.rounds):
             result = pass_through(tmp, events, shlex.split(args.py_spy) or None)
             print(json.dumps({k: _rounded(v) for k, v in result.items()}), flush=True)
+            if args.spool_first:
+                result = pass_through(tmp, events, None, ("--write-through-below", "0"))
+                result = {k: _rounded(v) for k, v in result.items()}
+                print(json.dumps({"spool first": result}), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -252,15 +252,15 @@ def post_all(port: int, bodies: list[bytes], clients: int = CLIENTS) -> dict[str
 
 @contextlib.contextmanager
 def serving(
-    tmp: Path,
+    tmp: Path, *serve_args: str
 ) -> Iterator[tuple[subprocess.Popen[bytes], int, subprocess.Popen[bytes], int]]:
-    """The bare sink and a `serve` forwarding to it, no rule binding any event: (sink, its
-    port, serve, its port); both stopped on leaving."""
+    """The bare sink and a `serve` (with `serve_args`) forwarding to it, no rule binding any
+    event: (sink, its port, serve, its port); both stopped on leaving."""
     contracts = tmp / "no-match"
     contracts.mkdir(exist_ok=True)
     (contracts / "other.odcs.yaml").write_text(_contract("/nowhere/at/all", []))
     sink, sink_port = _spawn_sink()
-    serve, port = _spawn_serve(tmp, contracts, sink_port)
+    serve, port = _spawn_serve(tmp, contracts, sink_port, *serve_args)
     try:
         yield sink, sink_port, serve, port
     finally:
