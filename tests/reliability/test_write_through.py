@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import RecordingSink, Sender, check_run_order, http_transport, make_event, record_fault
+from faultkit import (
+    RecordingSink,
+    Sender,
+    check_run_order,
+    http_transport,
+    make_event,
+    record_fault,
+)
 
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.backoff import Backoff
