@@ -11,6 +11,8 @@ import java.util.Locale;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.parquet.HadoopReadOptions;
+import org.apache.parquet.ParquetReadOptions;
 import org.apache.parquet.column.statistics.Statistics;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
@@ -166,7 +168,11 @@ public final class FooterNulls {
         return null;
       }
       final ParquetMetadata footer;
-      try (ParquetFileReader reader = ParquetFileReader.open(input)) {
+      // the options from the configuration at hand: ParquetFileReader.open(input) builds them
+      // from a new Hadoop Configuration, which on Parquet 1.16 (Spark 4) parses Hadoop's XML
+      // resources again for every file (~0.11 s of driver time per evaluation of 8 files)
+      final ParquetReadOptions options = HadoopReadOptions.builder(conf).build();
+      try (ParquetFileReader reader = ParquetFileReader.open(input, options)) {
         footer = reader.getFooter();
       }
       return summarize(footer);
