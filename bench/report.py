@@ -176,9 +176,13 @@ def write_report(doc: dict[str, Any], out: Path) -> None:
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory']}; {m['os']}; Python {m['python']}; "
         f"{m['java']}. Every system: Spark `local[2]`, 16 shuffle partitions, 3 GiB driver, its "
-        "own JVM, the same Parquet files (bench/data.py: seeded, 10 columns, 8 files). Each case "
-        f"is warmed up once per system, then run {doc['repeat']} times with the systems "
-        "interleaved; the time is the system's own call (planning, scans, collecting results).",
+        "own JVM, the same Parquet files (bench/data.py: seeded, 10 columns, 8 files). Before the "
+        f"first case every system runs every rule set {doc.get('warm_up', 0)} times on 1,000,000 "
+        "rows, untimed (the JIT's warm-up, alike for all whichever case comes first); each case "
+        f"is then warmed up once per system and run {doc['repeat']} times with the systems "
+        "interleaved; the time is the system's own call (planning, scans, collecting results). "
+        "bench/results/latest.json keeps, per timed run, the CPU time of the system's worker and "
+        "JVM, of the other workers meanwhile, and the CPU time the hypervisor stole.",
         "",
         *([doc["preamble"], ""] if doc.get("preamble") else []),
         "Versions:",

@@ -1,12 +1,14 @@
 """`make bench`: this engine side by side with its peers and the floors, on seeded data.
 
     .venv/bin/python bench/run.py [--sizes 1000000,10000000] [--repeat 3] [--systems ...]
-                                  [--budget 60] [--limit 600] [--no-producer]
+                                  [--budget 60] [--limit 600] [--warm-up 2] [--no-producer]
                                   [--out BENCHMARKS.md]
 
 Every system runs in a worker process of its own virtualenv (bench/worker.py), all with the
-Spark settings of bench/settings.py. Workers stay up for the whole run; each case is warmed up
-once per system, then timed `--repeat` times with the systems interleaved (the order rotates
+Spark settings of bench/settings.py. Workers stay up for the whole run. Before the first case
+every worker runs every chosen rule set `--warm-up` times on the 1M rows, untimed (the JIT's
+warm-up, the same for all, whichever case comes first); each case is then warmed up once per
+system, and timed `--repeat` times with the systems interleaved (the order rotates
 each round). A system whose warm-up takes longer than --budget seconds is timed by that one
 run (reported so); one without an answer after --limit seconds is stopped, its worker started
 again, and the case reported as stopped. Verdicts are compared with this engine's, rule by
@@ -65,12 +67,41 @@ SYSTEMS: dict[str, tuple[str, str]] = {
 FLOORS = ("floor_a", "floor_b", "floor_c")
 SIDE_BY_SIDE = ("R10", "R30", "RU")
 SCALING = ("F10", "F30", "F100")
+WARM_UP_ROWS = 1_000_000  # the JIT warm-up's data (warm_up)
 SCALING_SYSTEMS = ("floor_a", "floor_b", "ours", "ours_plain", "pydeequ")
 
 
 def python_of(venv: str) -> Path:
     """The floors and ours run on this interpreter (the line's virtualenv: make bench SPARK=)."""
     return Path(sys.executable) if venv == "main" else PEERS / venv / "bin" / "python"
+
+
+def _cpu_by_group() -> dict[int, float]:
+    """CPU seconds (user + system) so far of every live process, summed by process group (each
+    worker and its JVM are one group: start_new_session)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, float] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        group = int(fields[2])  # after the name: state, ppid, pgrp, ..., utime (12), stime (13)
+        out[group] = out.get(group, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _machine() -> tuple[float, float]:
+    """CPU seconds so far of the whole machine (every core, /proc/stat): busy, and stolen (the
+    hypervisor ran someone else while this virtual machine had work)."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    idle, steal = values[3] + values[4], values[7]  # idle + iowait, steal
+    return (sum(values[:7]) - idle) / tick, steal / tick
 
 
 class Worker:
@@ -148,6 +179,8 @@ class Case:
     errors: dict[str, str] = field(default_factory=dict)
     # systems whose warm-up took longer than the budget: timed by that one run, not repeated
     once: list[str] = field(default_factory=list)
+    # per timed run: CPU s of the system's own worker + JVM, of the other workers, of the machine
+    cpu: dict[str, list[dict[str, float]]] = field(default_factory=dict)
 
     def best(self, system: str) -> float | None:
         t = self.times.get(system)
@@ -181,20 +214,56 @@ def run_case(
         for system in order:
             if system in case.errors:
                 continue
+            before, (busy, stolen) = _cpu_by_group(), _machine()
             answer = workers[system].ask(command, timeout=limit)
+            after, (busy_after, stolen_after) = _cpu_by_group(), _machine()
             if "error" in answer:
                 case.errors[system] = answer["error"]
                 case.times.pop(system, None)
                 continue
             case.times.setdefault(system, []).append(answer["seconds"])
+            spent = {g: t - before.get(g, 0.0) for g, t in after.items()}
+            own = workers[system].proc.pid
+            others = sum(spent.get(w.proc.pid, 0.0) for s, w in workers.items() if s != system)
+            case.cpu.setdefault(system, []).append(
+                {"own": round(spent.get(own, 0.0), 2), "others": round(others, 2),
+                 "machine": round(busy_after - busy, 2), "stolen": round(stolen_after - stolen, 2)}
+            )  # fmt: skip
     print(f"{case.rules} {case.rows:,} rows:", flush=True)
     for system in case.times:
         b, m = case.best(system), case.median(system)
         if b is not None and m is not None:
             runs = "1 run" if system in case.once else f"median {m:7.2f} s"
-            print(f"  {system:14s} min {b:7.2f} s  {runs}", flush=True)
+            cpu = case.cpu.get(system) or [{}]
+            mine = statistics.median(c.get("own", 0.0) for c in cpu)
+            others = max(c.get("others", 0.0) for c in cpu)
+            stolen = max(c.get("stolen", 0.0) for c in cpu)
+            print(
+                f"  {system:14s} min {b:7.2f} s  {runs}  CPU {mine:6.2f} s; meanwhile up to"
+                f" {others:5.2f} s other workers' CPU, {stolen:5.2f} s stolen",
+                flush=True,
+            )
     for system, error in case.errors.items():
         print(f"  {system:14s} ERROR {error[:200]}", flush=True)
+
+
+def warm_up(
+    workers: dict[str, Worker], path: Path, rulesets: list[str], rounds: int, limit: float
+) -> None:
+    """The same JIT warm-up for every system before the first case: `rounds` runs of every rule
+    set on the small data, untimed. A case's own warm-up is one run; without this the first case
+    was timed in a colder JVM than the later ones (F10 at 10M: 2.45 s first, 1.84 s when the same
+    JVM ran it again after F100), which made 10 -> 100 rules look cheaper alone than in
+    the complete run."""
+    for _ in range(rounds):
+        for rules in rulesets:
+            command = {"op": "run", "data": str(path), "ruleset": rules}
+            for system, worker in workers.items():
+                if system == "floor_c" and rules != "RU":
+                    continue
+                if rules in SCALING and system not in SCALING_SYSTEMS:
+                    continue
+                worker.ask(command, timeout=limit)  # an error shows again in the timed case
 
 
 def disagreements(case: Case) -> list[str]:
@@ -279,13 +348,21 @@ def main() -> None:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--rulesets", default=",".join(SIDE_BY_SIDE + SCALING))
     parser.add_argument(
-        "--budget", type=float, default=60.0,
+        "--budget",
+        type=float,
+        default=60.0,
         help="a warm-up slower than this (s) is the system's only timed run in that case",
     )
     parser.add_argument(
-        "--limit", type=float, default=600.0,
+        "--limit",
+        type=float,
+        default=600.0,
         help="a run without an answer after this (s) is stopped and reported as such",
     )
+    parser.add_argument(
+        "--warm-up", type=int, default=2,
+        help="untimed rounds of every rule set on the 1M data, for every system, before timing",
+    )  # fmt: skip
     parser.add_argument("--no-producer", action="store_true")
     parser.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     args = parser.parse_args()
@@ -294,7 +371,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     RESULTS.mkdir(exist_ok=True)
     started = time.time()
-    paths = ensure_data(sizes)
+    paths = ensure_data(sorted({*sizes, WARM_UP_ROWS}))
     systems, missing = available(args.systems.split(","))
     workers = {s: Worker(s) for s in systems}
     versions = {}
@@ -308,6 +385,7 @@ def main() -> None:
             workers.pop(system).close()
     cases: list[Case] = []
     try:
+        warm_up(workers, paths[WARM_UP_ROWS], args.rulesets.split(","), args.warm_up, args.limit)
         for rows in sizes:
             for rules in args.rulesets.split(","):
                 case = Case(rows, rules)
@@ -334,6 +412,7 @@ def main() -> None:
         "repeat": args.repeat,
         "budget": args.budget,
         "limit": args.limit,
+        "warm_up": args.warm_up,
         "versions": versions,
         "missing": missing,
         "cases": [record(c, args.budget) for c in cases],
