@@ -22,6 +22,7 @@ from faultkit import (
     record_fault,
 )
 
+from lineage_quality.contracts import load_contracts
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.backoff import Backoff
 from lineage_quality.producer.settings import Settings
@@ -40,8 +41,9 @@ def _producer(tmp_path: Path, sink: RecordingSink, **settings: Any) -> Producer:
 
 @pytest.fixture
 def fast(tmp_path: Path, sink: RecordingSink) -> Iterator[tuple[Producer, Sender]]:
-    """A producer forwarding to `sink`, after one event that measured the sink as fast."""
-    producer = _producer(tmp_path, sink)
+    """A producer forwarding to `sink`, after one event that measured the sink as fast. Fast
+    means within 1 s here: a loaded CI machine may take over 5 ms for a first send."""
+    producer = _producer(tmp_path, sink, write_through_below=1.0)
     sender = Sender(producer.url)
     try:
         assert sender.post(make_event(999, 0, "START")) == 201
@@ -87,7 +89,7 @@ def test_the_runs_api_knows_a_run_written_through(
     run_id = make_event(7, 0)["run"]["runId"]
     deadline = time.monotonic() + 5
     status = 0
-    while time.monotonic() < deadline:  # recorded with the next commit (within ms)
+    while time.monotonic() < deadline:  # recorded with the next commit (within 100 ms)
         conn = http.client.HTTPConnection("127.0.0.1", int(producer.url.rsplit(":", 1)[1]))
         conn.request("GET", f"/api/v1/runs/{run_id}")
         response = conn.getresponse()
@@ -103,8 +105,8 @@ def test_the_runs_api_knows_a_run_written_through(
 def test_a_slow_sink_gets_events_through_the_spool_until_it_is_fast_again(
     tmp_path: Path, sink: RecordingSink
 ) -> None:
-    sink.delay = 0.05  # 50 ms, over the 5 ms write-through bound
-    producer = _producer(tmp_path, sink)
+    sink.delay = 0.1  # over the write-through bound, which a loaded machine stays under
+    producer = _producer(tmp_path, sink, write_through_below=0.04)
     sender = Sender(producer.url)
     try:
         started = time.monotonic()
@@ -113,8 +115,8 @@ def test_a_slow_sink_gets_events_through_the_spool_until_it_is_fast_again(
         answered = time.monotonic() - started
         assert sink.wait_for(lambda s: len(s.events) == 10, timeout=30)
         assert producer.write_through.sent == 0
-        # the 201s came from the spool, not after 10 sends of 50 ms each
-        assert answered < 0.5, answered
+        # the 201s came from the spool, not after 10 sends of 100 ms each
+        assert answered < 0.8, answered
         sink.delay = 0.0
         for seq in range(10, 30):
             assert sender.post(make_event(1, seq)) == 201
@@ -127,14 +129,17 @@ def test_a_slow_sink_gets_events_through_the_spool_until_it_is_fast_again(
     record_fault("slow sink, then fast (write-through)", 30, 30, len(sink.events))
 
 
+@pytest.mark.parametrize("next_type", ["RUNNING", "FAIL"])
 def test_a_run_keeps_its_order_when_its_written_through_event_is_refused(
-    fast: tuple[Producer, Sender], sink: RecordingSink
+    fast: tuple[Producer, Sender], sink: RecordingSink, next_type: str
 ) -> None:
     """Event 0 of a run is written through and the sink answers 503 after 0.3 s; event 1 of the
-    same run arrives meanwhile on another connection. Event 1 waits for event 0's outcome: both
-    go to the spool, 0 first, and reach the sink in order."""
+    same run arrives meanwhile on another connection: a RUNNING (which could be written through
+    itself) or a FAIL (which never is). Event 1 waits for event 0's outcome: both go to the
+    spool, 0 first, and reach the sink in order."""
     producer, _ = fast
     refused: list[int] = []
+    written = producer.write_through.sent
 
     def refuse_first(event: dict[str, Any]) -> int | None:
         if event["run"]["runId"].endswith("000000000003") and not refused:
@@ -151,7 +156,7 @@ def test_a_run_keeps_its_order_when_its_written_through_event_is_refused(
     time.sleep(0.1)  # event 0 is at the sink, unanswered
     second = Sender(producer.url)
     try:
-        assert second.post(make_event(3, 1)) == 201
+        assert second.post(make_event(3, 1, next_type)) == 201
     finally:
         second.close()
     first.join(10)
@@ -160,14 +165,77 @@ def test_a_run_keeps_its_order_when_its_written_through_event_is_refused(
         lambda s: {1, 0} <= {e["run"]["facets"]["seq"]["n"] for e in s.events[1:]}, timeout=10
     )
     assert refused == [1]
+    assert producer.write_through.sent == written  # neither was written through
     check_run_order(sink.events)
-    record_fault("write-through refused (503), same run behind it", 2, 2, len(sink.events) - 1)
+    record_fault(
+        f"write-through refused (503), a {next_type} of the run behind it",
+        2,
+        2,
+        len(sink.events) - 1,
+    )
+
+
+BOUND_CONTRACT = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: write-through-bound
+version: 1.0.0
+status: active
+schema:
+  - name: bound
+    customProperties:
+      - property: openlineage.namespace
+        value: file
+      - property: openlineage.name
+        value: "{path}"
+    properties:
+      - name: id
+        quality:
+          - metric: nullValues
+            mustBe: 0
+"""
+
+
+def test_a_fail_and_a_bound_complete_are_never_written_through(
+    tmp_path: Path, sink: RecordingSink
+) -> None:
+    """A FAIL is for the worker to remember and a COMPLETE that a contract binds is for it to
+    evaluate: both go to the spool, even to a sink measured fast, while a RUNNING of the same
+    run is written through. (Only the receiver runs here: no worker, so no Spark.)"""
+    contract = tmp_path / "bound.odcs.yaml"
+    contract.write_text(BOUND_CONTRACT.format(path=tmp_path / "bound"))
+    evaluator = Evaluator(load_contracts([contract]))
+    bound = make_event(5, 2, "COMPLETE", outputs=[
+        {"namespace": "file", "name": str(tmp_path / "bound")}])  # fmt: skip
+    assert evaluator.bound(bound), "the contract must bind the COMPLETE's output"
+    producer = Producer(
+        evaluator,
+        Forwarder(http_transport(sink)),
+        Spool(tmp_path / "spool.db"),
+        Settings(port=0, warm_evaluator=False),
+    )
+    producer.forwarder.latency.took(0.001)  # the sink answered fast (no worker to measure it)
+    producer.receiver.start()
+    sender = Sender(producer.url)
+    try:
+        assert sender.post(make_event(5, 0, "RUNNING")) == 201
+        assert producer.write_through.sent == 1 and len(sink.events) == 1
+        assert sender.post(make_event(5, 1, "FAIL")) == 201
+        assert sender.post(bound) == 201
+        assert producer.write_through.sent == 1
+        assert producer.spool.pending() == 2
+        assert len(sink.events) == 1
+    finally:
+        sender.close()
+        producer.receiver.stop()
+        producer.forwarder.close()
+        producer.spool.close()
 
 
 def test_a_sink_that_stalls_mid_stream_costs_one_timeout_then_the_spool_takes_over(
     tmp_path: Path, sink: RecordingSink
 ) -> None:
-    producer = _producer(tmp_path, sink, write_through_timeout=0.3)
+    producer = _producer(tmp_path, sink, write_through_timeout=0.3, write_through_below=1.0)
     sender = Sender(producer.url)
     try:
         assert sender.post(make_event(1, 0)) == 201

@@ -160,6 +160,7 @@ class FastHttp:
         self._open: set[_Connection] = set()
         self._lock = threading.Lock()
         self._idle: list[_Connection] = []  # `send_once`'s kept-alive connections, not in use
+        self._closed = False  # `send_once` opens and keeps nothing after `close`
 
     @classmethod
     def for_transport(cls, transport: object) -> FastHttp | None:
@@ -288,21 +289,21 @@ class FastHttp:
         pool of its own, as the callers are the receiver's threads (one per client connection,
         short-lived: a connection per thread would outlive them)."""
         try:
-            request = self._request(text)
+            request = self._request(text)  # an auth token provider may raise anything
             conn = self._pooled(timeout)
-        except (OSError, ValueError, requests.exceptions.RequestException):
+        except Exception:  # the caller spools the event; the worker will say why
             return 0
         try:
             conn.sock.sendall(request)
             answer, keep = _read_answer(conn.file)
-        except (OSError, ProtocolError):
+        except Exception:  # OSError, ProtocolError, a malformed answer (ValueError)...
             self._discard(conn)
             return 0
         pooled = False
         if keep:
             conn.used = time.monotonic()
             with self._lock:
-                pooled = len(self._idle) < _MAX_IDLE
+                pooled = not self._closed and len(self._idle) < _MAX_IDLE
                 if pooled:
                     self._idle.append(conn)
         if not pooled:
@@ -311,6 +312,8 @@ class FastHttp:
 
     def _pooled(self, timeout: float) -> _Connection:
         with self._lock:
+            if self._closed:
+                raise ConnectionError("the forwarder is closed")
             while self._idle:
                 conn = self._idle.pop()
                 # a server closes an idle kept-alive connection after seconds, not within
@@ -323,6 +326,10 @@ class FastHttp:
         conn = _Connection(self.host, self.port, timeout)  # with `timeout` per read and write
         with self._lock:
             self._open.add(conn)
+            if self._closed:  # closed meanwhile: close() did not see this one
+                self._open.discard(conn)
+                conn.close()
+                raise ConnectionError("the forwarder is closed")
         return conn
 
     def _discard(self, conn: _Connection) -> None:
@@ -341,6 +348,7 @@ class FastHttp:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             connections = list(self._open)
             self._open.clear()
             self._idle.clear()

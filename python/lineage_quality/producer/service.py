@@ -186,11 +186,15 @@ class Producer:
             lane = lane_of(event)
             if complete or kind == "FAIL":
                 kept = event
-            if self.write_through.wanted() and (
-                kept is None or (complete and not self.evaluator.bound(event))
+            spool = self.spool
+            if not (
+                self.write_through.wanted()
+                and (kept is None or (complete and not self.evaluator.bound(event)))
             ):
-                spool = self.spool
-                if not spool.begin_direct(lane, 4 * self.write_through.timeout):
+                # after an event of its run being written through, which may end up spooled
+                spool.wait_direct(lane)
+            else:
+                if not spool.begin_direct(lane):
                     self._spool(body, ids, complete, lane, event_type, kept)
                     return
                 try:

@@ -21,26 +21,30 @@ be called from many threads at once.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
 from lineage_quality.producer.http_fast import FastHttp
+
+log = logging.getLogger(__name__)
 
 _WEIGHT = 0.2  # of the newest send in the average: about the last five sends count
 
 
 class SinkLatency:
     """How long the sink takes to answer, on average over the last few sends (an exponentially
-    weighted mean); a failed send counts as `failed_as` seconds. Updated from many threads: a
-    lost update only delays the average by one send."""
+    weighted mean); a failed send counts as `failed_as` seconds."""
 
     def __init__(self, failed_as: float) -> None:
         self.failed_as = failed_as
         self.mean: float | None = None  # nothing sent yet
+        self._lock = threading.Lock()  # a failure must not be overwritten by a concurrent send
 
     def took(self, seconds: float) -> None:
-        mean = self.mean
-        self.mean = seconds if mean is None else mean + _WEIGHT * (seconds - mean)
+        with self._lock:
+            mean = self.mean
+            self.mean = seconds if mean is None else mean + _WEIGHT * (seconds - mean)
 
     def failed(self) -> None:
         self.took(self.failed_as)
@@ -78,6 +82,11 @@ class WriteThrough:
             return 0
         started = time.monotonic()
         status = fast.send_once(body, self.timeout)
+        if 300 <= status < 400:
+            # a redirect is left to the transport (http_fast.py), every time: never again here
+            log.warning("the sink answers with a redirect (%d): write-through is off", status)
+            self.below = None
+            return status
         if not 200 <= status < 300:
             self.latency.failed()
             return status

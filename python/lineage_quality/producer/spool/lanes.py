@@ -56,6 +56,7 @@ class Lanes:
         self._worker = threading.local()
         self._held: dict[int, str] = {}  # follow-ups waiting for their evaluation -> lane
         self._direct: set[str] = set()  # lanes whose event the receiver forwards itself
+        self._putting: dict[str, int] = {}  # lanes -> puts not committed yet
         self.direct_ended = threading.Condition(index.lock)  # `begin_direct` waiting its turn
 
     # -- taking events --------------------------------------------------------------------------
@@ -188,22 +189,44 @@ class Lanes:
 
     # -- lanes written through by the receiver (write_through.py) --------------------------------
 
-    def begin_direct(self, lane: str, timeout: float) -> bool:
+    def begin_direct(self, lane: str) -> bool:
         """Take `lane` for an event the receiver forwards itself: True when the lane has nothing
         in the spool and no worker; the lane is then nobody else's until `end_direct`. Another
-        event of the lane being written through is waited for first (at most `timeout` s; past
-        it, False): that event may still end up in the spool, and this one must come after it."""
-        deadline = time.monotonic() + timeout
+        event of the lane being written through is waited for first (`wait_direct`)."""
         with self.index.lock:
-            while lane in self._direct:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self.direct_ended.wait(remaining)
-            if lane in self._busy or lane in self.index.lanes:
+            self._wait_direct(lane)
+            if lane in self._busy or lane in self.index.lanes or lane in self._putting:
                 return False
             self._direct.add(lane)
             return True
+
+    @contextlib.contextmanager
+    def putting(self, lane: str) -> Iterator[None]:
+        """An event of `lane` is being put (not committed yet): no event of the lane is written
+        through meanwhile, as it would pass that one."""
+        with self.index.lock:
+            self._putting[lane] = self._putting.get(lane, 0) + 1
+        try:
+            yield
+        finally:
+            with self.index.lock:
+                left = self._putting[lane] - 1
+                if left:
+                    self._putting[lane] = left
+                else:
+                    del self._putting[lane]
+
+    def wait_direct(self, lane: str) -> None:
+        """Wait until no event of `lane` is being written through: that event may still end up
+        in the spool, and whatever the caller spools must come after it. Not bounded by a
+        timeout of its own: the send is (`write_through_timeout` per read and write), and so is
+        the put that may follow it."""
+        with self.index.lock:
+            self._wait_direct(lane)
+
+    def _wait_direct(self, lane: str) -> None:
+        while lane in self._direct:
+            self.direct_ended.wait()
 
     def end_direct(self, lane: str) -> None:
         """The receiver is done with `lane` (forwarded, or its event put in the spool)."""

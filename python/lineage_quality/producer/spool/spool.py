@@ -81,7 +81,8 @@ class Spool:
         entry = Put(
             body, lane, len(body.encode()), tuple(run_ids), pending, event_type, event, refused
         )
-        return self.commit.put(entry)
+        with self.lanes.putting(lane):
+            return self.commit.put(entry)
 
     def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
         """The event was forwarded (or is not needed any more): delete it, and record `run_ids`
@@ -98,11 +99,15 @@ class Spool:
         if run_ids and self.recent.unseen(run_ids, 0):  # unlocked: at worst written twice
             self.commit.ride(Delete(RUNS_ONLY, tuple(run_ids), 0))
 
-    def begin_direct(self, lane: str, timeout: float) -> bool:
+    def begin_direct(self, lane: str) -> bool:
         """Hold `lane` for an event the receiver forwards itself, when it may (lanes.py): True
         when it holds it, until `end_direct`. An event put in the spool meanwhile comes before any
         later event of the lane."""
-        return self.lanes.begin_direct(lane, timeout)
+        return self.lanes.begin_direct(lane)
+
+    def wait_direct(self, lane: str) -> None:
+        """Before spooling an event of `lane`: wait for an event of it being written through."""
+        self.lanes.wait_direct(lane)
 
     def end_direct(self, lane: str) -> None:
         self.lanes.end_direct(lane)
