@@ -32,6 +32,28 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN_EVENT_SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 TEST_PRODUCER = "https://github.com/lineage-quality/tests/reliability"
 
+# An ODCS contract binding one rule (`{key}_id_not_null`) to the file dataset at `{path}`
+CONTRACT = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: bad-{key}
+version: 1.0.0
+status: active
+schema:
+  - name: {key}
+    customProperties:
+      - property: openlineage.namespace
+        value: file
+      - property: openlineage.name
+        value: "{path}"
+    properties:
+      - name: id
+        quality:
+          - metric: nullValues
+            mustBe: 0
+            name: {key}_id_not_null
+"""
+
 # (test, sent, accepted, forwarded, lost, duplicates) of every fault test in this session
 FAULTS: list[dict[str, Any]] = []
 

@@ -15,34 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import RecordingSink, Sender, ServeProcess, http_transport, make_event, record_fault
+from faultkit import (
+    CONTRACT,
+    RecordingSink,
+    Sender,
+    ServeProcess,
+    http_transport,
+    make_event,
+    record_fault,
+)
 
 from lineage_quality.contracts import load_contracts
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.settings import Settings
 
 pytestmark = pytest.mark.spark
-
-CONTRACT = """\
-apiVersion: v3.0.2
-kind: DataContract
-id: bad-{key}
-version: 1.0.0
-status: active
-schema:
-  - name: {key}
-    customProperties:
-      - property: openlineage.namespace
-        value: file
-      - property: openlineage.name
-        value: "{path}"
-    properties:
-      - name: id
-        quality:
-          - metric: nullValues
-            mustBe: 0
-            name: {key}_id_not_null
-"""
 
 
 def contracts_for(folder: Path, datasets: dict[str, Path]) -> Path:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from faultkit import (
+    CONTRACT,
     RecordingSink,
     Sender,
     check_run_order,
@@ -175,27 +176,6 @@ def test_a_run_keeps_its_order_when_its_written_through_event_is_refused(
     )
 
 
-BOUND_CONTRACT = """\
-apiVersion: v3.0.2
-kind: DataContract
-id: write-through-bound
-version: 1.0.0
-status: active
-schema:
-  - name: bound
-    customProperties:
-      - property: openlineage.namespace
-        value: file
-      - property: openlineage.name
-        value: "{path}"
-    properties:
-      - name: id
-        quality:
-          - metric: nullValues
-            mustBe: 0
-"""
-
-
 def test_a_fail_and_a_bound_complete_are_never_written_through(
     tmp_path: Path, sink: RecordingSink
 ) -> None:
@@ -203,7 +183,7 @@ def test_a_fail_and_a_bound_complete_are_never_written_through(
     evaluate: both go to the spool, even to a sink measured fast, while a RUNNING of the same
     run is written through. (Only the receiver runs here: no worker, so no Spark.)"""
     contract = tmp_path / "bound.odcs.yaml"
-    contract.write_text(BOUND_CONTRACT.format(path=tmp_path / "bound"))
+    contract.write_text(CONTRACT.format(key="bound", path=tmp_path / "bound"))
     evaluator = Evaluator(load_contracts([contract]))
     bound = make_event(5, 2, "COMPLETE", outputs=[
         {"namespace": "file", "name": str(tmp_path / "bound")}])  # fmt: skip
