@@ -172,10 +172,7 @@ class Producer:
         which validated it), or None to parse it here. A COMPLETE (to evaluate) or a FAIL (to
         remember) is handed to the worker parsed, with its body: an event is parsed once."""
         ids: list[str] = []
-        complete = False
-        lane = None
-        event_type = None
-        kept = None
+        complete, lane, event_type, kept = False, None, None, None
         if event is None:
             event = _parse(body)
         if isinstance(event, dict):
@@ -186,34 +183,43 @@ class Producer:
             lane = lane_of(event)
             if complete or kind == "FAIL":
                 kept = event
-            spool = self.spool
-            if not (
-                self.write_through.wanted()
-                and (kept is None or (complete and not self.evaluator.bound(event)))
+            if self.write_through.wanted() and (
+                kept is None or (complete and not self.evaluator.bound(event))
             ):
-                # after an event of its run being written through, which may end up spooled
-                spool.wait_direct(lane)
-            else:
-                if not spool.begin_direct(lane):
-                    self._spool(body, ids, complete, lane, event_type, kept)
-                    return
-                try:
-                    status = self.write_through.send(body)
-                    if 200 <= status < 300:
-                        self.metrics.events_received.inc()
-                        self.metrics.events_written_through.inc()
-                        self._count("forwarded")
-                        spool.forwarded_directly(ids)
-                        return
-                    self._count("forward_failures")
-                    # in the spool before the lane's next event (the lane is still held); a
-                    # refusal for good counts towards the dead letters
-                    refused = 1 if status_refuses_for_good(status) else 0
-                    self._spool(body, ids, complete, lane, event_type, kept, refused)
-                    return
-                finally:
-                    spool.end_direct(lane)
+                self._write_through(body, ids, complete, lane, event_type, kept)
+                return
+            # after an event of its run being written through, which may end up spooled
+            self.spool.wait_direct(lane)
         self._spool(body, ids, complete, lane, event_type, kept)
+
+    def _write_through(
+        self,
+        body: str,
+        ids: list[str],
+        complete: bool,
+        lane: str,
+        event_type: str | None,
+        kept: Any,
+    ) -> None:
+        """To the sink before its 201, its lane held; else spooled (write_through.py)."""
+        spool = self.spool
+        if not spool.begin_direct(lane):
+            self._spool(body, ids, complete, lane, event_type, kept)
+            return
+        try:
+            status = self.write_through.send(body)
+            if 200 <= status < 300:
+                self.metrics.events_received.inc()
+                self.metrics.events_written_through.inc()
+                self._count("forwarded")
+                spool.forwarded_directly(ids)
+                return
+            self._count("forward_failures")
+            # spooled before the lane's next event (still held); a refusal counts to dead letters
+            refused = 1 if status_refuses_for_good(status) else 0
+            self._spool(body, ids, complete, lane, event_type, kept, refused)
+        finally:
+            spool.end_direct(lane)
 
     def _spool(
         self,
