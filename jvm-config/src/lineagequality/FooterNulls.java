@@ -2,40 +2,22 @@ package lineagequality;
 
 import java.io.IOException;
 import java.io.Serializable;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.Path;
-import org.apache.parquet.HadoopReadOptions;
-import org.apache.parquet.ParquetReadOptions;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.parquet.column.statistics.Statistics;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
-import org.apache.parquet.hadoop.util.HadoopInputFile;
-import org.apache.parquet.io.SeekableInputStream;
-import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.Type;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
-import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
-import org.apache.spark.sql.execution.datasources.InMemoryFileIndex;
-import org.apache.spark.sql.execution.datasources.LogicalRelation;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
-import org.apache.spark.sql.internal.SQLConf;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.util.SerializableConfiguration;
-
-import scala.collection.JavaConverters;
 
 /**
  * Null counts of Parquet columns from the files' footers (see lineage_quality.engine.footer_nulls):
@@ -61,54 +43,16 @@ public final class FooterNulls {
    */
   public static long[] count(
       Dataset<Row> df, List<String> columns, int maxFiles, int maxFooterBytes) throws IOException {
-    LogicalPlan plan = df.queryExecution().analyzed();
-    while (plan instanceof SubqueryAlias) { // a catalog table's name: the same rows
-      plan = ((SubqueryAlias) plan).child();
-    }
-    if (!(plan instanceof LogicalRelation) || ((LogicalRelation) plan).isStreaming()) {
+    final ParquetFiles scanned = ParquetFiles.of(df, columns, maxFiles);
+    if (scanned == null) {
       return null;
     }
-    if (!(((LogicalRelation) plan).relation() instanceof HadoopFsRelation)) {
-      return null;
-    }
-    final HadoopFsRelation relation = (HadoopFsRelation) ((LogicalRelation) plan).relation();
-    // exact classes: a subclass (Delta's file format, a catalog's pruned index) may add meaning
-    if (relation.fileFormat().getClass() != ParquetFileFormat.class
-        || relation.location().getClass() != InMemoryFileIndex.class) {
-      return null;
-    }
-    final SQLConf conf = df.sparkSession().sessionState().conf();
-    if (conf.ignoreCorruptFiles() || conf.ignoreMissingFiles()) {
-      return null;
-    }
-    for (String key : JavaConverters.asJavaCollection(relation.options().keys())) {
-      final String k = key.toLowerCase(Locale.ROOT);
-      if (k.equals("ignorecorruptfiles") || k.equals("ignoremissingfiles")) {
-        return null;
-      }
-    }
-    final List<String> partitions = Arrays.asList(relation.partitionSchema().fieldNames());
-    final StructType data = relation.dataSchema();
-    for (String column : columns) {
-      if (partitions.contains(column) || !Arrays.asList(data.fieldNames()).contains(column)) {
-        return null;
-      }
-      // a field carrying a Parquet field id may be matched by id instead of by name
-      if (conf.parquetFieldIdReadEnabled()
-          && data.apply(column).metadata().contains("parquet.field.id")) {
-        return null;
-      }
-    }
-    final String[] files = relation.location().inputFiles();
-    if (maxFiles > 0 && files.length > maxFiles) {
-      return null;
-    }
-    final Configuration hadoop =
-        df.sparkSession().sessionState().newHadoopConfWithOptions(relation.options());
-    final Reader reader = new Reader(columns, conf.caseSensitiveAnalysis(), maxFooterBytes);
+    final FileStatus[] files = scanned.files;
+    final Configuration hadoop = scanned.hadoop;
+    final Reader reader = new Reader(columns, scanned.caseSensitive, maxFooterBytes);
     final List<long[]> parts = new ArrayList<>();
     if (files.length <= DRIVER_FILES) {
-      for (String file : files) {
+      for (FileStatus file : files) {
         parts.add(reader.file(hadoop, file));
       }
     } else {
@@ -142,73 +86,40 @@ public final class FooterNulls {
   /** One file's {rows, nulls...}, or null when its footer cannot answer. */
   static final class Reader implements Serializable {
     private static final long serialVersionUID = 1L;
-    private final List<String> columns;
-    private final boolean caseSensitive;
+    private final ParquetFiles.Names names;
     private final int maxFooterBytes;
 
     Reader(List<String> columns, boolean caseSensitive, int maxFooterBytes) {
-      this.columns = new ArrayList<>(columns);
-      this.caseSensitive = caseSensitive;
+      this.names = new ParquetFiles.Names(columns, caseSensitive);
       this.maxFooterBytes = maxFooterBytes;
     }
 
-    long[] file(Configuration conf, String file) throws IOException {
-      final HadoopInputFile input = HadoopInputFile.fromPath(new Path(file), conf);
-      final long length = input.getLength();
-      if (length < 12) { // "PAR1", the footer's length, "PAR1": not a Parquet file
-        return null;
-      }
-      final byte[] tail = new byte[8];
-      try (SeekableInputStream in = input.newStream()) {
-        in.seek(length - 8);
-        in.readFully(tail);
-      }
-      final long footerLength = ByteBuffer.wrap(tail, 0, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
-      if (footerLength < 0 || footerLength > maxFooterBytes || footerLength > length - 12) {
-        return null;
-      }
+    long[] file(Configuration conf, FileStatus file) throws IOException {
       final ParquetMetadata footer;
-      // the options from the configuration at hand: ParquetFileReader.open(input) builds them
-      // from a new Hadoop Configuration, which on Parquet 1.16 (Spark 4) parses Hadoop's XML
-      // resources again for every file (~0.11 s of driver time per evaluation of 8 files)
-      final ParquetReadOptions options = HadoopReadOptions.builder(conf).build();
-      try (ParquetFileReader reader = ParquetFileReader.open(input, options)) {
+      try (ParquetFileReader reader = ParquetFiles.open(conf, file, maxFooterBytes)) {
+        if (reader == null) {
+          return null;
+        }
         footer = reader.getFooter();
       }
       return summarize(footer);
     }
 
     long[] summarize(ParquetMetadata footer) {
-      final MessageType schema = footer.getFileMetaData().getSchema();
-      final String[] names = new String[columns.size()]; // the file's name of each; null: absent
-      for (int i = 0; i < names.length; i++) {
-        final String wanted = columns.get(i);
-        int found = 0;
-        for (Type field : schema.getFields()) {
-          final String name = field.getName();
-          final boolean same = caseSensitive ? name.equals(wanted) : name.equalsIgnoreCase(wanted);
-          if (same) {
-            if (!field.isPrimitive()) {
-              return null;
-            }
-            names[i] = field.getName();
-            found++;
-          }
-        }
-        if (found > 1) { // Spark's reader refuses an ambiguous name: let the scan say so
-          return null;
-        }
+      final Type[] fields = names.fields(footer.getFileMetaData().getSchema());
+      if (fields == null) {
+        return null;
       }
-      final long[] out = new long[1 + names.length];
+      final long[] out = new long[1 + fields.length];
       for (BlockMetaData block : footer.getBlocks()) {
         final long rows = block.getRowCount();
         out[0] += rows;
-        for (int i = 0; i < names.length; i++) {
-          if (names[i] == null) { // a column this file lacks reads as null on every row
+        for (int i = 0; i < fields.length; i++) {
+          if (fields[i] == null) { // a column this file lacks reads as null on every row
             out[1 + i] += rows;
             continue;
           }
-          final ColumnChunkMetaData chunk = chunkOf(block, names[i]);
+          final ColumnChunkMetaData chunk = ParquetFiles.chunkOf(block, fields[i].getName());
           if (chunk == null || chunk.getValueCount() != rows) {
             return null;
           }
@@ -224,16 +135,6 @@ public final class FooterNulls {
         }
       }
       return out;
-    }
-
-    private static ColumnChunkMetaData chunkOf(BlockMetaData block, String name) {
-      for (ColumnChunkMetaData chunk : block.getColumns()) {
-        final String[] path = chunk.getPath().toArray();
-        if (path.length == 1 && path[0].equals(name)) {
-          return chunk;
-        }
-      }
-      return null;
     }
   }
 }

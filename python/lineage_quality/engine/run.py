@@ -17,6 +17,7 @@ import attrs
 from pyspark.sql import DataFrame
 
 from lineage_quality.engine.analyzers import analyzer
+from lineage_quality.engine.dictionary_values import dictionary_columns, dictionary_counts
 from lineage_quality.engine.expressions import agg
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts, served_nulls
 from lineage_quality.engine.key_sets import key_set_counts
@@ -49,31 +50,49 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any
 
 def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
     """The value of each metric (or the error that kept it from being measured): one scan, less
-    the null counts the Parquet footers give (engine/footer_nulls.py)."""
-    columns = footer_columns(metrics)
-    footers = footer_counts(df, columns) if columns else None
-    if footers is None:
+    what the Parquet files answer without it: null counts from their footers
+    (engine/footer_nulls.py), value tests on their dictionaries (engine/dictionary_values.py)."""
+    answered = _answered(df, metrics)
+    if not answered:
         return _scanned(df, metrics)
-    served = served_nulls(metrics, footers)
+    served: dict[int, int] = {}
+    for _, answers in answered:
+        served.update(answers)
     scanned = [i for i in range(len(metrics)) if i not in served]  # metrics[0], the rows, too
     values = _scanned(df, [metrics[i] for i in scanned])
     rows = values[0]
     if isinstance(rows, Exception):  # the dataset could not be read: nothing is measured
         return [rows for _ in metrics]
-    if int(rows) != footers.rows:
-        log.warning(
-            "Parquet footers list %d rows, the scan read %d (files replaced meanwhile?): "
-            "counting nulls in a scan",
-            footers.rows,
-            int(rows),
-        )
-        return _scanned(df, metrics)
+    for listed, _ in answered:
+        if int(rows) != listed:
+            log.warning(
+                "Parquet files list %d rows, the scan read %d (files replaced meanwhile?): "
+                "testing every column in a scan",
+                listed,
+                int(rows),
+            )
+            return _scanned(df, metrics)
     out: list[Any | Exception] = [None] * len(metrics)
     for i, value in zip(scanned, values, strict=True):
         out[i] = value
-    for i, nulls in served.items():
-        out[i] = nulls
+    for i, value in served.items():
+        out[i] = value
     return out
+
+
+def _answered(df: DataFrame, metrics: Sequence[Metric]) -> list[tuple[int, dict[int, int]]]:
+    """What the files answer without the scan: (the rows they list, metric index -> value)."""
+    found: list[tuple[int, dict[int, int]]] = []
+    columns = footer_columns(metrics)
+    footers = footer_counts(df, columns) if columns else None
+    if footers is not None:
+        found.append((footers.rows, served_nulls(metrics, footers)))
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    columns = dictionary_columns(metrics, types)
+    dictionaries = dictionary_counts(df, metrics, columns, time.time()) if columns else None
+    if dictionaries is not None:
+        found.append((dictionaries.rows, dictionaries.values))
+    return found
 
 
 def _scanned(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
