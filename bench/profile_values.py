@@ -4,7 +4,9 @@
 
 Floor (a) counts each column (`count(c)`), which only tests nulls: the Parquet reader never
 decodes a string from its dictionary for it. The middle row also sums `octet_length(c)` of each
-string column, which makes every string value materialize as the rules' tests must. One process,
+string column, which makes every string value materialize as the rules' tests must. The last row
+is lineage-quality with its value tests on Parquet dictionaries turned off
+(`LINEAGE_QUALITY_DICTIONARY_VALUES=0`), which tests every row's string. One process,
 the bench's Spark settings and the engine's jar, 3 warm-up rounds, then `--repeat` interleaved
 rounds; wall time and the executors' CPU time of each.
 """
@@ -12,6 +14,7 @@ rounds; wall time and the executors' CPU time of each.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -52,10 +55,18 @@ def main() -> None:
             *[F.sum(F.octet_length(c)) if kinds[c] == "string" else F.count(c) for c in columns]
         ).collect()
 
+    def dictionaries_off(df: Any) -> None:
+        os.environ["LINEAGE_QUALITY_DICTIONARY_VALUES"] = "0"
+        try:
+            ours.run(spark, df, rules)
+        finally:
+            del os.environ["LINEAGE_QUALITY_DICTIONARY_VALUES"]
+
     systems: dict[str, Callable[[Any], Any]] = {
         "floor (a)": floor_a,
         "floor (a) + string values": floor_values,
         "lineage-quality": lambda df: ours.run(spark, df, rules),
+        "lineage-quality, no dictionaries": dictionaries_off,
     }
 
     def once(run: Callable[[Any], Any]) -> tuple[float, float]:
@@ -73,7 +84,7 @@ def main() -> None:
             times[name].append(once(run))
     for name, runs in times.items():
         print(
-            f"{args.rules} {args.rows:,} rows, Spark {spark.version}: {name:26s} wall min "
+            f"{args.rules} {args.rows:,} rows, Spark {spark.version}: {name:33s} wall min "
             f"{min(w for w, _ in runs):.2f} s, median {statistics.median(w for w, _ in runs):.2f}"
             f" s; executor CPU median {statistics.median(c for _, c in runs):.2f} s"
         )

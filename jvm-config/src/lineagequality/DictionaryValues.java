@@ -1,15 +1,11 @@
 package lineagequality;
 
-import java.io.IOException;
-import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,29 +14,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
-import org.apache.parquet.column.ColumnDescriptor;
-import org.apache.parquet.column.Dictionary;
-import org.apache.parquet.column.EncodingStats;
-import org.apache.parquet.column.page.DictionaryPage;
-import org.apache.parquet.column.page.DictionaryPageReadStore;
-import org.apache.parquet.column.page.PageReadStore;
-import org.apache.parquet.column.statistics.Statistics;
-import org.apache.parquet.hadoop.ParquetFileReader;
-import org.apache.parquet.hadoop.metadata.BlockMetaData;
-import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
-import org.apache.parquet.hadoop.metadata.ParquetMetadata;
-import org.apache.parquet.schema.MessageType;
-import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName;
-import org.apache.parquet.schema.Type;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.util.SerializableConfiguration;
 
 /**
@@ -138,8 +118,8 @@ public final class DictionaryValues {
         return null; // a collated string (Spark 4) compares by its collation, not by bytes
       }
     }
-    final Reader reader =
-        new Reader(
+    final DictionaryFile reader =
+        new DictionaryFile(
             new ParquetFiles.Names(columns, scanned.caseSensitive),
             maxFooterBytes,
             maxValues,
@@ -156,7 +136,7 @@ public final class DictionaryValues {
       if (part == null) {
         return null;
       }
-      final FileValues file = (FileValues) part;
+      final DictionaryFile.Values file = (DictionaryFile.Values) part;
       for (int i = 0; i < n; i++) {
         if (refused[i] || file.values[i] == null) {
           refused[i] = refused[i] || file.values[i] == null;
@@ -225,12 +205,12 @@ public final class DictionaryValues {
       }
       fails.add(f);
     }
-    final Reader reader =
-        new Reader(
+    final DictionaryFile reader =
+        new DictionaryFile(
             new ParquetFiles.Names(found.columns, found.scanned.caseSensitive),
             found.maxFooterBytes,
             Integer.MAX_VALUE,
-            new Tests(found.values, columnOf, fails));
+            new DictionaryFile.Tests(found.values, columnOf, fails));
     final List<Object> parts = perFile(df, found.scanned, reader, false);
     final long[] total = new long[1 + metrics + found.columns.size()];
     for (Object part : parts) {
@@ -266,7 +246,7 @@ public final class DictionaryValues {
 
   /** Each file's answer (null where it has none), read by a few threads or a Spark job. */
   private static List<Object> perFile(
-      Dataset<Row> df, ParquetFiles scanned, Reader reader, boolean dictionaries)
+      Dataset<Row> df, ParquetFiles scanned, DictionaryFile reader, boolean dictionaries)
       throws Exception {
     final FileStatus[] files = scanned.files;
     if (files.length > DRIVER_FILES) {
@@ -275,7 +255,7 @@ public final class DictionaryValues {
           JavaSparkContext.fromSparkContext(df.sparkSession().sparkContext());
       final int slices = Math.min(files.length, 4 * sc.defaultParallelism());
       return sc.parallelize(Arrays.asList(files), slices)
-          .map(file -> reader.file(shipped.value(), file, dictionaries))
+          .map(file -> reader.fileInTask(shipped.value(), file, dictionaries))
           .collect();
     }
     // a few threads: each holds a chunk's pages, on the driver
@@ -307,257 +287,6 @@ public final class DictionaryValues {
       return out;
     } finally {
       pool.shutdownNow();
-    }
-  }
-
-  /** One file's distinct values per column (null: that column is not served). */
-  static final class FileValues implements Serializable {
-    private static final long serialVersionUID = 1L;
-    final byte[][][] values;
-
-    FileValues(byte[][][] values) {
-      this.values = values;
-    }
-  }
-
-  /** What `count` tests: each served column's values and which of them fail each metric. */
-  static final class Tests implements Serializable {
-    private static final long serialVersionUID = 1L;
-    final List<byte[][]> values;
-    final int[] columnOf;
-    final List<boolean[]> fails;
-    private transient List<Map<ByteBuffer, Integer>> index;
-
-    Tests(List<byte[][]> values, int[] columnOf, List<boolean[]> fails) {
-      this.values = new ArrayList<>(values);
-      this.columnOf = columnOf;
-      this.fails = new ArrayList<>(fails);
-    }
-
-    synchronized Map<ByteBuffer, Integer> indexOf(int column) {
-      if (index == null) {
-        final List<Map<ByteBuffer, Integer>> built = new ArrayList<>();
-        for (byte[][] found : values) {
-          final Map<ByteBuffer, Integer> one = new HashMap<>();
-          for (int i = 0; i < found.length; i++) {
-            one.put(ByteBuffer.wrap(found[i]), i);
-          }
-          built.add(Collections.unmodifiableMap(one));
-        }
-        index = built;
-      }
-      return index.get(column);
-    }
-  }
-
-  /** Reads one file: its dictionaries (`distinct`) or its failing rows (`count`). */
-  static final class Reader implements Serializable {
-    private static final long serialVersionUID = 1L;
-    private final ParquetFiles.Names names;
-    private final int maxFooterBytes;
-    private final int maxValues;
-    private final Tests tests; // null in `distinct`
-
-    Reader(ParquetFiles.Names names, int maxFooterBytes, int maxValues, Tests tests) {
-      this.names = names;
-      this.maxFooterBytes = maxFooterBytes;
-      this.maxValues = maxValues;
-      this.tests = tests;
-    }
-
-    Object file(Configuration conf, FileStatus file, boolean dictionaries) throws IOException {
-      try (ParquetFileReader reader = ParquetFiles.open(conf, file, maxFooterBytes)) {
-        if (reader == null) {
-          return null;
-        }
-        final ParquetMetadata footer = reader.getFooter();
-        final Type[] fields = names.fields(footer.getFileMetaData().getSchema());
-        if (fields == null) {
-          return null;
-        }
-        return dictionaries ? values(reader, footer, fields) : counts(reader, footer, fields);
-      }
-    }
-
-    /** The chunk's null count, or -1 when the chunk cannot be answered on its dictionary. */
-    private static long usable(ColumnChunkMetaData chunk, long rows) {
-      if (chunk == null
-          || chunk.getValueCount() != rows
-          || chunk.getPrimitiveType().getPrimitiveTypeName() != PrimitiveTypeName.BINARY
-          || chunk.getTotalSize() > MAX_CHUNK_BYTES) {
-        return -1;
-      }
-      final Statistics<?> stats = chunk.getStatistics();
-      if (stats == null || !stats.isNumNullsSet()) {
-        return -1;
-      }
-      final long nulls = stats.getNumNulls();
-      if (nulls < 0 || nulls > rows) {
-        return -1;
-      }
-      final EncodingStats encodings = chunk.getEncodingStats();
-      if (nulls == rows) {
-        return nulls; // no value to test, whatever the pages' encoding
-      }
-      if (encodings == null
-          || encodings.hasNonDictionaryEncodedPages()
-          || !encodings.hasDictionaryPages()) {
-        return -1;
-      }
-      return nulls;
-    }
-
-    /** The chunk's dictionary, or null when it has none or more than `maxValues` values. */
-    private static Dictionary dictionary(
-        DictionaryPageReadStore pages, MessageType schema, String name, int maxValues)
-        throws IOException {
-      final ColumnDescriptor column = schema.getColumnDescription(new String[] {name});
-      final DictionaryPage page = pages.readDictionaryPage(column);
-      // the header's count, before the dictionary allocates a slot per value
-      if (page == null || page.getDictionarySize() < 0 || page.getDictionarySize() > maxValues) {
-        return null;
-      }
-      return page.getEncoding().initDictionary(column, page);
-    }
-
-    private FileValues values(ParquetFileReader reader, ParquetMetadata footer, Type[] fields)
-        throws IOException {
-      final MessageType schema = footer.getFileMetaData().getSchema();
-      final List<Map<ByteBuffer, Boolean>> found = new ArrayList<>();
-      final boolean[] refused = new boolean[fields.length];
-      for (int i = 0; i < fields.length; i++) {
-        found.add(new LinkedHashMap<>());
-      }
-      for (BlockMetaData block : footer.getBlocks()) {
-        final DictionaryPageReadStore pages = reader.getDictionaryReader(block);
-        for (int i = 0; i < fields.length; i++) {
-          if (refused[i] || fields[i] == null) {
-            continue; // a column the file lacks is null on every row: no value to test
-          }
-          final String name = fields[i].getName();
-          final ColumnChunkMetaData chunk = ParquetFiles.chunkOf(block, name);
-          final long nulls = usable(chunk, block.getRowCount());
-          if (nulls < 0) {
-            refused[i] = true;
-            continue;
-          }
-          if (nulls == block.getRowCount()) {
-            continue;
-          }
-          final Dictionary dictionary = dictionary(pages, schema, name, maxValues);
-          if (dictionary == null) {
-            refused[i] = true;
-            continue;
-          }
-          for (int id = 0; id <= dictionary.getMaxId(); id++) {
-            found.get(i).putIfAbsent(ByteBuffer.wrap(dictionary.decodeToBinary(id).getBytes()), Boolean.TRUE);
-          }
-          refused[i] = found.get(i).size() > maxValues;
-        }
-      }
-      final byte[][][] values = new byte[fields.length][][];
-      for (int i = 0; i < fields.length; i++) {
-        if (!refused[i]) {
-          values[i] = new byte[found.get(i).size()][];
-          int k = 0;
-          for (ByteBuffer value : found.get(i).keySet()) {
-            values[i][k++] = value.array();
-          }
-        }
-      }
-      return new FileValues(values);
-    }
-
-    private long[] counts(ParquetFileReader reader, ParquetMetadata footer, Type[] fields)
-        throws IOException {
-      final MessageType schema = footer.getFileMetaData().getSchema();
-      final int metrics = tests.columnOf.length;
-      final long[] out = new long[1 + metrics + fields.length];
-      final List<BlockMetaData> blocks = footer.getBlocks();
-      for (int b = 0; b < blocks.size(); b++) {
-        final BlockMetaData block = blocks.get(b);
-        final long rows = block.getRowCount();
-        out[0] += rows;
-        DictionaryPageReadStore pages = null;
-        for (int i = 0; i < fields.length; i++) {
-          if (fields[i] == null) {
-            out[1 + metrics + i] += rows;
-            continue;
-          }
-          final String name = fields[i].getName();
-          final long nulls = usable(ParquetFiles.chunkOf(block, name), rows);
-          if (nulls < 0) {
-            return null;
-          }
-          out[1 + metrics + i] += nulls;
-          if (nulls == rows) {
-            continue;
-          }
-          if (pages == null) {
-            pages = reader.getDictionaryReader(block);
-          }
-          final Map<ByteBuffer, Integer> index = tests.indexOf(i);
-          // more values than `distinct` saw in all files: the file changed in between
-          final Dictionary dictionary = dictionary(pages, schema, name, index.size());
-          if (dictionary == null) {
-            return null;
-          }
-          // each id's value index; then whether any metric fails on an id of this chunk
-          final int[] valueOf = new int[dictionary.getMaxId() + 1];
-          boolean anyFails = false;
-          for (int id = 0; id < valueOf.length; id++) {
-            final Integer value = index.get(ByteBuffer.wrap(dictionary.decodeToBinary(id).getBytes()));
-            if (value == null) {
-              return null; // a value `distinct` did not see: the file changed in between
-            }
-            valueOf[id] = value;
-            for (int m = 0; m < metrics; m++) {
-              anyFails |= tests.columnOf[m] == i && tests.fails.get(m)[value];
-            }
-          }
-          if (!anyFails) {
-            continue;
-          }
-          final long[] perId = idCounts(reader, schema, b, name, valueOf.length);
-          if (perId == null || sum(perId) != rows - nulls) {
-            return null;
-          }
-          for (int m = 0; m < metrics; m++) {
-            if (tests.columnOf[m] != i) {
-              continue;
-            }
-            final boolean[] fail = tests.fails.get(m);
-            for (int id = 0; id < perId.length; id++) {
-              if (fail[valueOf[id]]) {
-                out[1 + m] += perId[id];
-              }
-            }
-          }
-        }
-      }
-      return out;
-    }
-
-    /**
-     * How many non-null rows of the chunk hold each dictionary id; null if a page is not
-     * dictionary-encoded after all.
-     */
-    private static long[] idCounts(
-        ParquetFileReader reader, MessageType schema, int block, String name, int ids)
-        throws IOException {
-      final ColumnDescriptor column = schema.getColumnDescription(new String[] {name});
-      reader.setRequestedSchema(new MessageType(schema.getName(), schema.getType(name)));
-      final PageReadStore store = reader.readRowGroup(block);
-      // the pages' runs, read directly: parquet-mr's ColumnReader costs ~35 ns a row
-      return DictionaryIds.count(store.getPageReader(column), column, ids);
-    }
-
-    private static long sum(long[] values) {
-      long total = 0;
-      for (long v : values) {
-        total += v;
-      }
-      return total;
     }
   }
 }
