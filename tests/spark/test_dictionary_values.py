@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scan_spy import scanned_columns
 
 from lineage_quality.engine import run as engine_run
 from lineage_quality.engine.dictionary_values import DictionaryCounts, dictionary_counts
@@ -94,18 +95,6 @@ def _measured(results: list[Any]) -> dict[str, tuple[str, Any]]:
     return {r.rule.id: (r.status.name, r.actual) for r in results}
 
 
-def _scanned_columns(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
-    seen: list[set[str]] = []
-    scan = engine_run._scanned
-
-    def spy(df: Any, metrics: Any) -> Any:
-        seen.append({m.column for m in metrics if m.column is not None})
-        return scan(df, metrics)
-
-    monkeypatch.setattr(engine_run, "_scanned", spy)
-    return seen
-
-
 def _write(spark: Any, path: Path, sort: bool = False, **options: str) -> Path:
     frame = spark.createDataFrame(_rows(ROWS), SCHEMA).repartition(4)
     if sort:  # long runs of one value: the ids are RLE runs, not bit-packed groups
@@ -122,7 +111,7 @@ def folder(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _both_ways(
     df: Any, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[dict[str, Any], dict[str, Any], list[set[str]]]:
-    scanned = _scanned_columns(monkeypatch)
+    scanned = scanned_columns(monkeypatch)
     fast = _measured(evaluate_dataframe(df, _rules()))
     with monkeypatch.context() as off:
         off.setenv("LINEAGE_QUALITY_DICTIONARY_VALUES", "0")
@@ -172,7 +161,7 @@ def test_a_required_column_has_no_definition_levels(
         id="listed", kind=RuleKind.INVALID_VALUES, columns=["status"], valid_values=["NEW"],
         threshold=Z,
     )  # fmt: skip
-    scanned = _scanned_columns(monkeypatch)
+    scanned = scanned_columns(monkeypatch)
     assert _measured(evaluate_dataframe(df, [rule])) == {"listed": ("FAILED", 56)}
     assert scanned == [set()]
 
@@ -253,7 +242,7 @@ def test_dictionaries_that_disagree_with_the_scan_are_not_used(
         return DictionaryCounts(found.rows - 1, dict.fromkeys(found.values, 0))
 
     monkeypatch.setattr(engine_run, "dictionary_counts", stale)
-    scanned = _scanned_columns(monkeypatch)
+    scanned = scanned_columns(monkeypatch)
     results = _measured(evaluate_dataframe(spark.read.parquet(str(folder)), _rules()))
     assert scanned == [{"id"}, {"id", "status", "country", "code"}]
     assert results == _expected(_rows(ROWS))
@@ -289,7 +278,7 @@ def test_a_char_column_of_a_table_is_tested_as_spark_pads_it(
         table = spark.table("lq_dict_char")
         assert "NEW  " in {r[0] for r in table.collect()}
         spark_says = table.where("status NOT IN ('NEW', 'PAID')").count()
-        scanned = _scanned_columns(monkeypatch)
+        scanned = scanned_columns(monkeypatch)
         fast = _measured(evaluate_dataframe(table, [rule]))
         assert scanned == [{"status"}]  # not answered on the files' unpadded values
         monkeypatch.setenv("LINEAGE_QUALITY_DICTIONARY_VALUES", "0")

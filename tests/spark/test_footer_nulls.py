@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
+from scan_spy import scanned_columns
 
 from lineage_quality.engine import run as engine_run
 from lineage_quality.engine.footer_nulls import FooterCounts, footer_columns, footer_counts
@@ -57,19 +58,6 @@ def folder(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _scan_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LINEAGE_QUALITY_FOOTER_NULLS", "0")
-
-
-def _scanned_columns(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
-    """Records the columns of each scan's metrics."""
-    seen: list[set[str]] = []
-    scan = engine_run._scanned
-
-    def spy(df: Any, metrics: Any) -> Any:
-        seen.append({m.column for m in metrics if m.column is not None})
-        return scan(df, metrics)
-
-    monkeypatch.setattr(engine_run, "_scanned", spy)
-    return seen
 
 
 def test_only_null_counted_columns_come_from_footers() -> None:
@@ -122,7 +110,7 @@ def test_the_scan_leaves_footer_columns_out_and_verdicts_stay(
     spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     df = spark.read.parquet(str(folder))
-    scanned = _scanned_columns(monkeypatch)
+    scanned = scanned_columns(monkeypatch)
     fast = _measured(evaluate_dataframe(df, _rules()))
     assert scanned == [{"b"}]  # one scan: a, c and id only had their nulls counted
     _scan_only(monkeypatch)
@@ -141,7 +129,7 @@ def test_footers_that_disagree_with_the_scan_are_not_used(
     monkeypatch.setattr(
         engine_run, "footer_counts", lambda df, cols: FooterCounts(1999, dict.fromkeys(cols, 0))
     )
-    scanned = _scanned_columns(monkeypatch)
+    scanned = scanned_columns(monkeypatch)
     results = _measured(evaluate_dataframe(spark.read.parquet(str(folder)), _rules()))
     assert scanned == [{"b"}, {"id", "a", "b", "c"}]
     assert results["nn_a"] == ("FAILED", 286)
