@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from scan_spy import scanned_columns
 
+from lineage_quality.engine import dictionary_values
 from lineage_quality.engine import run as engine_run
 from lineage_quality.engine.dictionary_values import DictionaryCounts, dictionary_counts
 from lineage_quality.engine.footer_nulls import FooterCounts, footer_counts
@@ -23,6 +24,12 @@ pytestmark = pytest.mark.spark
 Z = Threshold(Operator.MUST_BE, 0)
 STATUSES = ["NEW", "PAID", "SHIPPED"]
 COUNTRIES = ["DE", "FR", "NL", "IT"]
+
+
+@pytest.fixture(autouse=True)
+def small_files_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These datasets are far below the size where the dictionaries pay: answer them anyway."""
+    monkeypatch.setattr(dictionary_values, "MIN_FILE_BYTES", 0)
 
 
 def _rows(n: int) -> list[tuple[Any, ...]]:
@@ -199,9 +206,9 @@ def _metrics() -> list[Metric]:
 def test_a_column_past_the_bound_of_values_is_scanned(spark: Any, folder: Path) -> None:
     df = spark.read.parquet(str(folder))
     helper = spark._jvm.lineagequality.DictionaryValues
-    found = helper.distinct(df._jdf, ["status", "code"], 0, 1 << 20, 10, 1 << 20)
+    found = helper.distinct(df._jdf, ["status", "code"], 0, 1 << 20, 10, 1 << 20, 0)
     assert str(found.layout()) == "0:4"  # status's 4 values; code's 400 are past 10
-    assert helper.distinct(df._jdf, ["status"], 0, 1 << 20, 10, 8).layout() == ""  # > 8 bytes
+    assert helper.distinct(df._jdf, ["status"], 0, 1 << 20, 10, 8, 0).layout() == ""  # > 8 bytes
     expected = _expected(_rows(ROWS))
     counts = dictionary_counts(df, _metrics(), ["status"], 0.0)
     assert counts == DictionaryCounts(
@@ -213,7 +220,7 @@ def test_a_file_replaced_between_the_reads_is_not_answered(spark: Any, tmp_path:
     path = _write(spark, tmp_path / "replaced")
     df = spark.read.parquet(str(path))
     helper = spark._jvm.lineagequality.DictionaryValues
-    found = helper.distinct(df._jdf, ["status"], 0, 1 << 20, 100, 1 << 20)
+    found = helper.distinct(df._jdf, ["status"], 0, 1 << 20, 100, 1 << 20, 0)
     assert str(found.layout()) == "0:4"
     # the same file name, now with a value the first read did not see
     other = tmp_path / "other"
@@ -299,3 +306,14 @@ def test_files_whose_paths_need_escaping_are_read(
     metrics = [Metric(MetricKind.ROWS), Metric(MetricKind.INVALID, "status", values=("NEW",))]
     assert dictionary_counts(df, metrics, ["status"], 0.0) == DictionaryCounts(40, {1: 10})
     assert footer_counts(df, ["status"]) == FooterCounts(40, {"status": 0})
+
+
+def test_small_files_are_scanned(spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dictionary_values, "MIN_FILE_BYTES", 64 * 1024 * 1024)
+    scanned = scanned_columns(monkeypatch)
+    results = _measured(evaluate_dataframe(spark.read.parquet(str(folder)), _rules()))
+    assert scanned == [{"id", "status", "country", "code"}]  # a few KiB: one scan is cheaper
+    assert results == _expected(_rows(ROWS))
+    helper = spark._jvm.lineagequality.DictionaryValues
+    df = spark.read.parquet(str(folder))
+    assert helper.distinct(df._jdf, ["status"], 0, 1 << 20, 100, 1 << 20, 1 << 26) is None

@@ -98,7 +98,7 @@ public final class DictionaryValues {
 
   /**
    * The distinct values of those `columns` that are dictionary-encoded in every chunk, or null
-   * when the files cannot stand for `df`'s scan. A column with more than `maxValues` distinct
+   * when the files cannot stand for `df`'s scan or hold fewer than `minFileBytes`. A column with more than `maxValues` distinct
    * values or `maxBytes` of them is not served.
    */
   public static Found distinct(
@@ -107,11 +107,12 @@ public final class DictionaryValues {
       int maxFiles,
       int maxFooterBytes,
       int maxValues,
-      long maxBytes)
+      long maxBytes,
+      long minFileBytes)
       throws Exception {
     final ParquetFiles scanned = ParquetFiles.of(df, columns, maxFiles);
-    if (scanned == null) {
-      return null;
+    if (scanned == null || scanned.bytes() < minFileBytes) {
+      return null; // small files: the scan reads them faster than the passes' fixed cost
     }
     for (String column : columns) {
       if (!DataTypes.StringType.equals(scanned.data.apply(column).dataType())) {

@@ -104,6 +104,15 @@ final class ParquetFiles {
     return new ParquetFiles(files, hadoop, conf.caseSensitiveAnalysis(), data);
   }
 
+  /** The files' total length. */
+  long bytes() {
+    long total = 0;
+    for (FileStatus file : files) {
+      total += file.getLen();
+    }
+    return total;
+  }
+
   /**
    * `file` opened for reading, or null when it is no Parquet file or its footer is longer than
    * `maxFooterBytes` (a crafted length would have the reader allocate it).
