@@ -62,7 +62,10 @@ def main() -> None:
     parser.add_argument("--rules", default="F10,F100")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    for name in ("build_plan", "footer_counts", "share", "gated_counts", "agg", "key_set_counts"):
+    for name in (
+        "build_plan", "footer_counts", "dictionary_counts", "share", "gated_counts", "agg",
+        "_aggregate", "key_set_counts",
+    ):  # fmt: skip
         wrap(name)
     spark = session(ours.conf())
     data = str(HERE / "data" / f"orders_{args.rows}")

@@ -127,7 +127,7 @@ def goals(doc: dict[str, Any], rows: int) -> list[str]:
         text = f"10 -> 100 rules: {_x(b, a)}"
         ra, rb = _best(f10, "floor_a"), _best(f100, "floor_a")
         if ra is not None and rb is not None:
-            # F100 reads three columns F10 does not (email, discount, created_at)
+            # F100 reads columns F10 does not (bench/profile_scaling.py: where its time goes)
             text += f" (the bare read of their columns alone: {_x(rb, ra)})"
         line(None if a is None or b is None else b <= 1.5 * a, text)
     out.append("")
@@ -203,15 +203,17 @@ def write_report(doc: dict[str, Any], out: Path) -> None:
         "as `IN`, as a user would write them. This engine runs most patterns on a byte-level "
         "DFA, several patterns or value lists on one column as one per-row lookup, the counts of "
         "a column behind one gate per row, uniqueness on a shuffle of 64-bit key hashes checked "
-        "exactly, takes the null counts of columns that only not-null rules read from the "
-        "Parquet footers, and tests value lists and patterns of dictionary-encoded string "
+        "exactly, takes the null counts of columns that only not-null rules read, and the "
+        "ranges, mins and maxes of integer columns, from the Parquet footers, and tests value "
+        "lists and patterns of dictionary-encoded string "
         "columns on the Parquet dictionaries, instead of reading those columns "
         "(docs/evaluation.md; same verdicts), so it can come in under floors (a), (b) and (c); "
         "it builds each step's expressions in one call to the JVM instead of one per function. "
-        "The row 'JVM helpers off' is this engine with those seven turned off "
+        "The row 'JVM helpers off' is this engine with those eight turned off "
         "(`LINEAGE_QUALITY_PATTERN_DFA=0`, `LINEAGE_QUALITY_VALUE_CODES=0`, "
         "`LINEAGE_QUALITY_ROW_GATES=0`, `LINEAGE_QUALITY_KEY_HASHES=0`, "
-        "`LINEAGE_QUALITY_FOOTER_NULLS=0`, `LINEAGE_QUALITY_DICTIONARY_VALUES=0`, "
+        "`LINEAGE_QUALITY_FOOTER_NULLS=0`, `LINEAGE_QUALITY_FOOTER_BOUNDS=0`, "
+        "`LINEAGE_QUALITY_DICTIONARY_VALUES=0`, "
         "`LINEAGE_QUALITY_COLUMN_PROGRAM=0`): the same expressions as floor (b), built call by "
         "call as PySpark builds them, so its ratio to floor (b) is the engine's own overhead.",
         "",

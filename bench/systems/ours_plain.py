@@ -1,9 +1,8 @@
 """lineage-quality with its JVM helpers off (pattern DFA, shared value codes, row gates, hashed
-uniqueness, null counts from Parquet footers, value tests on Parquet dictionaries, expressions
-built in one call): the engine on the
-same built-in Spark expressions as floor (b) (`rlike`, `IN`, `groupBy`), built call by call as
-PySpark builds them, reading the same columns, so ours_plain / floor (b) is the engine's own
-overhead on equal expressions."""
+uniqueness, null counts and integer bounds from Parquet footers, value tests on Parquet
+dictionaries, expressions built in one call): the engine on the same built-in Spark expressions
+as floor (b) (`rlike`, `IN`, `groupBy`), built call by call as PySpark builds them, reading the
+same columns, so ours_plain / floor (b) is the engine's own overhead on equal expressions."""
 
 from __future__ import annotations
 
@@ -13,8 +12,8 @@ from typing import Any
 from systems import ours
 
 HELPERS = (
-    "PATTERN_DFA", "VALUE_CODES", "ROW_GATES", "KEY_HASHES", "FOOTER_NULLS", "DICTIONARY_VALUES",
-    "COLUMN_PROGRAM",
+    "PATTERN_DFA", "VALUE_CODES", "ROW_GATES", "KEY_HASHES", "FOOTER_NULLS", "FOOTER_BOUNDS",
+    "DICTIONARY_VALUES", "COLUMN_PROGRAM",
 )  # fmt: skip
 
 conf = ours.conf

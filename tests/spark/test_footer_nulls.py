@@ -127,7 +127,7 @@ def test_footers_that_disagree_with_the_scan_are_not_used(
 ) -> None:
     # as if files were replaced between the footer read and the scan
     monkeypatch.setattr(
-        engine_run, "footer_counts", lambda df, cols: FooterCounts(1999, dict.fromkeys(cols, 0))
+        engine_run, "footer_counts", lambda df, cols, *_: FooterCounts(1999, dict.fromkeys(cols, 0))
     )
     scanned = scanned_columns(monkeypatch)
     results = _measured(evaluate_dataframe(spark.read.parquet(str(folder)), _rules()))

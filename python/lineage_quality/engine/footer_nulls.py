@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 from pyspark.sql import DataFrame
@@ -30,12 +31,18 @@ MAX_FILES = 200_000  # past it, reading the footers would cost more than the pag
 # A footer is read whole into the driver's memory; its length comes from the file itself. Wide
 # tables with many row groups reach a few MiB; past this bound the scan reads that file.
 MAX_FOOTER_BYTES = 64 * 1024 * 1024
+_NO_VALUES, _HAS_VALUES = 0, 1  # FooterNulls.stats' bounds states (-1: no bounds)
 
 
 @attrs.frozen
 class FooterCounts:
     rows: int
     nulls: dict[str, int]  # column -> null count
+    # column -> (smallest, largest) value, None when it holds no value; only the bounded
+    # columns the footers bound (engine/footer_bounds.py)
+    bounds: dict[str, tuple[int, int] | None] = attrs.field(factory=dict)
+    # the bounds as a two-row local relation (smallest, largest) of the columns with values
+    frame: DataFrame | None = None
 
 
 def footer_columns(metrics: Sequence[Metric]) -> list[str]:
@@ -58,18 +65,52 @@ def served_nulls(metrics: Sequence[Metric], footers: FooterCounts) -> dict[int, 
     }
 
 
-def footer_counts(df: DataFrame, columns: Sequence[str]) -> FooterCounts | None:
-    """The rows and the null counts of `columns` from the footers of the files `df` reads, or
-    None when the footers cannot stand for the scan (or the helper jar is not in the session)."""
+def footer_counts(
+    df: DataFrame, columns: Sequence[str], bounded: Sequence[str] = (), min_bounded_bytes: int = 0
+) -> FooterCounts | None:
+    """The rows and the null counts of `columns` (and the bounds of those `bounded`, when the
+    files hold `min_bounded_bytes` or more) from the footers of the files `df` reads, or None
+    when the footers cannot stand for the scan (or the helper jar is not in the session)."""
+    # each switched on and off on its own (`bounded`: engine/footer_bounds.py)
     helper = jvm_helper("FooterNulls", "FOOTER_NULLS")
+    if helper is None:
+        columns = [c for c in columns if c in bounded]
+    if jvm_helper("FooterNulls", "FOOTER_BOUNDS") is None:
+        columns, bounded = [c for c in columns if c not in bounded], ()
+    helper = helper or jvm_helper("FooterNulls", "FOOTER_BOUNDS")
     if helper is None or not columns:
         return None
+    found, stats = None, None
     try:
-        found = helper.count(df._jdf, list(columns), MAX_FILES, MAX_FOOTER_BYTES)
+        if not bounded:
+            found = helper.count(df._jdf, list(columns), MAX_FILES, MAX_FOOTER_BYTES)
+        else:
+            flags = "".join("1" if c in bounded else "0" for c in columns)
+            stats = helper.stats(
+                df._jdf, list(columns), flags, MAX_FILES, MAX_FOOTER_BYTES, min_bounded_bytes
+            )
     except Exception as exc:  # an unreadable footer: the scan reads the file and says what is wrong
         log.info("null counts not taken from Parquet footers: %s", str(exc).strip()[:300])
         return None
+    if stats is not None:
+        return _with_bounds(df, columns, stats)
     if found is None:
         return None
     values = [int(v) for v in found]
     return FooterCounts(values[0], dict(zip(columns, values[1:], strict=True)))
+
+
+def _with_bounds(df: DataFrame, columns: Sequence[str], stats: Any) -> FooterCounts:
+    values = [int(v) for v in str(stats.values()).split(",")]
+    nulls: dict[str, int] = {}
+    bounds: dict[str, tuple[int, int] | None] = {}
+    for i, c in enumerate(columns):
+        count, state, low, high = values[1 + 4 * i : 5 + 4 * i]
+        nulls[c] = count
+        if state == _HAS_VALUES:
+            bounds[c] = (low, high)
+        elif state == _NO_VALUES:
+            bounds[c] = None
+    jframe = stats.frame()
+    frame = DataFrame(jframe, df.sparkSession) if jframe is not None else None
+    return FooterCounts(values[0], nulls, bounds, frame)

@@ -16,9 +16,11 @@ from typing import Any
 import attrs
 from pyspark.sql import DataFrame
 
+from lineage_quality.engine import footer_bounds
 from lineage_quality.engine.analyzers import analyzer
 from lineage_quality.engine.dictionary_values import dictionary_columns, dictionary_counts
 from lineage_quality.engine.expressions import agg
+from lineage_quality.engine.footer_bounds import bounded_columns, served_bounds
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts, served_nulls
 from lineage_quality.engine.key_sets import key_set_counts
 from lineage_quality.engine.measures import dataset_measures
@@ -50,12 +52,13 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any
 
 def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
     """The value of each metric (or the error that kept it from being measured): one scan, less
-    what the Parquet files answer without it: null counts from their footers
-    (engine/footer_nulls.py), value tests on their dictionaries (engine/dictionary_values.py)."""
+    what the Parquet files answer without it: null counts and integer bounds from their footers
+    (engine/footer_nulls.py, engine/footer_bounds.py), value tests on their dictionaries
+    (engine/dictionary_values.py)."""
     answered = _answered(df, metrics)
     if not answered:
         return _scanned(df, metrics)
-    served: dict[int, int] = {}
+    served: dict[int, Any] = {}
     for _, answers in answered:
         served.update(answers)
     scanned = [i for i in range(len(metrics)) if i not in served]  # metrics[0], the rows, too
@@ -80,16 +83,20 @@ def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
     return out
 
 
-def _answered(df: DataFrame, metrics: Sequence[Metric]) -> list[tuple[int, dict[int, int]]]:
+def _answered(df: DataFrame, metrics: Sequence[Metric]) -> list[tuple[int, dict[int, Any]]]:
     """What the files answer without the scan: (the rows they list, metric index -> value)."""
-    found: list[tuple[int, dict[int, int]]] = []
-    columns = footer_columns(metrics)
-    footers = footer_counts(df, columns) if columns else None
-    if footers is not None:
-        found.append((footers.rows, served_nulls(metrics, footers)))
+    found: list[tuple[int, dict[int, Any]]] = []
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    now = time.time()
+    bounded = bounded_columns(metrics, types)
+    columns = footer_columns(metrics) + bounded
+    footers = footer_counts(df, columns, bounded, footer_bounds.MIN_FILE_BYTES) if columns else None
+    if footers is not None:
+        answers: dict[int, Any] = served_nulls(metrics, footers)
+        answers.update(served_bounds(metrics, footers, now))
+        found.append((footers.rows, answers))
     columns = dictionary_columns(metrics, types)
-    dictionaries = dictionary_counts(df, metrics, columns, time.time()) if columns else None
+    dictionaries = dictionary_counts(df, metrics, columns, now) if columns else None
     if dictionaries is not None:
         found.append((dictionaries.rows, dictionaries.values))
     return found

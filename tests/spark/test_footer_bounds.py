@@ -1,0 +1,241 @@
+"""Ranges, mins and maxes of integer Parquet columns from the footers' statistics
+(engine/footer_bounds.py, JVM helper FooterNulls.stats): the scan's verdicts and numbers, the
+columns left out of the scan, and the scan wherever the bounds cannot decide."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scan_spy import scanned_columns
+
+from lineage_quality.engine import footer_bounds
+from lineage_quality.engine import run as engine_run
+from lineage_quality.engine.footer_nulls import FooterCounts
+from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+
+pytestmark = pytest.mark.spark
+
+Z = Threshold(Operator.MUST_BE, 0)
+PAST_2_53 = 2**53 + 1  # a bigint a double cannot hold: Spark compares it as 2^53
+
+
+@pytest.fixture(autouse=True)
+def small_files_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test files are far below the size where the bounds pay; use them anyway."""
+    monkeypatch.setattr(footer_bounds, "MIN_FILE_BYTES", 0)
+
+
+def _range(rid: str, column: str, low: float | None = None, high: float | None = None) -> Rule:
+    return Rule(
+        id=rid, kind=RuleKind.VALUE_RANGE, columns=[column], min_value=low, max_value=high,
+        threshold=Z,
+    )  # fmt: skip
+
+
+def _stat(rid: str, column: str, stat: str) -> Rule:
+    return Rule(
+        id=rid, kind=RuleKind.STATISTIC, columns=[column], statistic=stat,
+        threshold=Threshold(Operator.GREATER_OR_EQUAL, -(2**62)),
+    )  # fmt: skip
+
+
+def _rules() -> list[Rule]:
+    return [
+        Rule(id="rows", kind=RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_THAN, 0)),
+        _range("id_low", "id", low=0),
+        _range("id_both", "id", low=-5, high=1999),
+        _stat("id_min", "id", "min"),
+        _stat("id_max", "id", "max"),
+        Rule(id="nn_id", kind=RuleKind.NULL_VALUES, columns=["id"], threshold=Z),
+        _range("big_high", "big", high=float(2**53)),  # Spark: passes, PAST_2_53 as a double
+        _stat("big_max", "big", "max"),
+        _range("q_range", "q", low=1, high=50),
+        Rule(id="nn_q", kind=RuleKind.NULL_VALUES, columns=["q"], threshold=Z),
+        _range("empty_range", "empty", low=0),
+        _stat("empty_max", "empty", "max"),
+        _range("amount_high", "amount", high=1e6),  # a NaN: beyond every maximum
+    ]
+
+
+def _measured(results: list[Any]) -> dict[str, Any]:
+    return {r.rule.id: (r.status.name, r.actual) for r in results}
+
+
+@pytest.fixture(scope="module")
+def folder(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = Path(tmp_path_factory.mktemp("bounds")) / "data"
+    rows = [
+        (
+            i,
+            PAST_2_53 if i == 1234 else i * 1_000_003,
+            None if i % 5 == 0 else 1 + i % 50,
+            None,
+            float("nan") if i == 77 else float(i),
+        )
+        for i in range(2000)
+    ]
+    frame = spark.createDataFrame(rows, "id INT, big BIGINT, q INT, empty INT, amount DOUBLE")
+    frame.repartition(4).write.parquet(str(path))
+    return path
+
+
+def _off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINEAGE_QUALITY_FOOTER_BOUNDS", "0")
+
+
+def test_integer_ranges_and_extremes_come_from_the_footers(
+    spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    df = spark.read.parquet(str(folder))
+    scanned = scanned_columns(monkeypatch)
+    fast = _measured(evaluate_dataframe(df, _rules()))
+    assert scanned == [{"amount"}]  # id, big, q and empty: from the footers
+    _off(monkeypatch)
+    slow = _measured(evaluate_dataframe(df, _rules()))
+    assert scanned[1] == {"id", "big", "q", "empty", "amount"}
+    assert fast == slow
+    assert fast["id_min"] == ("PASSED", 0)
+    assert fast["id_max"] == ("PASSED", 1999)
+    assert fast["big_max"] == ("PASSED", PAST_2_53)  # exact, not a double
+    assert fast["big_high"] == ("PASSED", 0)  # Spark's comparison, not Python's
+    assert fast["q_range"] == ("PASSED", 0)
+    assert fast["nn_q"] == ("FAILED", 400)
+    assert fast["empty_range"] == ("PASSED", 0)
+    assert fast["amount_high"] == ("FAILED", 1)  # the NaN: doubles are scanned
+
+
+def test_a_range_the_bounds_cannot_decide_is_counted_in_the_scan(
+    spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = [
+        _range("q_some_fail", "q", low=10, high=50),  # 1..9 fail
+        _stat("q_max", "q", "max"),
+        _range("id_all_fail", "id", low=5000),
+        _range("big_ok", "big", low=0),
+    ]
+    df = spark.read.parquet(str(folder))
+    scanned = scanned_columns(monkeypatch)
+    fast = _measured(evaluate_dataframe(df, rules))
+    assert scanned == [{"q", "id"}]
+    _off(monkeypatch)
+    assert fast == _measured(evaluate_dataframe(df, rules))
+    failing = df.where("q < 10").count()
+    assert failing > 0
+    assert fast["q_some_fail"] == ("FAILED", failing)
+    assert fast["id_all_fail"] == ("FAILED", 2000)
+    assert fast["q_max"] == ("PASSED", 50)
+
+
+def test_small_files_are_scanned(spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(footer_bounds, "MIN_FILE_BYTES", 64 * 1024 * 1024)
+    scanned = scanned_columns(monkeypatch)
+    results = _measured(evaluate_dataframe(spark.read.parquet(str(folder)), _rules()))
+    assert scanned == [{"id", "big", "q", "empty", "amount"}]
+    assert results["id_max"] == ("PASSED", 1999)
+
+
+def test_bounds_with_another_row_total_are_not_used(
+    spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as if files were replaced between the footer read and the scan: bounds that would pass
+    df = spark.read.parquet(str(folder))
+    frame = spark.createDataFrame([(0,), (10,)], "q INT")
+    stale = FooterCounts(1999, {"q": 0}, {"q": (0, 10)}, frame)
+    monkeypatch.setattr(engine_run, "footer_counts", lambda *_: stale)
+    scanned = scanned_columns(monkeypatch)
+    rules = [_range("q_small", "q", low=0, high=10)]
+    results = _measured(evaluate_dataframe(df, rules))
+    assert scanned == [set(), {"q"}]
+    assert results["q_small"] == ("FAILED", df.where("q > 10").count())
+
+
+def test_a_file_without_the_column_reads_as_nulls(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "evolved"
+    spark.createDataFrame([(i,) for i in range(100)], "id INT").write.parquet(str(path))
+    spark.createDataFrame([(i, i) for i in range(50)], "id INT, n INT").write.mode(
+        "append"
+    ).parquet(str(path))
+    df = spark.read.option("mergeSchema", "true").parquet(str(path))
+    rules = [_range("n_range", "n", low=0, high=49), _stat("n_min", "n", "min")]
+    results = _measured(evaluate_dataframe(df, rules))
+    assert results == {"n_range": ("PASSED", 0), "n_min": ("PASSED", 0)}
+
+
+# Footers built in the JVM: what the chunk statistics of each Parquet type bound.
+
+
+def _footer(spark: Any, schema: str, chunks: list[tuple[str, int, int, Any, Any]]) -> Any:
+    """A one-row-group ParquetMetadata: chunks of (column, values, nulls, min, max); min and max
+    are ints (written as the column's physical type) or None (not written)."""
+    jvm = spark._jvm
+    parquet = jvm.org.apache.parquet
+    meta = parquet.hadoop.metadata
+    message = parquet.schema.MessageTypeParser.parseMessageType(schema)
+    block = meta.BlockMetaData()
+    block.setRowCount(max(values for _, values, _, _, _ in chunks))
+    for column, values, nulls, low, high in chunks:
+        kind = message.getType(column).asPrimitiveType()
+        builder = parquet.column.statistics.Statistics.getBuilderForReading(kind)
+        builder = builder.withNumNulls(nulls)
+        width = 8 if "INT64" in kind.getPrimitiveTypeName().toString() else 4
+        if low is not None:
+            builder = builder.withMin(low.to_bytes(width, "little", signed=True))
+            builder = builder.withMax(high.to_bytes(width, "little", signed=True))
+        chunk = meta.ColumnChunkMetaData.get(
+            meta.ColumnPath.get(_path(spark, column)), kind.getPrimitiveTypeName(),
+            meta.CompressionCodecName.UNCOMPRESSED, jvm.java.util.HashSet(), builder.build(),
+            0, 0, values, 0, 0,
+        )  # fmt: skip
+        block.addColumn(chunk)
+    blocks = jvm.java.util.ArrayList()
+    blocks.add(block)
+    return meta.ParquetMetadata(meta.FileMetaData(message, jvm.java.util.HashMap(), "t"), blocks)
+
+
+def _path(spark: Any, column: str) -> Any:
+    path = spark.sparkContext._gateway.new_array(spark._jvm.java.lang.String, 1)
+    path[0] = column
+    return path
+
+
+def _bounds(spark: Any, footer: Any, column: str, wide: bool = False) -> list[int] | None:
+    found = spark._jvm.lineagequality.FooterNulls.summarizeBounds(
+        footer, [column], True, "1", "1" if wide else "0"
+    )
+    return None if found is None else list(found)[1:]  # nulls, state, min, max
+
+
+def test_only_signed_integers_in_their_plain_order_are_bounded(spark: Any) -> None:
+    schema = (
+        "message m { optional int32 i; optional int32 s (INT_16); optional int32 u (UINT_32);"
+        " optional int32 d (DATE); optional int64 b; optional int32 none;"
+        " optional int32 bad; optional double x; }"
+    )
+    footer = _footer(
+        spark,
+        schema,
+        [
+            ("i", 10, 2, -7, 40),
+            ("s", 10, 0, -3, 3),
+            ("u", 10, 0, -1, 5),  # as unsigned, -1 is the largest value
+            ("d", 10, 0, 1, 2),
+            ("b", 10, 0, -(2**40), 2**40),
+            ("none", 10, 10, None, None),
+            ("bad", 10, 0, 9, 1),  # a minimum above the maximum
+            ("x", 10, 0, None, None),
+        ],
+    )
+    assert _bounds(spark, footer, "i") == [2, 1, -7, 40]
+    assert _bounds(spark, footer, "s") == [0, 1, -3, 3]
+    assert _bounds(spark, footer, "u")[:2] == [0, -1]  # type: ignore[index]
+    assert _bounds(spark, footer, "d")[:2] == [0, -1]  # type: ignore[index]
+    assert _bounds(spark, footer, "b")[:2] == [0, -1]  # type: ignore[index]  # read as an int
+    assert _bounds(spark, footer, "b", wide=True) == [0, 1, -(2**40), 2**40]
+    assert _bounds(spark, footer, "none") == [10, 0, 0, 0]  # every row null: no value
+    assert _bounds(spark, footer, "bad")[:2] == [0, -1]  # type: ignore[index]
+    assert _bounds(spark, footer, "x")[:2] == [0, -1]  # type: ignore[index]
+    unwritten = _footer(spark, "message m { optional int32 i; }", [("i", 10, 1, None, None)])
+    assert _bounds(spark, unwritten, "i") == [1, -1, 0, 0]  # values without bounds
