@@ -4,6 +4,7 @@ columns left out of the scan, and the scan wherever the bounds cannot decide."""
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,8 @@ def test_integer_ranges_and_extremes_come_from_the_footers(
     assert fast == slow
     assert fast["id_min"] == ("PASSED", 0)
     assert fast["id_max"] == ("PASSED", 1999)
+    # the same Python types as the scan's, not merely equal numbers
+    assert {k: type(v[1]) for k, v in fast.items()} == {k: type(v[1]) for k, v in slow.items()}
     assert fast["big_max"] == ("PASSED", PAST_2_53)  # exact, not a double
     assert fast["big_high"] == ("PASSED", 0)  # Spark's comparison, not Python's
     assert fast["q_range"] == ("PASSED", 0)
@@ -129,6 +132,22 @@ def test_a_range_the_bounds_cannot_decide_is_counted_in_the_scan(
     assert fast["q_max"] == ("PASSED", 50)
 
 
+def test_int32_files_read_as_bigint_answer_as_the_scan(
+    spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Spark 4 widens the INT32 chunks to longs; Spark 3.5's vectorized reader refuses to, and
+    # the footers must not answer for a scan that fails
+    df = spark.read.schema("id BIGINT, q INT").parquet(str(folder))
+    rules = [_range("id_low", "id", low=0), _stat("id_max", "id", "max")]
+    fast = _measured(evaluate_dataframe(df, rules))
+    _off(monkeypatch)
+    assert fast == _measured(evaluate_dataframe(df, rules))
+    if spark.version.startswith("3."):
+        assert fast["id_low"][0] == "ERROR"
+    else:
+        assert fast == {"id_low": ("PASSED", 0), "id_max": ("PASSED", 1999)}
+
+
 def test_small_files_are_scanned(spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(footer_bounds, "MIN_FILE_BYTES", 64 * 1024 * 1024)
     scanned = scanned_columns(monkeypatch)
@@ -152,7 +171,9 @@ def test_bounds_with_another_row_total_are_not_used(
     assert results["q_small"] == ("FAILED", df.where("q > 10").count())
 
 
-def test_a_file_without_the_column_reads_as_nulls(spark: Any, tmp_path: Path) -> None:
+def test_a_file_without_the_column_reads_as_nulls(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "evolved"
     spark.createDataFrame([(i,) for i in range(100)], "id INT").write.parquet(str(path))
     spark.createDataFrame([(i, i) for i in range(50)], "id INT, n INT").write.mode(
@@ -160,8 +181,67 @@ def test_a_file_without_the_column_reads_as_nulls(spark: Any, tmp_path: Path) ->
     ).parquet(str(path))
     df = spark.read.option("mergeSchema", "true").parquet(str(path))
     rules = [_range("n_range", "n", low=0, high=49), _stat("n_min", "n", "min")]
+    rules.append(Rule(id="nn_n", kind=RuleKind.NULL_VALUES, columns=["n"], threshold=Z))
+    scanned = scanned_columns(monkeypatch)
     results = _measured(evaluate_dataframe(df, rules))
-    assert results == {"n_range": ("PASSED", 0), "n_min": ("PASSED", 0)}
+    assert scanned == [set()]  # n from the footers: the scan counts the rows only
+    assert results == {"n_range": ("PASSED", 0), "n_min": ("PASSED", 0), "nn_n": ("FAILED", 100)}
+    _off(monkeypatch)
+    assert _measured(evaluate_dataframe(df, rules)) == results
+    assert scanned[1] == {"n"}
+
+
+def test_many_files_and_row_groups_are_read_by_a_spark_job(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "many"
+    rows = [(i, None if i % 11 == 0 else i % 997 - 300) for i in range(20_000)]
+    frame = spark.createDataFrame(rows, "id BIGINT, v INT").repartition(40)
+    frame.write.option("parquet.block.size", 1024).parquet(str(path))  # ~100 rows a row group
+    df = spark.read.parquet(str(path))
+    assert len(df.inputFiles()) == 40  # past the 32 footers read on the driver
+    rules = [
+        _range("v_range", "v", low=-300, high=696), _stat("v_min", "v", "min"),
+        _stat("v_max", "v", "max"), _range("id_range", "id", low=0, high=19_999),
+        Rule(id="nn_v", kind=RuleKind.NULL_VALUES, columns=["v"], threshold=Z),
+    ]  # fmt: skip
+    scanned = scanned_columns(monkeypatch)
+    fast = _measured(evaluate_dataframe(df, rules))
+    assert scanned == [set()]
+    _off(monkeypatch)
+    assert fast == _measured(evaluate_dataframe(df, rules))
+    assert fast["v_min"] == ("PASSED", -300)
+    assert fast["v_max"] == ("PASSED", 696)
+    assert fast["nn_v"] == ("FAILED", df.where("v IS NULL").count())
+
+
+def test_null_counts_switched_off_are_counted_in_the_scan(
+    spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LINEAGE_QUALITY_FOOTER_NULLS", "0")
+    rules = [_range("q_range", "q", low=1, high=50), _stat("q_max", "q", "max")]
+    rules.append(Rule(id="nn_q", kind=RuleKind.NULL_VALUES, columns=["q"], threshold=Z))
+    scanned = scanned_columns(monkeypatch)
+    results = _measured(evaluate_dataframe(spark.read.parquet(str(folder)), rules))
+    assert scanned == [{"q"}]  # for its null count
+    assert results == {"q_range": ("PASSED", 0), "q_max": ("PASSED", 50), "nn_q": ("FAILED", 400)}
+
+
+def test_a_bounded_partition_column_keeps_the_other_columns_footers(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "parts"
+    rows = [(2020 + i % 3, None if i % 4 == 0 else f"c{i}") for i in range(300)]
+    spark.createDataFrame(rows, "year INT, c STRING").write.partitionBy("year").parquet(str(path))
+    df = spark.read.parquet(str(path))
+    rules = [
+        _range("year_range", "year", low=2000, high=2030),
+        Rule(id="nn_c", kind=RuleKind.NULL_VALUES, columns=["c"], threshold=Z),
+    ]
+    scanned = scanned_columns(monkeypatch)
+    results = _measured(evaluate_dataframe(df, rules))
+    assert scanned == [{"year"}]  # the files hold no year; c's nulls still from the footers
+    assert results == {"year_range": ("PASSED", 0), "nn_c": ("FAILED", 75)}
 
 
 # Footers built in the JVM: what the chunk statistics of each Parquet type bound.
@@ -180,10 +260,8 @@ def _footer(spark: Any, schema: str, chunks: list[tuple[str, int, int, Any, Any]
         kind = message.getType(column).asPrimitiveType()
         builder = parquet.column.statistics.Statistics.getBuilderForReading(kind)
         builder = builder.withNumNulls(nulls)
-        width = 8 if "INT64" in kind.getPrimitiveTypeName().toString() else 4
         if low is not None:
-            builder = builder.withMin(low.to_bytes(width, "little", signed=True))
-            builder = builder.withMax(high.to_bytes(width, "little", signed=True))
+            builder = builder.withMin(_plain(kind, low)).withMax(_plain(kind, high))
         chunk = meta.ColumnChunkMetaData.get(
             meta.ColumnPath.get(_path(spark, column)), kind.getPrimitiveTypeName(),
             meta.CompressionCodecName.UNCOMPRESSED, jvm.java.util.HashSet(), builder.build(),
@@ -195,15 +273,25 @@ def _footer(spark: Any, schema: str, chunks: list[tuple[str, int, int, Any, Any]
     return meta.ParquetMetadata(meta.FileMetaData(message, jvm.java.util.HashMap(), "t"), blocks)
 
 
+def _plain(kind: Any, value: float) -> bytes:
+    """`value` in Parquet's plain encoding of the column's physical type."""
+    physical = kind.getPrimitiveTypeName().toString()
+    if physical == "DOUBLE":
+        return struct.pack("<d", value)
+    return int(value).to_bytes(8 if physical == "INT64" else 4, "little", signed=True)
+
+
 def _path(spark: Any, column: str) -> Any:
     path = spark.sparkContext._gateway.new_array(spark._jvm.java.lang.String, 1)
     path[0] = column
     return path
 
 
-def _bounds(spark: Any, footer: Any, column: str, wide: bool = False) -> list[int] | None:
+def _bounds(
+    spark: Any, footer: Any, column: str, wide: bool = False, widens: bool = False
+) -> list[int] | None:
     found = spark._jvm.lineagequality.FooterNulls.summarizeBounds(
-        footer, [column], True, "1", "1" if wide else "0"
+        footer, [column], True, "1", "1" if wide else "0", widens
     )
     return None if found is None else list(found)[1:]  # nulls, state, min, max
 
@@ -212,7 +300,8 @@ def test_only_signed_integers_in_their_plain_order_are_bounded(spark: Any) -> No
     schema = (
         "message m { optional int32 i; optional int32 s (INT_16); optional int32 u (UINT_32);"
         " optional int32 d (DATE); optional int64 b; optional int32 none;"
-        " optional int32 bad; optional double x; }"
+        " optional int32 bad; optional double x; optional int32 dec (DECIMAL(9,2));"
+        " optional int64 ts (TIMESTAMP(MICROS,true)); optional int32 t (TIME(MILLIS,true)); }"
     )
     footer = _footer(
         spark,
@@ -225,7 +314,10 @@ def test_only_signed_integers_in_their_plain_order_are_bounded(spark: Any) -> No
             ("b", 10, 0, -(2**40), 2**40),
             ("none", 10, 10, None, None),
             ("bad", 10, 0, 9, 1),  # a minimum above the maximum
-            ("x", 10, 0, None, None),
+            ("x", 10, 0, 1.0, 2.0),  # written, yet a NaN may hide from them
+            ("dec", 10, 0, 1, 2),
+            ("ts", 10, 0, 1, 2),
+            ("t", 10, 0, 1, 2),
         ],
     )
     assert _bounds(spark, footer, "i") == [2, 1, -7, 40]
@@ -236,6 +328,11 @@ def test_only_signed_integers_in_their_plain_order_are_bounded(spark: Any) -> No
     assert _bounds(spark, footer, "b", wide=True) == [0, 1, -(2**40), 2**40]
     assert _bounds(spark, footer, "none") == [10, 0, 0, 0]  # every row null: no value
     assert _bounds(spark, footer, "bad")[:2] == [0, -1]  # type: ignore[index]
-    assert _bounds(spark, footer, "x")[:2] == [0, -1]  # type: ignore[index]
+    for refused in ("x", "dec", "t"):
+        assert _bounds(spark, footer, refused)[:2] == [0, -1]  # type: ignore[index]
+    assert _bounds(spark, footer, "ts", wide=True)[:2] == [0, -1]  # type: ignore[index]
+    # an INT32 chunk read into a long column: only where the reader widens it (Spark 4)
+    assert _bounds(spark, footer, "i", wide=True)[:2] == [2, -1]  # type: ignore[index]
+    assert _bounds(spark, footer, "i", wide=True, widens=True) == [2, 1, -7, 40]
     unwritten = _footer(spark, "message m { optional int32 i; }", [("i", 10, 1, None, None)])
     assert _bounds(spark, unwritten, "i") == [1, -1, 0, 0]  # values without bounds

@@ -180,11 +180,14 @@ public final class FooterNulls {
     final boolean[] wide = new boolean[columns.size()];
     for (int i = 0; i < wide.length; i++) {
       final DataType type = scanned.data.apply(columns.get(i)).dataType();
-      // Spark reads an INT32 chunk as an int or a long; an INT64 one only as a long
       bounded[i] &= type.equals(DataTypes.IntegerType) || type.equals(DataTypes.LongType);
       wide[i] = type.equals(DataTypes.LongType);
     }
-    final Reader reader = new Reader(columns, scanned.caseSensitive, maxFooterBytes, bounded, wide);
+    // Spark 4's Parquet reader widens an INT32 chunk to a long column; Spark 3.5's vectorized
+    // reader refuses to, and that error is the scan's to report
+    final boolean widens = !df.sparkSession().version().startsWith("3.");
+    final Reader reader =
+        new Reader(columns, scanned.caseSensitive, maxFooterBytes, bounded, wide, widens);
     final List<long[]> parts = new ArrayList<>();
     if (files.length <= DRIVER_FILES) {
       for (FileStatus file : files) {
@@ -215,27 +218,29 @@ public final class FooterNulls {
       ParquetMetadata footer, List<String> columns, boolean caseSensitive) {
     final boolean[] none = new boolean[columns.size()];
     final long[] read =
-        new Reader(columns, caseSensitive, Integer.MAX_VALUE, none, none).summarize(footer);
+        new Reader(columns, caseSensitive, Integer.MAX_VALUE, none, none, false).summarize(footer);
     return read == null ? null : nulls(read);
   }
 
   /**
    * {rows, then per column: nulls, bounds state, min, max} of one file's footer, or null when it
-   * cannot answer; `bounded` and `wide` ("0"/"1" per column): bounds wanted, Spark reads a long.
+   * cannot answer; `bounded` and `wide` ("0"/"1" per column): bounds wanted, Spark reads a long;
+   * `widens`: the reader reads an INT32 chunk into a long column (Spark 4).
    */
   public static long[] summarizeBounds(
       ParquetMetadata footer,
       List<String> columns,
       boolean caseSensitive,
       String bounded,
-      String wide) {
+      String wide,
+      boolean widens) {
     final boolean[] b = new boolean[columns.size()];
     final boolean[] w = new boolean[columns.size()];
     for (int i = 0; i < b.length; i++) {
       b[i] = bounded.charAt(i) == '1';
       w[i] = wide.charAt(i) == '1';
     }
-    return new Reader(columns, caseSensitive, Integer.MAX_VALUE, b, w).summarize(footer);
+    return new Reader(columns, caseSensitive, Integer.MAX_VALUE, b, w, widens).summarize(footer);
   }
 
   /** One file's {rows, then per column: nulls, bounds state, min, max}, or null. */
@@ -245,17 +250,20 @@ public final class FooterNulls {
     private final int maxFooterBytes;
     private final boolean[] bounded;
     private final boolean[] wide;
+    private final boolean widens;
 
     Reader(
         List<String> columns,
         boolean caseSensitive,
         int maxFooterBytes,
         boolean[] bounded,
-        boolean[] wide) {
+        boolean[] wide,
+        boolean widens) {
       this.names = new ParquetFiles.Names(columns, caseSensitive);
       this.maxFooterBytes = maxFooterBytes;
       this.bounded = bounded.clone();
       this.wide = wide.clone();
+      this.widens = widens;
     }
 
     long[] file(Configuration conf, FileStatus file) throws IOException {
@@ -354,15 +362,16 @@ public final class FooterNulls {
     /**
      * Whether the chunk statistics of `field` bound the values Spark reads: signed 32- or 64-bit
      * integers in their plain order (an unsigned, decimal, date or time annotation orders or
-     * reads them otherwise), a 64-bit one only where Spark reads a long.
+     * reads them otherwise), a 64-bit one only where Spark reads a long, a 32-bit one into a long
+     * only where the reader widens it.
      */
     private boolean boundable(int i, Type field) {
       if (field.isRepetition(Type.Repetition.REPEATED)) {
         return false;
       }
       final PrimitiveTypeName physical = field.asPrimitiveType().getPrimitiveTypeName();
-      final boolean int64 = physical == PrimitiveTypeName.INT64;
-      if (physical != PrimitiveTypeName.INT32 && !(int64 && wide[i])) {
+      final boolean int32 = physical == PrimitiveTypeName.INT32 && (!wide[i] || widens);
+      if (!int32 && !(physical == PrimitiveTypeName.INT64 && wide[i])) {
         return false;
       }
       final LogicalTypeAnnotation logical = field.getLogicalTypeAnnotation();

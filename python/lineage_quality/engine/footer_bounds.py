@@ -23,6 +23,7 @@ query on the bounds. `LINEAGE_QUALITY_FOOTER_BOUNDS=0` turns it off.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,8 @@ from lineage_quality.engine.analyzers import analyzer
 from lineage_quality.engine.expressions import Expr, column
 from lineage_quality.engine.footer_nulls import FooterCounts
 from lineage_quality.engine.plan import Metric, MetricKind
+
+log = logging.getLogger(__name__)
 
 # Below this many bytes of files the scan reads an integer column faster than the query on the
 # bounds costs (~0.02 s on the driver).
@@ -80,10 +83,14 @@ def served_bounds(metrics: Sequence[Metric], footers: FooterCounts, now: float) 
     if ranges and footers.frame is None:  # bounds without their relation: nothing to test on
         undecided = {metrics[i].column or "" for i in ranges}
     elif ranges and footers.frame is not None:
-        conditions = [
-            column(_condition(metrics[i], now)).alias(f"r{k}") for k, i in enumerate(ranges)
-        ]
-        ends = footers.frame.select(*conditions).collect()  # a local relation: no job
+        try:
+            conditions = [
+                column(_condition(metrics[i], now)).alias(f"r{k}") for k, i in enumerate(ranges)
+            ]
+            ends = footers.frame.select(*conditions).collect()  # a local relation: no job
+        except Exception as exc:  # the scan measures these columns and reports what is wrong
+            log.info("ranges not decided on Parquet footers: %s", str(exc).strip()[:300])
+            return {}
         for k, i in enumerate(ranges):
             if any(row[k] is not False for row in ends):  # fails, or null: undecided
                 undecided.add(metrics[i].column or "")

@@ -72,32 +72,33 @@ def footer_counts(
     files hold `min_bounded_bytes` or more) from the footers of the files `df` reads, or None
     when the footers cannot stand for the scan (or the helper jar is not in the session)."""
     # each switched on and off on its own (`bounded`: engine/footer_bounds.py)
-    helper = jvm_helper("FooterNulls", "FOOTER_NULLS")
-    if helper is None:
+    nulls_helper = jvm_helper("FooterNulls", "FOOTER_NULLS")
+    if nulls_helper is None:
         columns = [c for c in columns if c in bounded]
     if jvm_helper("FooterNulls", "FOOTER_BOUNDS") is None:
         columns, bounded = [c for c in columns if c not in bounded], ()
-    helper = helper or jvm_helper("FooterNulls", "FOOTER_BOUNDS")
+    helper = nulls_helper or jvm_helper("FooterNulls", "FOOTER_BOUNDS")
     if helper is None or not columns:
         return None
-    found, stats = None, None
     try:
         if not bounded:
             found = helper.count(df._jdf, list(columns), MAX_FILES, MAX_FOOTER_BYTES)
-        else:
-            flags = "".join("1" if c in bounded else "0" for c in columns)
-            stats = helper.stats(
-                df._jdf, list(columns), flags, MAX_FILES, MAX_FOOTER_BYTES, min_bounded_bytes
-            )
+            if found is None:
+                return None
+            values = [int(v) for v in found]
+            return FooterCounts(values[0], dict(zip(columns, values[1:], strict=True)))
+        flags = "".join("1" if c in bounded else "0" for c in columns)
+        stats = helper.stats(
+            df._jdf, list(columns), flags, MAX_FILES, MAX_FOOTER_BYTES, min_bounded_bytes
+        )
+        if stats is None:
+            return None
+        counts = _with_bounds(df, columns, stats)
     except Exception as exc:  # an unreadable footer: the scan reads the file and says what is wrong
-        log.info("null counts not taken from Parquet footers: %s", str(exc).strip()[:300])
+        log.info("nothing taken from Parquet footers: %s", str(exc).strip()[:300])
         return None
-    if stats is not None:
-        return _with_bounds(df, columns, stats)
-    if found is None:
-        return None
-    values = [int(v) for v in found]
-    return FooterCounts(values[0], dict(zip(columns, values[1:], strict=True)))
+    # with null counts from footers switched off, the scan counts even a bounded column's nulls
+    return counts if nulls_helper is not None else attrs.evolve(counts, nulls={})
 
 
 def _with_bounds(df: DataFrame, columns: Sequence[str], stats: Any) -> FooterCounts:

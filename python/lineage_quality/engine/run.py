@@ -89,8 +89,12 @@ def _answered(df: DataFrame, metrics: Sequence[Metric]) -> list[tuple[int, dict[
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     now = time.time()
     bounded = bounded_columns(metrics, types)
-    columns = footer_columns(metrics) + bounded
-    footers = footer_counts(df, columns, bounded, footer_bounds.MIN_FILE_BYTES) if columns else None
+    nulls_only = footer_columns(metrics)
+    footers = None
+    if bounded:
+        footers = footer_counts(df, nulls_only + bounded, bounded, footer_bounds.MIN_FILE_BYTES)
+    if footers is None and nulls_only:  # e.g. a bounded partition column: the files lack it
+        footers = footer_counts(df, nulls_only)
     if footers is not None:
         answers: dict[int, Any] = served_nulls(metrics, footers)
         answers.update(served_bounds(metrics, footers, now))
