@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 from pyspark.sql import DataFrame
 
-from lineage_quality.engine.analyzers import analyzer
+from lineage_quality.engine.analyzers import failing_condition
 from lineage_quality.engine.expressions import Expr, column
 from lineage_quality.engine.footer_nulls import MAX_FILES, MAX_FOOTER_BYTES
 from lineage_quality.engine.jvm_helpers import jvm_helper
@@ -87,7 +87,7 @@ def dictionary_counts(
 
 
 def _condition(metric: Metric, now: float) -> Expr:
-    condition = analyzer(metric).condition(metric, now, None)
+    condition = failing_condition(metric, now)  # the predicate the scan counts
     assert condition is not None  # value tests count rows
     return condition
 

@@ -27,7 +27,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from lineage_quality.engine.analyzers import analyzer
+from lineage_quality.engine.analyzers import failing_condition
 from lineage_quality.engine.expressions import Expr, column
 from lineage_quality.engine.footer_nulls import FooterCounts
 from lineage_quality.engine.plan import Metric, MetricKind
@@ -65,7 +65,7 @@ def bounded_columns(metrics: Sequence[Metric], types: dict[str, str]) -> list[st
 
 
 def _condition(metric: Metric, now: float) -> Expr:
-    condition = analyzer(metric).condition(metric, now, None)
+    condition = failing_condition(metric, now)  # the predicate the scan counts
     assert condition is not None  # a range counts rows
     return condition
 
