@@ -13,6 +13,7 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 
 import scala.Tuple2;
 import scala.reflect.ClassTag$;
@@ -187,59 +188,20 @@ public final class KeyHashes {
     }
   }
 
-  /**
-   * {rows per set.., distinct per set.., overflowing sets (a bit mask), repeated hashes...} of
-   * one partition. The hashes are sorted, then counted run by run: sequential, where a hash set
-   * of a million entries would miss the cache on nearly every insert (measured: 2-4x slower).
-   */
+  /** One partition's counts (see {@link HashCounts#of}), as the single element of an iterator. */
   static Iterator<long[]> partition(long[] keys, int bits, long listed, int limit) {
-    final int sets = 1 << bits;
-    final int n = keys.length;
-    Arrays.sort(keys);
-    long[] rows = new long[sets];
-    long[] distinct = new long[sets];
-    int[] repeats = new int[sets];
-    long overflow = 0;
-    long[] repeated = new long[16];
-    int found = 0;
-    for (int i = 0; i < n; ) {
-      int j = i + 1;
-      while (j < n && keys[j] == keys[i]) {
-        j++;
-      }
-      int s = set(keys[i], bits);
-      rows[s] += j - i;
-      distinct[s]++;
-      if (j - i > 1 && (listed & (1L << s)) != 0 && (overflow & (1L << s)) == 0) {
-        if (++repeats[s] > limit) {
-          overflow |= 1L << s; // its hashes listed so far are dropped below
-        } else {
-          if (found == repeated.length) {
-            repeated = Arrays.copyOf(repeated, found * 2);
-          }
-          repeated[found++] = keys[i];
-        }
-      }
-      i = j;
-    }
-    long[] out = new long[2 * sets + 1 + found];
-    System.arraycopy(rows, 0, out, 0, sets);
-    System.arraycopy(distinct, 0, out, sets, sets);
-    out[2 * sets] = overflow;
-    int at = 2 * sets + 1;
-    for (int k = 0; k < found; k++) {
-      if ((overflow & (1L << set(repeated[k], bits))) == 0) {
-        out[at++] = repeated[k];
-      }
-    }
-    return Collections.singletonList(Arrays.copyOf(out, at)).iterator();
+    return Collections.singletonList(HashCounts.of(keys, bits, listed, limit)).iterator();
   }
 
   private static final int CHUNK = 4096;
 
+  private static final InternalRow EMPTY = new GenericInternalRow(0);
+
   /**
    * One map task's hashes as (target partition, array of its hashes), CHUNK at a time, lazily:
-   * a task holds one buffer per target partition, not its whole input.
+   * a task holds one buffer per target partition, not its whole input. Every non-null column
+   * of a row is a hash: several key sets' hashes travel in one row, not exploded into a row
+   * each (a generator and a row per hash cost more than reading the hashes).
    */
   static Iterator<Tuple2<Integer, long[]>> chunks(Iterator<InternalRow> it, int partitions) {
     return new Iterator<Tuple2<Integer, long[]>>() {
@@ -247,15 +209,26 @@ public final class KeyHashes {
       private final int[] filled = new int[partitions];
       private int flushed = 0; // past the input: the partial buffers handed out so far
       private Tuple2<Integer, long[]> next;
+      private InternalRow row = EMPTY;
+      private int column = 0; // the next column of `row` to read
 
       @Override
       public boolean hasNext() {
-        while (next == null && it.hasNext()) {
-          long h = it.next().getLong(0);
+        while (next == null && (column < row.numFields() || it.hasNext())) {
+          if (column == row.numFields()) {
+            row = it.next();
+            column = 0;
+          }
+          int c = column++;
+          if (row.isNullAt(c)) {
+            continue;
+          }
+          long h = row.getLong(c);
           // mixed: an integer key's values are their own hashes, and their low bits alone
           // would follow whatever pattern the values have
           long m = h * 0x9E3779B97F4A7C15L;
-          int p = (int) Long.remainderUnsigned(m ^ (m >>> 29), partitions);
+          // the top 32 mixed bits scaled to [0, partitions): a multiply, not a division
+          int p = (int) ((((m ^ (m >>> 29)) >>> 32) * partitions) >>> 32);
           buffers[p][filled[p]++] = h;
           if (filled[p] == CHUNK) {
             next = new Tuple2<>(p, buffers[p]);
@@ -284,15 +257,21 @@ public final class KeyHashes {
     };
   }
 
-  /** A partition's hashes from the rows of a one-bigint-column plan. */
+  /** A partition's hashes from the rows of a plan of bigint columns: every non-null value. */
   static long[] read(Iterator<InternalRow> it) {
     long[] keys = new long[1 << 16];
     int n = 0;
     while (it.hasNext()) {
-      if (n == keys.length) {
-        keys = Arrays.copyOf(keys, keys.length * 2);
+      InternalRow row = it.next();
+      for (int c = 0; c < row.numFields(); c++) {
+        if (row.isNullAt(c)) {
+          continue;
+        }
+        if (n == keys.length) {
+          keys = Arrays.copyOf(keys, keys.length * 2);
+        }
+        keys[n++] = row.getLong(c);
       }
-      keys[n++] = it.next().getLong(0);
     }
     return Arrays.copyOf(keys, n);
   }

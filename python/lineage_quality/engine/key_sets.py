@@ -19,10 +19,12 @@ stays with its key set) all take engine/uniqueness.py's paths.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -111,7 +113,11 @@ def _slot_hashes(df: DataFrame, key_sets: Sequence[Sequence[str]], p: _Pass) -> 
     return out
 
 
-def _exploded(df: DataFrame, hashes: Sequence[Column], *extra: Column) -> DataFrame:
+def _carrying(df: DataFrame, hashes: Sequence[Column], *extra: Column) -> DataFrame:
+    """Rows of `lq_h`, each non-null hash of `hashes`, with `extra`. One hash needs no
+    generator: exploding an array per row costs more than reading the keys (measured)."""
+    if len(hashes) == 1:
+        return df.select(hashes[0].alias("lq_h"), *extra).where(F.col("lq_h").isNotNull())
     return df.select(F.explode(F.array(*hashes)).alias("lq_h"), *extra).where(
         F.col("lq_h").isNotNull()
     )
@@ -131,7 +137,7 @@ def _hidden_keys(
     candidates = DataFrame(summary.candidates(spark._jsparkSession), spark).withColumnRenamed(
         "h", "lq_h"
     )
-    rows = _exploded(df, [hashes[at] for at in checked], *parts).join(
+    rows = _carrying(df, [hashes[at] for at in checked], *parts).join(
         F.broadcast(candidates), "lq_h"
     )
     slot = F.shiftrightunsigned(F.col("lq_h"), _SHIFT)
@@ -158,7 +164,10 @@ def packed_key_counts(
     if len(passes) != 1:
         raise ValueError(f"{len(key_sets)} key sets need more than {SLOTS} slots")
     p = passes[0]
-    hashes = _exploded(df, _slot_hashes(df, key_sets, p))
+    # a row of every slot's hash (null where it has none): the helper reads each non-null one
+    hashes = df.select(
+        *[h.alias(f"lq_h{at}") for at, h in enumerate(_slot_hashes(df, key_sets, p))]
+    )
     total = (rows or 0) * len(key_sets)
     listed = sum(1 << at for at, s in enumerate(p.slots) if s.checked)
     limit = uniqueness.MAX_CANDIDATES
@@ -209,3 +218,34 @@ def key_set_counts(
         except Exception as exc:
             out.append(exc)
     return out
+
+
+def overlapped() -> bool:
+    """Whether key sets may be counted beside the fused scan (`LINEAGE_QUALITY_OVERLAP_KEY_SETS=0`
+    runs them after it, to compare timings)."""
+    return os.environ.get("LINEAGE_QUALITY_OVERLAP_KEY_SETS", "1") != "0"
+
+
+class KeySetCounting:
+    """`key_set_counts` running in a thread of its own, started now. `rows` only sizes the
+    passes (the files' row total will do). The thread inherits the caller's Spark local
+    properties, so its jobs run in the caller's job group: cancelled with it, and known as
+    this engine's own jobs (driver/own_runs.py)."""
+
+    def __init__(self, df: DataFrame, key_sets: Sequence[Sequence[str]], rows: int) -> None:
+        self._found: list[KeyCounts | Exception] = []
+        self._thread = InheritableThread(
+            target=self._count, args=(df, key_sets, rows), name="lq-key-sets", daemon=True
+        )
+        self._thread.start()
+
+    def _count(self, df: DataFrame, key_sets: Sequence[Sequence[str]], rows: int) -> None:
+        try:
+            self._found = key_set_counts(df, key_sets, rows)
+        except Exception as exc:  # each key set reports it, as key_set_counts' own errors
+            self._found = [exc for _ in key_sets]
+
+    def result(self) -> list[KeyCounts | Exception]:
+        """Each key set's counts (or error), once the thread has ended."""
+        self._thread.join()
+        return self._found

@@ -22,7 +22,7 @@ from lineage_quality.engine.dictionary_values import dictionary_columns, diction
 from lineage_quality.engine.expressions import agg
 from lineage_quality.engine.footer_bounds import bounded_columns, served_bounds
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts, served_nulls
-from lineage_quality.engine.key_sets import key_set_counts
+from lineage_quality.engine.key_sets import KeySetCounting, key_set_counts, overlapped
 from lineage_quality.engine.measures import dataset_measures
 from lineage_quality.engine.plan import Metric, Plan, build_plan
 from lineage_quality.engine.row_gates import gated_counts
@@ -50,12 +50,11 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any
     return list(row)
 
 
-def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
+def _fused(
+    df: DataFrame, metrics: Sequence[Metric], answered: list[tuple[int, dict[int, Any]]]
+) -> list[Any | Exception]:
     """The value of each metric (or the error that kept it from being measured): one scan, less
-    what the Parquet files answer without it: null counts and integer bounds from their footers
-    (engine/footer_nulls.py, engine/footer_bounds.py), value tests on their dictionaries
-    (engine/dictionary_values.py)."""
-    answered = _answered(df, metrics)
+    what the Parquet files `answered` without it (`_answered`)."""
     if not answered:
         return _scanned(df, metrics)
     served: dict[int, Any] = {}
@@ -84,7 +83,9 @@ def _fused(df: DataFrame, metrics: Sequence[Metric]) -> list[Any | Exception]:
 
 
 def _answered(df: DataFrame, metrics: Sequence[Metric]) -> list[tuple[int, dict[int, Any]]]:
-    """What the files answer without the scan: (the rows they list, metric index -> value)."""
+    """What the files answer without the scan: (the rows they list, metric index -> value).
+    Null counts and integer bounds from their footers (engine/footer_nulls.py,
+    engine/footer_bounds.py), value tests on their dictionaries (engine/dictionary_values.py)."""
     found: list[tuple[int, dict[int, Any]]] = []
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     now = time.time()
@@ -147,19 +148,28 @@ def short_error(exc: BaseException) -> str:
 
 def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
     needs_scan = plan.profiled or any(s.result is None for s in plan.steps)
-    values: list[Any | Exception] = _fused(df, plan.metrics) if needs_scan else [0]
+    answered = _answered(df, plan.metrics) if needs_scan else []
+    # Every key set's counts, the hashable ones in one shuffle (engine/key_sets.py). When the
+    # files list their rows, that shuffle's jobs run beside the fused scan's, not after them:
+    # each fills the cores the other's last tasks leave idle.
+    early = (
+        KeySetCounting(df, plan.key_sets, answered[0][0])
+        if plan.key_sets and answered and overlapped()
+        else None
+    )
+    values: list[Any | Exception] = _fused(df, plan.metrics, answered) if needs_scan else [0]
     rows = values[0]
     if isinstance(rows, Exception):
+        if early is not None:
+            early.result()  # no Spark work of this evaluation outlives it
         message = f"dataset could not be read: {short_error(rows)}"
         return [s.result or error_result(s.rule, message) for s in plan.steps]
     # where the fused value cannot be trusted (a long sum past 2^32 rows), measured again
     values = [
         analyzer(m).settle(df, m, v, int(rows)) for m, v in zip(plan.metrics, values, strict=True)
     ]
-    # every key set's counts, the hashable ones in one shuffle (engine/key_sets.py)
-    counted: dict[int, KeyCounts | Exception] = dict(
-        enumerate(key_set_counts(df, plan.key_sets, int(rows)))
-    )
+    found = early.result() if early is not None else key_set_counts(df, plan.key_sets, int(rows))
+    counted: dict[int, KeyCounts | Exception] = dict(enumerate(found))
     results: list[RuleResult] = []
     for step in plan.steps:
         if step.result is not None:
