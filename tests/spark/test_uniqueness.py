@@ -10,6 +10,7 @@ import datetime as dt
 import math
 import random
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -160,17 +161,64 @@ def test_collisions_never_change_the_counts_of_packed_key_sets(
     assert packed_key_counts(df, PACKED_KEYS, helper, len(rows)) == _separate(df, PACKED_KEYS)
 
 
-def test_a_key_set_with_too_many_repeated_hashes_falls_back_alone(
-    data: Any, monkeypatch: pytest.MonkeyPatch
+def test_carried_keys_that_could_run_together_stay_apart(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Under a hash where every key collides, the partition tells keys apart by their bytes:
+    strings whose concatenations agree ("ab", "c" against "a", "bc"), empty strings, a long
+    string, binary values, wide decimals, -0.0 against 0.0 and NaNs (equal, as grouping has
+    them), each key set's rows twice or three times."""
+    monkeypatch.setattr(uniqueness, "key_hash", lambda cols: F.lit(7).cast("long"))
+    nan, long = float("nan"), "x" * 300
+    base = [
+        ("ab", "c", b"\x00", Decimal("1.5"), 0.0),
+        ("a", "bc", b"\x00\x00", Decimal("2.5"), -0.0),
+        ("", "abc", b"", Decimal("12345678901234567890123456789.5"), nan),
+        ("abc", "", b"\x01", Decimal("-1.0"), 1.0),
+        (long, "", b"\x01\x00", Decimal("0.0"), nan),
+    ]
+    rows = [r for r in base for _ in range(2)] + base[:2]
+    schema = "a string, b string, bin binary, dec decimal(30,1), d double"
+    df = spark.createDataFrame(rows, schema).repartition(3)
+    helper = uniqueness.jvm_helper("KeyHashes", "KEY_HASHES")
+    monkeypatch.setattr(packed_module, "_hidden_keys", None)  # a check pass would raise
+    key_sets = [["a", "b"], ["bin"], ["dec"], ["d"], ["b", "a", "d"]]
+    counted = packed_key_counts(df, key_sets, helper, len(rows))
+    assert counted == _separate(df, key_sets)
+    assert counted[0] == KeyCounts(12, 5) and counted[3] == KeyCounts(12, 3)
+
+
+@pytest.mark.parametrize("keys", ["not carried", "past the budget"])
+def test_a_key_set_with_too_many_repeated_hashes_falls_back_alone(
+    data: Any, monkeypatch: pytest.MonkeyPatch, keys: str
+) -> None:
+    """Without its keys' bytes in the shuffle, a partition lists its repeated hashes for a
+    check, and a key set past the limit takes the plain path alone."""
     df, rows = data
     helper = uniqueness.jvm_helper("KeyHashes", "KEY_HASHES")
     monkeypatch.setattr(uniqueness, "MAX_CANDIDATES", 3)
+    if keys == "not carried":
+        monkeypatch.setenv("LINEAGE_QUALITY_KEY_BYTES", "0")
+    else:  # every partition drops the bytes it received
+        monkeypatch.setattr(packed_module, "KEY_BYTES_PER_PARTITION", 0)
     key_sets = [["s"], ["flag"], ["b"]]  # s: thousands of repeated hashes; flag: 2; b: exact
     packed = packed_key_counts(df, key_sets, helper, len(rows))
     assert packed[0] is None  # says so, for s only
     assert packed[1:] == _separate(df, key_sets[1:])
     assert key_set_counts(df, key_sets) == _separate(df, key_sets)  # s by the plain path
+
+
+def test_with_their_keys_repeated_hashes_are_checked_where_they_meet(
+    data: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keys' bytes travel with the hashes: each partition checks its own repeated hashes,
+    however many (no limit, no plain path), lists none, and the counts are exact."""
+    df, rows = data
+    helper = uniqueness.jvm_helper("KeyHashes", "KEY_HASHES")
+    monkeypatch.setattr(uniqueness, "MAX_CANDIDATES", 3)
+    monkeypatch.setattr(packed_module, "_hidden_keys", None)  # a check pass would raise
+    key_sets = [["s"], ["flag"], ["b"], ["d"], ["s", "ts"], ["i", "s", "d"]]
+    assert packed_key_counts(df, key_sets, helper, len(rows)) == _separate(df, key_sets)
 
 
 def test_a_failed_packed_pass_counts_each_key_set_alone(
@@ -234,15 +282,21 @@ def _passes_over_source(spark: Any, fn: Any) -> tuple[Any, list[Any]]:
     return out, [s for _, s in new if s.inputRecords() > 0]
 
 
-def test_all_key_sets_take_one_shuffle_of_hashes(spark: Any, orders: Any) -> None:
+@pytest.mark.parametrize("carried", [True, False], ids=["keys carried", "keys not carried"])
+def test_all_key_sets_take_one_shuffle_of_hashes(
+    spark: Any, orders: Any, monkeypatch: pytest.MonkeyPatch, carried: bool
+) -> None:
     """Three key sets (an integer key, a compound key, a key with nulls): one stage reads the
-    data and shuffles the hashes of all of them; one more reads it to check the rows of
-    repeated hashes by their real key. Counted one by one, each key set reads it at least once."""
+    data and shuffles the hashes of all of them, the checked keys' bytes beside their hashes.
+    Without those bytes, one more stage reads it to check the rows of repeated hashes by their
+    real key. Counted one by one, each key set reads it at least once."""
+    if not carried:
+        monkeypatch.setenv("LINEAGE_QUALITY_KEY_BYTES", "0")
     df, n = orders
     key_sets = [["order_id"], ["customer_id", "created_at"], ["code"]]
     counted, reading = _passes_over_source(spark, lambda: key_set_counts(df, key_sets))
     assert counted == _separate(df, key_sets)
-    assert len(reading) == 2 and all(s.inputRecords() == n for s in reading)
+    assert len(reading) == (1 if carried else 2) and all(s.inputRecords() == n for s in reading)
     assert all(s.shuffleWriteRecords() > 0 for s in reading)
     # the hashes go as arrays of longs: far fewer shuffle records than hashes
     hashes = n + n + (n - n // 10)

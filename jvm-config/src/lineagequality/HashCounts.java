@@ -55,7 +55,7 @@ public final class HashCounts {
     final int n = keys.length;
     final int bucketBits = Math.min(16, 31 - Integer.numberOfLeadingZeros(Math.max(1, n >>> 8)));
     if (bucketBits == 0) {
-      sorted(keys, 0, n);
+      sorted(keys.clone(), 0, n); // the caller's order stays: KeyCheck finds rows by position
       return;
     }
     final int shift = 64 - bucketBits;

@@ -13,9 +13,9 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.types.StructField;
 
-import scala.Tuple2;
 import scala.reflect.ClassTag$;
 
 /**
@@ -88,7 +88,33 @@ public final class KeyHashes {
    */
   public static Packed summarizePacked(
       Dataset<Row> hashes, int bits, long listed, int maxCandidates, int partitions) {
+    int columns = hashes.schema().fields().length;
+    int[] none = new int[columns];
+    Arrays.fill(none, -1);
+    return summarizePacked(hashes, bits, listed, maxCandidates, partitions, none, none, 0L);
+  }
+
+  /**
+   * {@link #summarizePacked} with keys: the first keyOf.length columns are hashes, and where
+   * keyOf[c] >= 0, the keyFields[c] columns from keyOf[c] on are that hash's key. Its bytes
+   * travel with the hash, and each partition checks its own repeated hashes on them while its
+   * keys fit `keyBudget` bytes ({@link KeyChunks#joined}); past it, it lists them as without keys.
+   */
+  public static Packed summarizePacked(
+      Dataset<Row> hashes,
+      int bits,
+      long listed,
+      int maxCandidates,
+      int partitions,
+      int[] keyOf,
+      int[] keyFields,
+      long keyBudget) {
     final int sets = 1 << bits;
+    StructField[] fields = hashes.schema().fields();
+    final boolean[] fixed = new boolean[fields.length];
+    for (int i = 0; i < fields.length; i++) {
+      fixed[i] = UnsafeRow.isFixedLength(fields[i].dataType());
+    }
     JavaRDD<InternalRow> rows =
         JavaRDD.fromRDD(
             hashes.queryExecution().toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
@@ -98,27 +124,35 @@ public final class KeyHashes {
     List<long[]> parts;
     if (partitions > 0) {
       parts =
-          rows.mapPartitionsToPair((Iterator<InternalRow> it) -> chunks(it, n))
+          rows.mapPartitionsToPair(
+                  (Iterator<InternalRow> it) -> KeyChunks.chunks(it, n, keyOf, keyFields, fixed))
               .partitionBy(new HashPartitioner(n))
               .values()
-              .mapPartitions((Iterator<long[]> it) -> partition(joined(it), bits, listed, limit))
+              .mapPartitions(
+                  (Iterator<KeyChunks.Chunk> it) ->
+                      partition(KeyChunks.joined(it, keyBudget), bits, listed, limit))
               .collect();
     } else {
       parts =
-          rows.mapPartitions((Iterator<InternalRow> it) -> partition(read(it), bits, listed, limit))
+          rows.mapPartitions(
+                  (Iterator<InternalRow> it) ->
+                      partition(new KeyChunks.Joined(read(it), null, null), bits, listed, limit))
               .collect();
     }
     long[] total = new long[sets];
     long[] distinct = new long[sets];
+    long[] hidden = new long[sets];
     long overflow = 0;
     long[] counts = new long[sets];
+    final int listedFrom = 3 * sets + 1;
     for (long[] p : parts) {
       for (int s = 0; s < sets; s++) {
         total[s] += p[s];
         distinct[s] += p[sets + s];
+        hidden[s] += p[2 * sets + s];
       }
-      overflow |= p[2 * sets];
-      for (int i = 2 * sets + 1; i < p.length; i++) {
+      overflow |= p[3 * sets];
+      for (int i = listedFrom; i < p.length; i++) {
         counts[set(p[i], bits)]++;
       }
     }
@@ -134,7 +168,7 @@ public final class KeyHashes {
     long[] candidates = new long[kept];
     int at = 0;
     for (long[] p : parts) {
-      for (int i = 2 * sets + 1; i < p.length; i++) {
+      for (int i = listedFrom; i < p.length; i++) {
         if ((overflow & (1L << set(p[i], bits))) == 0) {
           candidates[at++] = p[i];
         }
@@ -143,20 +177,28 @@ public final class KeyHashes {
     for (int s = 0; s < sets; s++) {
       counts[s] = (overflow & (1L << s)) == 0 ? counts[s] : 0;
     }
-    return new Packed(total, distinct, overflow, counts, candidates);
+    return new Packed(total, distinct, hidden, overflow, counts, candidates);
   }
 
   /** What {@link #summarizePacked} found, per key set (index 0 .. 2^bits - 1). */
   public static final class Packed {
     private final long[] rows;
     private final long[] distinct;
+    private final long[] hidden;
     private final long overflow;
     private final long[] counts;
     final long[] candidates;
 
-    Packed(long[] rows, long[] distinct, long overflow, long[] counts, long[] candidates) {
+    Packed(
+        long[] rows,
+        long[] distinct,
+        long[] hidden,
+        long overflow,
+        long[] counts,
+        long[] candidates) {
       this.rows = rows;
       this.distinct = distinct;
+      this.hidden = hidden;
       this.overflow = overflow;
       this.counts = counts;
       this.candidates = candidates;
@@ -168,6 +210,11 @@ public final class KeyHashes {
 
     public long distinct(int set) {
       return distinct[set];
+    }
+
+    /** Keys that repeated hashes hid, found by the partitions that had the keys' bytes. */
+    public long hidden(int set) {
+      return hidden[set];
     }
 
     public boolean overflow(int set) {
@@ -188,73 +235,30 @@ public final class KeyHashes {
     }
   }
 
-  /** One partition's counts (see {@link HashCounts#of}), as the single element of an iterator. */
-  static Iterator<long[]> partition(long[] keys, int bits, long listed, int limit) {
-    return Collections.singletonList(HashCounts.of(keys, bits, listed, limit)).iterator();
-  }
-
-  private static final int CHUNK = 4096;
-
-  private static final InternalRow EMPTY = new GenericInternalRow(0);
-
   /**
-   * One map task's hashes as (target partition, array of its hashes), CHUNK at a time, lazily:
-   * a task holds one buffer per target partition, not its whole input. Every non-null column
-   * of a row is a hash: several key sets' hashes travel in one row, not exploded into a row
-   * each (a generator and a row per hash cost more than reading the hashes).
+   * One partition's {rows per set.., distinct per set.., hidden keys per set.., overflowing sets,
+   * repeated hashes...}, as the single element of an iterator. With its keys' bytes, the
+   * partition checks its repeated hashes itself ({@link KeyCheck}) and lists none; without them
+   * (no key carried, or past the budget) it lists them for the caller's check (at most `limit`
+   * per set, see {@link HashCounts#of}).
    */
-  static Iterator<Tuple2<Integer, long[]>> chunks(Iterator<InternalRow> it, int partitions) {
-    return new Iterator<Tuple2<Integer, long[]>>() {
-      private final long[][] buffers = new long[partitions][CHUNK];
-      private final int[] filled = new int[partitions];
-      private int flushed = 0; // past the input: the partial buffers handed out so far
-      private Tuple2<Integer, long[]> next;
-      private InternalRow row = EMPTY;
-      private int column = 0; // the next column of `row` to read
-
-      @Override
-      public boolean hasNext() {
-        while (next == null && (column < row.numFields() || it.hasNext())) {
-          if (column == row.numFields()) {
-            row = it.next();
-            column = 0;
-          }
-          int c = column++;
-          if (row.isNullAt(c)) {
-            continue;
-          }
-          long h = row.getLong(c);
-          // mixed: an integer key's values are their own hashes, and their low bits alone
-          // would follow whatever pattern the values have
-          long m = h * 0x9E3779B97F4A7C15L;
-          // the top 32 mixed bits scaled to [0, partitions): a multiply, not a division
-          int p = (int) ((((m ^ (m >>> 29)) >>> 32) * partitions) >>> 32);
-          buffers[p][filled[p]++] = h;
-          if (filled[p] == CHUNK) {
-            next = new Tuple2<>(p, buffers[p]);
-            buffers[p] = new long[CHUNK];
-            filled[p] = 0;
-          }
-        }
-        while (next == null && flushed < partitions) {
-          int p = flushed++;
-          if (filled[p] > 0) {
-            next = new Tuple2<>(p, Arrays.copyOf(buffers[p], filled[p]));
-          }
-        }
-        return next != null;
-      }
-
-      @Override
-      public Tuple2<Integer, long[]> next() {
-        if (!hasNext()) {
-          throw new java.util.NoSuchElementException();
-        }
-        Tuple2<Integer, long[]> out = next;
-        next = null;
-        return out;
-      }
-    };
+  static Iterator<long[]> partition(KeyChunks.Joined part, int bits, long listed, int limit) {
+    final int sets = 1 << bits;
+    long[] hidden = new long[sets];
+    long[] counted;
+    if (part.ends == null) {
+      counted = HashCounts.of(part.hashes, bits, listed, limit);
+    } else {
+      long[] all = HashCounts.of(part.hashes, bits, listed, Integer.MAX_VALUE);
+      long[] repeated = Arrays.copyOfRange(all, 2 * sets + 1, all.length);
+      hidden = KeyCheck.hidden(part.hashes, part.ends, part.bytes, repeated, bits);
+      counted = Arrays.copyOf(all, 2 * sets + 1); // checked here: nothing left to list
+    }
+    long[] out = new long[counted.length + sets];
+    System.arraycopy(counted, 0, out, 0, 2 * sets);
+    System.arraycopy(hidden, 0, out, 2 * sets, sets);
+    System.arraycopy(counted, 2 * sets, out, 3 * sets, counted.length - 2 * sets);
+    return Collections.singletonList(out).iterator();
   }
 
   /** A partition's hashes from the rows of a plan of bigint columns: every non-null value. */
@@ -274,24 +278,6 @@ public final class KeyHashes {
       }
     }
     return Arrays.copyOf(keys, n);
-  }
-
-  /** A partition's hashes from the arrays the map tasks sent it. */
-  static long[] joined(Iterator<long[]> it) {
-    List<long[]> arrays = new ArrayList<>();
-    int n = 0;
-    while (it.hasNext()) {
-      long[] a = it.next();
-      arrays.add(a);
-      n += a.length;
-    }
-    long[] keys = new long[n];
-    int at = 0;
-    for (long[] a : arrays) {
-      System.arraycopy(a, 0, keys, at, a.length);
-      at += a.length;
-    }
-    return keys;
   }
 
   /** The key set a hash belongs to: its top `bits`. */

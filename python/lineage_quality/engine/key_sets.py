@@ -39,6 +39,9 @@ SLOTS = 1 << SLOT_BITS
 _SHIFT = 64 - SLOT_BITS
 _HASH_MASK = (1 << _SHIFT) - 1
 _FITS = 1 << (_SHIFT - 1)  # a value in [-_FITS, _FITS) is one-to-one with its low _SHIFT bits
+# Key bytes a shuffle partition keeps to check its repeated hashes itself; past it, it lists them
+# and one more scan checks them (bounds a partition's memory whatever the keys' size).
+KEY_BYTES_PER_PARTITION = 128 << 20
 
 
 def _signed(value: int) -> int:
@@ -113,6 +116,31 @@ def _slot_hashes(df: DataFrame, key_sets: Sequence[Sequence[str]], p: _Pass) -> 
     return out
 
 
+def _grouping_value(df: DataFrame, column: str) -> Column:
+    """`column` as grouping compares it, for its bytes: -0.0 as 0.0 and every NaN alike (the
+    rest of the hashable types have one byte form per value)."""
+    kind = uniqueness.type_of(df, column)
+    if kind not in ("float", "double"):
+        return col(column)
+    c = col(column)
+    return (
+        F.when(F.isnan(c), F.lit(float("nan")).cast(kind))
+        .when(c == 0, F.lit(0.0).cast(kind))
+        .otherwise(c)
+    )
+
+
+def _slot_keys(
+    df: DataFrame, key_sets: Sequence[Sequence[str]], p: _Pass
+) -> dict[int, list[Column]]:
+    """Per checked slot, its key's columns (whose bytes travel with its hash)."""
+    out: dict[int, list[Column]] = {}
+    for at, slot in enumerate(p.slots):
+        if slot.checked:
+            out[at] = [_grouping_value(df, c) for c in key_sets[p.key_sets[slot.key_set]]]
+    return out
+
+
 def _carrying(df: DataFrame, hashes: Sequence[Column], *extra: Column) -> DataFrame:
     """Rows of `lq_h`, each non-null hash of `hashes`, with `extra`. One hash needs no
     generator: exploding an array per row costs more than reading the keys (measured)."""
@@ -155,6 +183,19 @@ def _hidden_keys(
     return {int(r["lq_s"]): int(r["lq_hidden"]) for r in per_slot.collect()}  # <= SLOTS rows
 
 
+def _ints(gateway: Any, values: Sequence[int]) -> Any:
+    out = gateway.new_array(gateway.jvm.int, len(values))
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+def carried() -> bool:
+    """Whether checked keys travel with their hashes (`LINEAGE_QUALITY_KEY_BYTES=0`: they are
+    checked by reading the data again, to compare timings)."""
+    return os.environ.get("LINEAGE_QUALITY_KEY_BYTES", "1") != "0"
+
+
 def packed_key_counts(
     df: DataFrame, key_sets: Sequence[Sequence[str]], helper: Any, rows: int | None = None
 ) -> list[KeyCounts | None]:
@@ -164,16 +205,32 @@ def packed_key_counts(
     if len(passes) != 1:
         raise ValueError(f"{len(key_sets)} key sets need more than {SLOTS} slots")
     p = passes[0]
-    # a row of every slot's hash (null where it has none): the helper reads each non-null one
-    hashes = df.select(
-        *[h.alias(f"lq_h{at}") for at, h in enumerate(_slot_hashes(df, key_sets, p))]
-    )
+    # A row of every slot's hash (null where it has none), then each checked slot's key: the
+    # helper reads each non-null hash, and a checked one's key bytes travel with it.
+    hashes = _slot_hashes(df, key_sets, p)
+    keys = _slot_keys(df, key_sets, p) if carried() else {}
+    key_of: list[int] = []
+    fields: list[int] = []
+    key_columns: list[Column] = []
+    for at in range(len(hashes)):
+        key_of.append(len(hashes) + len(key_columns) if at in keys else -1)
+        fields.append(len(keys.get(at, [])))
+        key_columns += [c.alias(f"lq_k{at}_{j}") for j, c in enumerate(keys.get(at, []))]
+    selected = df.select(*[h.alias(f"lq_h{at}") for at, h in enumerate(hashes)], *key_columns)
     total = (rows or 0) * len(key_sets)
     listed = sum(1 << at for at, s in enumerate(p.slots) if s.checked)
     limit = uniqueness.MAX_CANDIDATES
+    gateway = df.sparkSession.sparkContext._gateway
     # the helper shuffles the hashes itself, as arrays of longs (see KeyHashes.summarizePacked)
     summary = helper.summarizePacked(
-        hashes._jdf, SLOT_BITS, listed, limit, uniqueness.partitions(df, total)
+        selected._jdf,
+        SLOT_BITS,
+        listed,
+        limit,
+        uniqueness.partitions(df, total),
+        _ints(gateway, key_of),
+        _ints(gateway, fields),
+        KEY_BYTES_PER_PARTITION,
     )
     hidden = _hidden_keys(df, key_sets, p, summary) if summary.candidateCount() > 0 else {}
     out: list[KeyCounts | None] = []
@@ -183,7 +240,9 @@ def packed_key_counts(
             out.append(None)
             continue
         counted = sum(int(summary.rows(at)) for at in mine)
-        distinct = sum(int(summary.distinct(at)) + hidden.get(at, 0) for at in mine)
+        distinct = sum(
+            int(summary.distinct(at)) + int(summary.hidden(at)) + hidden.get(at, 0) for at in mine
+        )
         out.append(KeyCounts(counted, distinct))
     return out
 
