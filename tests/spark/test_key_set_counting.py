@@ -175,3 +175,19 @@ def test_key_sets_counted_beside_the_scan_run_in_the_callers_job_group(
 def _all_jobs(spark: Any) -> set[int]:
     jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
     return {int(jobs.apply(i).jobId()) for i in range(jobs.size())}
+
+
+def test_a_failure_beside_the_key_sets_waits_for_them(
+    spark: Any, parquet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fused scan raising (not returning an error) still joins the key-set thread first:
+    no Spark job of the evaluation runs on after it has returned."""
+    monkeypatch.setattr(uniqueness, "HASHED_FROM_ROWS", 0)
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("the scan broke")
+
+    monkeypatch.setattr(engine_run, "_fused", broken)
+    with pytest.raises(RuntimeError, match="the scan broke"):
+        evaluate_dataframe(parquet, _rules())
+    assert not [t for t in threading.enumerate() if t.name == "lq-key-sets" and t.is_alive()]

@@ -135,11 +135,6 @@ final class KeyChunks {
       private InternalRow row = EMPTY;
       private int column = keyOf.length; // the next hash column of `row` to read
 
-      {
-        for (int p = 0; p < partitions; p++) {
-          buffers[p] = new Buffer(keys);
-        }
-      }
 
       @Override
       public boolean hasNext() {
@@ -159,6 +154,9 @@ final class KeyChunks {
           // the top 32 mixed bits scaled to [0, partitions): a multiply, not a division
           int p = (int) ((((m ^ (m >>> 29)) >>> 32) * partitions) >>> 32);
           Buffer b = buffers[p];
+          if (b == null) { // made on first use: a task with few rows holds few buffers
+            b = buffers[p] = new Buffer(keys);
+          }
           if (keyOf[c] < 0) {
             b.add(h);
           } else {
@@ -170,7 +168,7 @@ final class KeyChunks {
         }
         while (next == null && flushed < partitions) {
           int p = flushed++;
-          if (buffers[p].filled > 0) {
+          if (buffers[p] != null && buffers[p].filled > 0) {
             next = new Tuple2<>(p, buffers[p].take());
           }
         }
@@ -235,7 +233,8 @@ final class KeyChunks {
     byte[] bytes = ends == null ? null : new byte[(int) size];
     int at = 0;
     int base = 0;
-    for (Chunk c : chunks) {
+    for (int k = 0; k < chunks.size(); k++) {
+      Chunk c = chunks.set(k, null); // released as it is copied: not held twice
       System.arraycopy(c.hashes, 0, hashes, at, c.hashes.length);
       if (ends != null) {
         for (int i = 0; i < c.hashes.length; i++) {

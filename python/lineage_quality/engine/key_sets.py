@@ -300,6 +300,12 @@ class KeySetCounting:
 
     def _count(self, df: DataFrame, key_sets: Sequence[Sequence[str]], rows: int) -> None:
         try:
+            # the caller's session, active on this JVM thread too: SQL settings read while
+            # planning (table-format catalogs) are otherwise the defaults (producer/evaluator.py)
+            spark = df.sparkSession
+            spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(  # type: ignore[union-attr]
+                spark._jsparkSession
+            )
             self._found = key_set_counts(df, key_sets, rows)
         except Exception as exc:  # each key set reports it, as key_set_counts' own errors
             self._found = [exc for _ in key_sets]

@@ -157,18 +157,21 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
         if plan.key_sets and answered and overlapped()
         else None
     )
-    values: list[Any | Exception] = _fused(df, plan.metrics, answered) if needs_scan else [0]
-    rows = values[0]
-    if isinstance(rows, Exception):
-        if early is not None:
-            early.result()  # no Spark work of this evaluation outlives it
-        message = f"dataset could not be read: {short_error(rows)}"
-        return [s.result or error_result(s.rule, message) for s in plan.steps]
-    # where the fused value cannot be trusted (a long sum past 2^32 rows), measured again
-    values = [
-        analyzer(m).settle(df, m, v, int(rows)) for m, v in zip(plan.metrics, values, strict=True)
-    ]
-    found = early.result() if early is not None else key_set_counts(df, plan.key_sets, int(rows))
+    try:
+        values: list[Any | Exception] = _fused(df, plan.metrics, answered) if needs_scan else [0]
+        rows = values[0]
+        if isinstance(rows, Exception):
+            message = f"dataset could not be read: {short_error(rows)}"
+            return [s.result or error_result(s.rule, message) for s in plan.steps]
+        # where the fused value cannot be trusted (a long sum past 2^32 rows), measured again
+        values = [
+            analyzer(m).settle(df, m, v, int(rows))
+            for m, v in zip(plan.metrics, values, strict=True)
+        ]
+    finally:
+        found = early.result() if early is not None else []  # no Spark work outlives this
+    if early is None:
+        found = key_set_counts(df, plan.key_sets, int(rows))
     counted: dict[int, KeyCounts | Exception] = dict(enumerate(found))
     results: list[RuleResult] = []
     for step in plan.steps:
