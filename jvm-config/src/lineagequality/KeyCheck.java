@@ -47,7 +47,7 @@ final class KeyCheck {
     for (int i = 0; i < n; i++) {
       long h = hashes[i];
       int bit = (int) ((h * FILTER_MIX) >>> (64 - FILTER_SHIFT));
-      boolean keyed = ends[i] != (i == 0 ? 0 : ends[i - 1]); // rows of unchecked sets carry none
+      boolean keyed = ends[i] != start(ends, i); // rows of unchecked sets carry none
       int k = keyed && (maybe[bit >>> 6] & (1L << bit)) != 0 ? Arrays.binarySearch(sorted, h) : -1;
       rank[i] = k;
       if (k >= 0) {
@@ -77,7 +77,7 @@ final class KeyCheck {
     Set<ByteBuffer> many = null;
     for (int j = from; j < to; j++) {
       int row = rows[j];
-      int a = row == 0 ? 0 : ends[row - 1];
+      int a = start(ends, row);
       int b = ends[row];
       if (a == b) {
         throw new IllegalStateException("a repeated hash arrived without its key");
@@ -89,8 +89,7 @@ final class KeyCheck {
       boolean found = false;
       for (int s = 0; s < distinct && !found; s++) {
         int other = seen[s];
-        int c = other == 0 ? 0 : ends[other - 1];
-        found = Arrays.equals(bytes, a, b, bytes, c, ends[other]);
+        found = Arrays.equals(bytes, a, b, bytes, start(ends, other), ends[other]);
       }
       if (found) {
         continue;
@@ -98,9 +97,8 @@ final class KeyCheck {
       if (distinct == seen.length) { // many keys under one hash: compare through a set
         many = new HashSet<>();
         for (int s = 0; s < distinct; s++) {
-          int other = seen[s];
-          int c = other == 0 ? 0 : ends[other - 1];
-          many.add(ByteBuffer.wrap(bytes, c, ends[other] - c));
+          int c = start(ends, seen[s]);
+          many.add(ByteBuffer.wrap(bytes, c, ends[seen[s]] - c));
         }
         many.add(ByteBuffer.wrap(bytes, a, b - a));
         continue;
@@ -108,5 +106,10 @@ final class KeyCheck {
       seen[distinct++] = row;
     }
     return many != null ? many.size() : distinct;
+  }
+
+  /** Where row `row`'s key begins in the partition's bytes (it ends at ends[row]). */
+  private static int start(int[] ends, int row) {
+    return row == 0 ? 0 : ends[row - 1];
   }
 }
