@@ -18,6 +18,7 @@ import pytest
 from lineage_quality.engine import key_sets, uniqueness
 from lineage_quality.engine import run as engine_run
 from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.results import Status
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 
 pytestmark = pytest.mark.spark
@@ -191,3 +192,73 @@ def test_a_failure_beside_the_key_sets_waits_for_them(
     with pytest.raises(RuntimeError, match="the scan broke"):
         evaluate_dataframe(parquet, _rules())
     assert not [t for t in threading.enumerate() if t.name == "lq-key-sets" and t.is_alive()]
+
+
+@pytest.fixture(scope="module")
+def replaced(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Another version of `parquet`'s data: 500 more rows, each a duplicate of both keys."""
+    path = Path(tmp_path_factory.mktemp("replaced")) / "data"
+    rows = [(i - (i % 97 == 1), f"n{i % 5000}", i % 3) for i in range(20_000)]
+    rows += [(i, f"n{i}", i % 3) for i in range(500)]
+    spark.createDataFrame(rows, "id BIGINT, name STRING, day INT").repartition(4).write.parquet(
+        str(path)
+    )
+    return spark.read.parquet(str(path))
+
+
+def _counting_on(other: Any) -> Any:
+    """A KeySetCounting that reads `other`: files replaced between the scan and this pass."""
+
+    class Elsewhere(key_sets.KeySetCounting):
+        def __init__(self, df: Any, sets: Any, rows: int) -> None:
+            super().__init__(other, sets, rows)
+
+    return Elsewhere
+
+
+def test_the_packed_pass_says_how_many_rows_it_read(
+    spark: Any, parquet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(uniqueness, "HASHED_FROM_ROWS", 0)
+    found = key_sets.key_set_counts(parquet, [["id"], ["name", "day"]], 20_000)
+    assert [k.read for k in found if isinstance(k, uniqueness.KeyCounts)] == [20_000, 20_000]
+    # rows with a null key part count as read, not as counted
+    nulls = parquet.selectExpr("IF(day = 0, NULL, id) AS id", "name", "day")
+    (counted,) = key_sets.key_set_counts(nulls, [["id"]], 20_000)
+    assert isinstance(counted, uniqueness.KeyCounts)
+    assert counted.read == 20_000 and counted.rows == sum(1 for i in range(20_000) if i % 3)
+
+
+def test_a_key_set_pass_that_read_another_version_is_counted_again(
+    spark: Any,
+    parquet: Any,
+    replaced: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The pass beside the scan read 20,500 rows, the scan 20,000: its counts are not this
+    version's, and the key sets are counted again on what the scan read."""
+    monkeypatch.setattr(uniqueness, "HASHED_FROM_ROWS", 0)
+    monkeypatch.setattr(engine_run, "KeySetCounting", _counting_on(replaced))
+    with caplog.at_level("WARNING"):
+        results = {r.rule.id: r for r in evaluate_dataframe(parquet, _rules())}
+    assert "read 20500 rows, the scan 20000" in caplog.text
+    assert results["u1"].actual == sum(1 for i in range(20_000) if i % 97 == 1)
+    assert results["u2"].actual == 20_000 - 5_000 * 3
+
+
+def test_a_key_set_pass_that_keeps_reading_another_version_is_an_error(
+    spark: Any, parquet: Any, replaced: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(uniqueness, "HASHED_FROM_ROWS", 0)
+    monkeypatch.setattr(engine_run, "KeySetCounting", _counting_on(replaced))
+    inner = key_sets.key_set_counts
+    monkeypatch.setattr(
+        key_sets, "key_set_counts", lambda _df, sets, rows=None: inner(replaced, sets, rows)
+    )
+    results = {r.rule.id: r for r in evaluate_dataframe(parquet, _rules())}
+    for rule in ("u1", "u2"):
+        assert results[rule].status is Status.ERROR and results[rule].actual is None
+        assert results[rule].message is not None
+        assert "changed while it was evaluated: the scan read 20000 rows" in results[rule].message
+    assert results["nn"].status is Status.PASSED

@@ -1,6 +1,7 @@
 package lineagequality;
 
 import java.io.Serializable;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -27,19 +28,51 @@ final class KeyChunks {
   // a buffer is sent once its keys reach this, however few: a map task's buffers (one per
   // target partition) stay small with long keys too
   private static final int FLUSH_BYTES = 1 << 16;
+  private static final int BITMAPS_PER_CHUNK = 64; // 512 KiB
   private static final InternalRow EMPTY = new GenericInternalRow(0);
 
-  /** Up to CHUNK hashes bound for one partition; `ends` null when none carries a key. */
+  /**
+   * What travels to one partition: up to CHUNK hashes (`ends` null when none carries a key);
+   * or bitmaps ({@link KeyBitmaps}: `hashes` their block ids, `words` their bits); or a tally of
+   * one map task (no hashes): the rows it read, and per hash column the values it put in
+   * bitmaps.
+   */
   static final class Chunk implements Serializable {
-    private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 2L;
     final long[] hashes;
     final int[] ends; // row i's key is bytes[ends[i - 1], ends[i]) (empty for a key set unchecked)
     final byte[] bytes;
+    final long[] words; // bitmaps: WORDS longs per block of `hashes`
+    final long read; // a tally: rows read (-1 otherwise)
+    final long[] set; // a tally: per hash column, values in bitmaps
 
     Chunk(long[] hashes, int[] ends, byte[] bytes) {
+      this(hashes, ends, bytes, null, -1, null);
+    }
+
+    private Chunk(long[] hashes, int[] ends, byte[] bytes, long[] words, long read, long[] set) {
       this.hashes = hashes;
       this.ends = ends;
       this.bytes = bytes;
+      this.words = words;
+      this.read = read;
+      this.set = set;
+    }
+
+    static Chunk bitmaps(long[] blocks, long[] words) {
+      return new Chunk(blocks, null, null, words, -1, null);
+    }
+
+    static Chunk tally(long read, long[] set) {
+      return new Chunk(new long[0], null, null, null, read, set);
+    }
+
+    boolean isTally() {
+      return read >= 0;
+    }
+
+    boolean isBitmaps() {
+      return words != null;
     }
   }
 
@@ -123,14 +156,32 @@ final class KeyChunks {
    * target partition, not its whole input. Columns 0 .. keyOf.length - 1 of a row are hashes
    * (each non-null one is shuffled); where keyOf[c] >= 0, columns keyOf[c] .. keyOf[c] +
    * keyFields[c] - 1 are that hash's key, whose bytes travel with it (`fixed`: which columns
-   * are fixed-width in an UnsafeRow).
+   * are fixed-width in an UnsafeRow). The values of the hash columns in the mask `bitmapped`
+   * (integer keys, their own hashes) go to the partition of their block, most of them in
+   * bitmaps ({@link KeyBitmaps}). Last comes a tally of the task, bound for partition 0: the
+   * rows it read, which the caller compares with the rows its other scan read, and the values
+   * it put in bitmaps.
    */
   static Iterator<Tuple2<Integer, Chunk>> chunks(
-      Iterator<InternalRow> it, int partitions, int[] keyOf, int[] keyFields, boolean[] fixed) {
+      Iterator<InternalRow> it,
+      int partitions,
+      int[] keyOf,
+      int[] keyFields,
+      boolean[] fixed,
+      long bitmapped) {
     final boolean keys = Arrays.stream(keyOf).anyMatch(k -> k >= 0);
+    final KeyBitmaps.Collector bitmaps =
+        bitmapped == 0 ? null : new KeyBitmaps.Collector(keyOf.length);
     return new Iterator<Tuple2<Integer, Chunk>>() {
       private final Buffer[] buffers = new Buffer[partitions];
       private int flushed = 0; // past the input: the partial buffers handed out so far
+      private long read = 0; // rows of the input so far
+      // past the buffers: bitmaps, one partition at a time, then the tally
+      private final ArrayDeque<Tuple2<Integer, Chunk>> pending = new ArrayDeque<>();
+      private int tailAt = 0;
+      private boolean tallied = false;
+      private int[] byPartition; // block indexes by partition, and where each one's start
+      private int[] from;
       private Tuple2<Integer, Chunk> next;
       private InternalRow row = EMPTY;
       private int column = keyOf.length; // the next hash column of `row` to read
@@ -141,6 +192,7 @@ final class KeyChunks {
         while (next == null && (column < keyOf.length || it.hasNext())) {
           if (column == keyOf.length) {
             row = it.next();
+            read++;
             column = 0;
           }
           int c = column++;
@@ -148,11 +200,11 @@ final class KeyChunks {
             continue;
           }
           long h = row.getLong(c);
-          // mixed: an integer key's values are their own hashes, and their low bits alone
-          // would follow whatever pattern the values have
-          long m = h * 0x9E3779B97F4A7C15L;
-          // the top 32 mixed bits scaled to [0, partitions): a multiply, not a division
-          int p = (int) ((((m ^ (m >>> 29)) >>> 32) * partitions) >>> 32);
+          boolean byBlock = (bitmapped >>> c & 1) != 0;
+          if (byBlock && bitmaps.add(c, h)) {
+            continue;
+          }
+          int p = partition(byBlock ? h >>> KeyBitmaps.SHIFT : h, partitions);
           Buffer b = buffers[p];
           if (b == null) { // made on first use: a task with few rows holds few buffers
             b = buffers[p] = new Buffer(keys);
@@ -172,7 +224,101 @@ final class KeyChunks {
             next = new Tuple2<>(p, buffers[p].take());
           }
         }
+        if (next == null) {
+          next = tailNext();
+        }
         return next != null;
+      }
+
+      /**
+       * The next chunk past the input and the buffers: each partition's bitmaps (a sparse
+       * block's as its values), one partition at a time, each block's bitmap released as it
+       * is copied; then the tally.
+       */
+      private Tuple2<Integer, Chunk> tailNext() {
+        while (pending.isEmpty() && tailAt < partitions) {
+          pend(tailAt++);
+        }
+        if (!pending.isEmpty()) {
+          return pending.poll();
+        }
+        if (!tallied) {
+          tallied = true;
+          if (read > 0) {
+            return new Tuple2<>(0, Chunk.tally(read, bitmaps == null ? null : bitmaps.set));
+          }
+        }
+        return null;
+      }
+
+      /** Partition p's bitmaps and sparse blocks' values, as chunks into `pending`. */
+      private void pend(int p) {
+        if (bitmaps == null) {
+          return;
+        }
+        if (byPartition == null) { // block indexes grouped by their partition (counting sort)
+          KeyBitmaps.Blocks blocks = bitmaps.blocks;
+          byPartition = new int[blocks.size()];
+          from = new int[partitions + 1];
+          int[] target = new int[blocks.size()];
+          for (int k = 0; k < target.length; k++) {
+            target[k] = partition(blocks.order.get(k), partitions);
+            from[target[k] + 1]++;
+          }
+          for (int q = 0; q < partitions; q++) {
+            from[q + 1] += from[q];
+          }
+          int[] at = Arrays.copyOf(from, partitions);
+          for (int k = 0; k < target.length; k++) {
+            byPartition[at[target[k]]++] = k;
+          }
+        }
+        KeyBitmaps.Blocks blocks = bitmaps.blocks;
+        long[] ids = new long[0];
+        long[] words = new long[0];
+        long[] sparse = new long[0];
+        int dense = 0;
+        int values = 0;
+        for (int j = from[p]; j < from[p + 1]; j++) {
+          int k = byPartition[j];
+          long block = blocks.order.get(k);
+          long[] bits = blocks.words.set(k, null); // released once copied
+          if (KeyBitmaps.count(bits) < KeyBitmaps.DENSE) {
+            long[] mine = KeyBitmaps.values(block, bits);
+            bitmaps.set[bitmaps.column(k)] -= mine.length; // counted where they land
+            if (values + mine.length > sparse.length) {
+              sparse = Arrays.copyOf(sparse, Math.max(2 * sparse.length, values + mine.length));
+            }
+            System.arraycopy(mine, 0, sparse, values, mine.length);
+            values += mine.length;
+            continue;
+          }
+          if (dense == 0) {
+            ids = new long[BITMAPS_PER_CHUNK];
+            words = new long[BITMAPS_PER_CHUNK * KeyBitmaps.WORDS];
+          }
+          ids[dense] = block;
+          System.arraycopy(bits, 0, words, dense * KeyBitmaps.WORDS, KeyBitmaps.WORDS);
+          if (++dense == BITMAPS_PER_CHUNK) {
+            pending.add(new Tuple2<>(p, Chunk.bitmaps(ids, words)));
+            dense = 0;
+          }
+        }
+        if (dense > 0) {
+          pending.add(
+              new Tuple2<>(
+                  p,
+                  Chunk.bitmaps(
+                      Arrays.copyOf(ids, dense),
+                      Arrays.copyOf(words, dense * KeyBitmaps.WORDS))));
+        }
+        if (values > 0) { // each key empty: these key sets are never checked
+          long[] hashes = Arrays.copyOf(sparse, values);
+          pending.add(
+              new Tuple2<>(
+                  p,
+                  new Chunk(hashes, keys ? new int[values] : null, keys ? new byte[0] : null)));
+        }
       }
 
       @Override
@@ -187,16 +333,45 @@ final class KeyChunks {
     };
   }
 
-  /** A partition's hashes, and its keys' bytes (null when none came or past the budget). */
+  /** The partition of a hash, or of an integer key's block: mixed, then scaled. */
+  static int partition(long h, int partitions) {
+    // mixed: an integer key's values are their own hashes, and their low bits alone would
+    // follow whatever pattern the values have
+    long m = h * 0x9E3779B97F4A7C15L;
+    // the top 32 mixed bits scaled to [0, partitions): a multiply, not a division
+    return (int) ((((m ^ (m >>> 29)) >>> 32) * partitions) >>> 32);
+  }
+
+  /**
+   * A partition's hashes, its keys' bytes (null when none came or past the budget), its
+   * bitmaps (ORed per block, null when none came), and what the map tasks' tallies sent it: the
+   * rows they read (-1: not counted) and per hash column the values they put in bitmaps.
+   */
   static final class Joined {
     final long[] hashes;
     final int[] ends;
     final byte[] bytes;
+    final long read;
+    final KeyBitmaps.Blocks bitmaps;
+    final long[] set;
 
-    Joined(long[] hashes, int[] ends, byte[] bytes) {
+    Joined(long[] hashes, int[] ends, byte[] bytes, long read) {
+      this(hashes, ends, bytes, read, null, null);
+    }
+
+    Joined(
+        long[] hashes,
+        int[] ends,
+        byte[] bytes,
+        long read,
+        KeyBitmaps.Blocks bitmaps,
+        long[] set) {
       this.hashes = hashes;
       this.ends = ends;
       this.bytes = bytes;
+      this.read = read;
+      this.bitmaps = bitmaps;
+      this.set = set;
     }
   }
 
@@ -209,10 +384,40 @@ final class KeyChunks {
     List<Chunk> chunks = new ArrayList<>();
     long n = 0;
     long size = 0;
+    long read = 0;
+    KeyBitmaps.Blocks bitmaps = null;
+    long[] set = null;
     boolean keys = true;
     final long limit = Math.min(budget, Integer.MAX_VALUE - 8);
     while (it.hasNext()) {
       Chunk c = it.next();
+      if (c.isTally()) {
+        read += c.read;
+        if (c.set != null) {
+          if (set == null) {
+            set = new long[c.set.length];
+          }
+          for (int i = 0; i < set.length; i++) {
+            set[i] += c.set[i];
+          }
+        }
+        continue;
+      }
+      if (c.isBitmaps()) {
+        if (bitmaps == null) {
+          bitmaps = new KeyBitmaps.Blocks();
+        }
+        for (int k = 0; k < c.hashes.length; k++) {
+          long[] into = bitmaps.get(c.hashes[k]);
+          if (into == null) {
+            into = bitmaps.add(c.hashes[k]);
+          }
+          for (int i = 0; i < KeyBitmaps.WORDS; i++) {
+            into[i] |= c.words[k * KeyBitmaps.WORDS + i];
+          }
+        }
+        continue;
+      }
       n += c.hashes.length;
       if (keys) {
         size += c.ends == null ? 0 : c.bytes.length;
@@ -245,6 +450,6 @@ final class KeyChunks {
       }
       at += c.hashes.length;
     }
-    return new Joined(hashes, ends, bytes);
+    return new Joined(hashes, ends, bytes, read, bitmaps, set);
   }
 }

@@ -91,7 +91,8 @@ public final class KeyHashes {
     int columns = hashes.schema().fields().length;
     int[] none = new int[columns];
     Arrays.fill(none, -1);
-    return summarizePacked(hashes, bits, listed, maxCandidates, partitions, none, none, 0L);
+    return summarizePacked(
+        hashes, bits, listed, maxCandidates, partitions, none, none, 0L, false);
   }
 
   /**
@@ -99,6 +100,9 @@ public final class KeyHashes {
    * keyOf[c] >= 0, the keyFields[c] columns from keyOf[c] on are that hash's key. Its bytes
    * travel with the hash, and each partition checks its own repeated hashes on them while its
    * keys fit `keyBudget` bytes ({@link KeyChunks#joined}); past it, it lists them as without keys.
+   * Column c's hashes are key set c's (its slot in the top bits). With `bitmaps`, the sets not in
+   * `listed` (an integer key, its values their own hashes) travel mostly as bitmaps ({@link
+   * KeyBitmaps}).
    */
   public static Packed summarizePacked(
       Dataset<Row> hashes,
@@ -108,8 +112,15 @@ public final class KeyHashes {
       int partitions,
       int[] keyOf,
       int[] keyFields,
-      long keyBudget) {
+      long keyBudget,
+      boolean bitmaps) {
     final int sets = 1 << bits;
+    long unchecked = 0;
+    for (int c = 0; c < keyOf.length; c++) {
+      unchecked |= (listed >>> c & 1) == 0 && keyOf[c] < 0 ? 1L << c : 0;
+    }
+    // bitmaps count column c's values as set c's: each column must be its own set
+    final long bitmapped = bitmaps && partitions > 0 && keyOf.length <= sets ? unchecked : 0;
     StructField[] fields = hashes.schema().fields();
     final boolean[] fixed = new boolean[fields.length];
     for (int i = 0; i < fields.length; i++) {
@@ -125,27 +136,35 @@ public final class KeyHashes {
     if (partitions > 0) {
       parts =
           rows.mapPartitionsToPair(
-                  (Iterator<InternalRow> it) -> KeyChunks.chunks(it, n, keyOf, keyFields, fixed))
+                  (Iterator<InternalRow> it) ->
+                      KeyChunks.chunks(it, n, keyOf, keyFields, fixed, bitmapped))
               .partitionBy(new HashPartitioner(n))
               .values()
               .mapPartitions(
                   (Iterator<KeyChunks.Chunk> it) ->
-                      partition(KeyChunks.joined(it, keyBudget), bits, listed, limit))
+                      partition(KeyChunks.joined(it, keyBudget), bits, listed, limit, bitmapped))
               .collect();
     } else {
       parts =
           rows.mapPartitions(
                   (Iterator<InternalRow> it) ->
-                      partition(new KeyChunks.Joined(read(it), null, null), bits, listed, limit))
+                      partition(
+                          new KeyChunks.Joined(read(it), null, null, -1),
+                          bits,
+                          listed,
+                          limit,
+                          0L))
               .collect();
     }
     long[] total = new long[sets];
     long[] distinct = new long[sets];
     long[] hidden = new long[sets];
     long overflow = 0;
+    long read = partitions > 0 ? 0 : -1;
     long[] counts = new long[sets];
-    final int listedFrom = 3 * sets + 1;
+    final int listedFrom = 3 * sets + 2;
     for (long[] p : parts) {
+      read += partitions > 0 ? p[3 * sets + 1] : 0;
       for (int s = 0; s < sets; s++) {
         total[s] += p[s];
         distinct[s] += p[sets + s];
@@ -177,7 +196,7 @@ public final class KeyHashes {
     for (int s = 0; s < sets; s++) {
       counts[s] = (overflow & (1L << s)) == 0 ? counts[s] : 0;
     }
-    return new Packed(total, distinct, hidden, overflow, counts, candidates);
+    return new Packed(total, distinct, hidden, overflow, counts, candidates, read);
   }
 
   /** What {@link #summarizePacked} found, per key set (index 0 .. 2^bits - 1). */
@@ -188,6 +207,7 @@ public final class KeyHashes {
     private final long overflow;
     private final long[] counts;
     final long[] candidates;
+    private final long read;
 
     Packed(
         long[] rows,
@@ -195,13 +215,24 @@ public final class KeyHashes {
         long[] hidden,
         long overflow,
         long[] counts,
-        long[] candidates) {
+        long[] candidates,
+        long read) {
       this.rows = rows;
       this.distinct = distinct;
       this.hidden = hidden;
       this.overflow = overflow;
       this.counts = counts;
       this.candidates = candidates;
+      this.read = read;
+    }
+
+    /**
+     * Every row the shuffle's map side read, null hashes or not (-1 when the input was shuffled
+     * already, and filtered): the caller compares it with its scan's rows, so counts from
+     * another version of the files (replaced between the two reads) are not taken as this one's.
+     */
+    public long read() {
+      return read;
     }
 
     public long rows(int set) {
@@ -237,13 +268,29 @@ public final class KeyHashes {
 
   /**
    * One partition's {rows per set.., distinct per set.., hidden keys per set.., overflowing sets,
-   * repeated hashes...}, as the single element of an iterator. With its keys' bytes, the
-   * partition checks its repeated hashes itself ({@link KeyCheck}) and lists none; without them
-   * (no key carried, or past the budget) it lists them for the caller's check (at most `limit`
-   * per set, see {@link HashCounts#of}).
+   * rows read (its tallies), repeated hashes...}, as the single element of an iterator. With its
+   * keys' bytes, the partition checks its repeated hashes itself ({@link KeyCheck}) and lists
+   * none; without them (no key carried, or past the budget) it lists them for the caller's check
+   * (at most `limit` per set, see {@link HashCounts#of}).
    */
-  static Iterator<long[]> partition(KeyChunks.Joined part, int bits, long listed, int limit) {
+  static Iterator<long[]> partition(
+      KeyChunks.Joined given, int bits, long listed, int limit, long bitmapped) {
     final int sets = 1 << bits;
+    long[] fromBitmaps = new long[sets]; // rows counted in bitmaps
+    long[] inBitmaps = new long[sets]; // distinct values among them
+    KeyChunks.Joined part =
+        given.bitmaps == null ? given : merged(given, bits, bitmapped, fromBitmaps);
+    if (given.bitmaps != null) {
+      for (int k = 0; k < given.bitmaps.size(); k++) {
+        int s = set(given.bitmaps.order.get(k) << KeyBitmaps.SHIFT, bits);
+        inBitmaps[s] += KeyBitmaps.count(given.bitmaps.words.get(k));
+      }
+    }
+    if (given.set != null) {
+      for (int c = 0; c < given.set.length; c++) {
+        fromBitmaps[c] += given.set[c]; // column c holds set c's hashes
+      }
+    }
     long[] hidden = new long[sets];
     long[] counted;
     if (part.ends == null) {
@@ -254,11 +301,54 @@ public final class KeyHashes {
       hidden = KeyCheck.hidden(part.hashes, part.ends, part.bytes, repeated, bits);
       counted = Arrays.copyOf(all, 2 * sets + 1); // checked here: nothing left to list
     }
-    long[] out = new long[counted.length + sets];
+    for (int s = 0; s < sets; s++) {
+      counted[s] += fromBitmaps[s];
+      counted[sets + s] += inBitmaps[s];
+    }
+    long[] out = new long[counted.length + sets + 1];
     System.arraycopy(counted, 0, out, 0, 2 * sets);
     System.arraycopy(hidden, 0, out, 2 * sets, sets);
-    System.arraycopy(counted, 2 * sets, out, 3 * sets, counted.length - 2 * sets);
+    out[3 * sets] = counted[2 * sets]; // overflowing sets
+    out[3 * sets + 1] = part.read;
+    System.arraycopy(counted, 2 * sets + 1, out, 3 * sets + 2, counted.length - 2 * sets - 1);
     return Collections.singletonList(out).iterator();
+  }
+
+  /**
+   * `part` less the values of the `bitmapped` sets whose block has a bitmap here: their bits are
+   * set in it instead, and each is a row of its set in `rows`. A value also in another task's
+   * bitmap, or repeated, then counts once. The values leaving have no key bytes (their sets are
+   * never checked), so each kept value's end stays right.
+   */
+  static KeyChunks.Joined merged(KeyChunks.Joined part, int bits, long bitmapped, long[] rows) {
+    long[] hashes = part.hashes;
+    int[] ends = part.ends;
+    int kept = 0;
+    for (int i = 0; i < hashes.length; i++) {
+      long h = hashes[i];
+      int s = set(h, bits);
+      long[] words = (bitmapped >>> s & 1) != 0 ? part.bitmaps.get(h >>> KeyBitmaps.SHIFT) : null;
+      if (words != null) {
+        KeyBitmaps.set(words, h);
+        rows[s]++;
+        continue;
+      }
+      hashes[kept] = h;
+      if (ends != null) {
+        ends[kept] = ends[i];
+      }
+      kept++;
+    }
+    if (kept == hashes.length) {
+      return part;
+    }
+    return new KeyChunks.Joined(
+        Arrays.copyOf(hashes, kept),
+        ends == null ? null : Arrays.copyOf(ends, kept),
+        part.bytes,
+        part.read,
+        part.bitmaps,
+        part.set);
   }
 
   /** A partition's hashes from the rows of a plan of bigint columns: every non-null value. */

@@ -10,7 +10,8 @@ just the rows that carry them by their real key (only the columns of their own k
 single-set path does: a collision costs time, never a wrong count.
 
 A single integer key needs no check when its value fits the hash bits: the value itself is the
-hash, one-to-one. A `bigint` beyond them goes to a second slot of the same key set, hashed and
+hash, one-to-one. Those values travel mostly as bitmaps of their blocks (JVM helper
+`KeyBitmaps`). A `bigint` beyond them goes to a second slot of the same key set, hashed and
 checked. Key sets that cannot be hashed, small datasets, a slot with too many repeated hashes
 (the plain path, per key set) and a failed packed pass (each key set on its own, so a failure
 stays with its key set) all take engine/uniqueness.py's paths.
@@ -31,6 +32,7 @@ from pyspark.sql import functions as F
 from lineage_quality.engine import uniqueness
 from lineage_quality.engine.jvm_helpers import jvm_helper
 from lineage_quality.engine.uniqueness import KeyCounts, col, grouped_key_counts, key_counts
+from lineage_quality.errors import DatasetError
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +198,12 @@ def carried() -> bool:
     return os.environ.get("LINEAGE_QUALITY_KEY_BYTES", "1") != "0"
 
 
+def bitmapped() -> bool:
+    """Whether a single integer key's values travel as bitmaps of their blocks
+    (`LINEAGE_QUALITY_KEY_BITMAPS=0`: as values, to compare timings)."""
+    return os.environ.get("LINEAGE_QUALITY_KEY_BITMAPS", "1") != "0"
+
+
 def packed_key_counts(
     df: DataFrame, key_sets: Sequence[Sequence[str]], helper: Any, rows: int | None = None
 ) -> list[KeyCounts | None]:
@@ -231,8 +239,10 @@ def packed_key_counts(
         _ints(gateway, key_of),
         _ints(gateway, fields),
         KEY_BYTES_PER_PARTITION,
+        bitmapped(),
     )
     hidden = _hidden_keys(df, key_sets, p, summary) if summary.candidateCount() > 0 else {}
+    read = int(summary.read())
     out: list[KeyCounts | None] = []
     for k in range(len(key_sets)):
         mine = [at for at, s in enumerate(p.slots) if s.key_set == k]
@@ -243,7 +253,7 @@ def packed_key_counts(
         distinct = sum(
             int(summary.distinct(at)) + int(summary.hidden(at)) + hidden.get(at, 0) for at in mine
         )
-        out.append(KeyCounts(counted, distinct))
+        out.append(KeyCounts(counted, distinct, read if read >= 0 else None))
     return out
 
 
@@ -276,6 +286,42 @@ def key_set_counts(
             out.append(grouped_key_counts(df, keys) if counted is None else counted)
         except Exception as exc:
             out.append(exc)
+    return out
+
+
+def read_what_the_scan_read(
+    df: DataFrame,
+    key_sets: Sequence[Sequence[str]],
+    found: Sequence[KeyCounts | Exception],
+    rows: int,
+) -> list[KeyCounts | Exception]:
+    """`found`, less the counts of a packed pass that read another number of rows than the
+    scan's `rows`: it read another version of the files (replaced between the two reads).
+    Those key sets are counted again; when they still differ, each is an error that says so.
+    Counts from the other paths (a key set grouped by itself, or counted alone) carry no row
+    total and are taken as they are."""
+    stale = [
+        i
+        for i, k in enumerate(found)
+        if isinstance(k, KeyCounts) and k.read is not None and k.read != rows
+    ]
+    if not stale:
+        return list(found)
+    log.warning(
+        "the key sets' pass read %d rows, the scan %d (files replaced meanwhile?): counting "
+        "them again",
+        getattr(found[stale[0]], "read", 0),
+        rows,
+    )
+    again = key_set_counts(df, [key_sets[i] for i in stale], rows)
+    out = list(found)
+    for i, counted in zip(stale, again, strict=True):
+        if isinstance(counted, KeyCounts) and counted.read is not None and counted.read != rows:
+            counted = DatasetError(
+                f"the dataset changed while it was evaluated: the scan read {rows} rows, "
+                f"the pass counting its keys {counted.read}"
+            )
+        out[i] = counted
     return out
 
 

@@ -22,7 +22,12 @@ from lineage_quality.engine.dictionary_values import dictionary_columns, diction
 from lineage_quality.engine.expressions import agg
 from lineage_quality.engine.footer_bounds import bounded_columns, served_bounds
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts, served_nulls
-from lineage_quality.engine.key_sets import KeySetCounting, key_set_counts, overlapped
+from lineage_quality.engine.key_sets import (
+    KeySetCounting,
+    key_set_counts,
+    overlapped,
+    read_what_the_scan_read,
+)
 from lineage_quality.engine.measures import dataset_measures
 from lineage_quality.engine.plan import Metric, Plan, build_plan
 from lineage_quality.engine.row_gates import gated_counts
@@ -172,6 +177,7 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
         found = early.result() if early is not None else []  # no Spark work outlives this
     if early is None:
         found = key_set_counts(df, plan.key_sets, int(rows))
+    found = read_what_the_scan_read(df, plan.key_sets, found, int(rows))
     counted: dict[int, KeyCounts | Exception] = dict(enumerate(found))
     results: list[RuleResult] = []
     for step in plan.steps:

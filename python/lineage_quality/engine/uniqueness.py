@@ -45,6 +45,9 @@ class KeyCounts:
 
     rows: int
     distinct: int
+    # Every row the pass read, nulls too, when it counted them (the packed pass does), so the
+    # caller can tell whether it read the rows its scan read; not part of what was counted.
+    read: int | None = attrs.field(default=None, eq=False)
 
     @property
     def duplicates(self) -> int:
