@@ -14,7 +14,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 
 import ours  # noqa: E402
 from rulesets import columns_of, ruleset  # noqa: E402
-from settings import session  # noqa: E402
+from settings import interleaved, session  # noqa: E402
 
 
 def main() -> None:
@@ -66,22 +65,15 @@ def main() -> None:
         "integer keys as values": ours_with("0"),
     }
 
-    def once(run: Callable[[Any], Any]) -> float:
-        df = spark.read.parquet(data)
-        start = time.perf_counter()
-        run(df)
-        return time.perf_counter() - start
-
-    for _ in range(2):
-        for run in systems.values():
-            once(run)
-    times: dict[str, list[float]] = {name: [] for name in systems}
     shuffled: dict[str, int] = {}
-    for _ in range(args.repeat):
-        for name, run in systems.items():
-            before = stages()
-            times[name].append(once(run))
-            shuffled[name] = sum(b for s, b in stages().items() if s not in before)
+    seen = set(stages())
+
+    def record(name: str) -> None:
+        now = stages()
+        shuffled[name] = sum(b for s, b in now.items() if s not in seen)
+        seen.update(now)
+
+    times = interleaved(spark, data, systems, args.repeat, record)
     print(f"RU, {args.rows:,} rows, Spark {spark.version}, min / median of {args.repeat}:")
     floor = min(times["floor (a)"])
     for name, walls in times.items():

@@ -14,7 +14,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 
 import ours  # noqa: E402
 from rulesets import Rule, columns_of, ruleset  # noqa: E402
-from settings import session  # noqa: E402
+from settings import interleaved, session  # noqa: E402
 
 
 def _without(rules: list[Rule], kind: str) -> list[Rule]:
@@ -69,19 +68,7 @@ def main() -> None:
     for kind in ("pattern", "stat", "range", "accepted", "not_null"):
         systems[f"F100 without {kind} rules"] = ours_on(_without(f100, kind))
 
-    def once(run: Callable[[Any], Any]) -> float:
-        df = spark.read.parquet(data)
-        start = time.perf_counter()
-        run(df)
-        return time.perf_counter() - start
-
-    for _ in range(2):
-        for run in systems.values():
-            once(run)
-    times: dict[str, list[float]] = {name: [] for name in systems}
-    for _ in range(args.repeat):
-        for name, run in systems.items():
-            times[name].append(once(run))
+    times = interleaved(spark, data, systems, args.repeat)
     print(f"{args.rows:,} rows, Spark {spark.version}, min / median of {args.repeat}:")
     for name, walls in times.items():
         print(f"  {name:30s} {min(walls):.2f} s  {statistics.median(walls):.2f} s")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 SPARK_CONF = {
@@ -31,3 +33,31 @@ def session(extra: dict[str, str]) -> Any:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def interleaved(
+    spark: Any,
+    data: str,
+    systems: dict[str, Callable[[Any], Any]],
+    repeat: int,
+    after: Callable[[str], None] | None = None,
+) -> dict[str, list[float]]:
+    """Wall seconds of each system on a fresh read of `data`: 2 warm-up rounds, then `repeat`
+    rounds with the systems interleaved; `after(name)` runs after each timed run."""
+
+    def once(run: Callable[[Any], Any]) -> float:
+        df = spark.read.parquet(data)
+        start = time.perf_counter()
+        run(df)
+        return time.perf_counter() - start
+
+    for _ in range(2):
+        for run in systems.values():
+            once(run)
+    times: dict[str, list[float]] = {name: [] for name in systems}
+    for _ in range(repeat):
+        for name, run in systems.items():
+            times[name].append(once(run))
+            if after is not None:
+                after(name)
+    return times
