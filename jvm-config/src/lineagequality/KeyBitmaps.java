@@ -121,8 +121,7 @@ final class KeyBitmaps {
       }
       last = block;
       lastWords = w;
-      int bit = (int) h & ((1 << SHIFT) - 1);
-      w[bit >>> 6] |= 1L << bit;
+      KeyBitmaps.set(w, h);
       set[column]++;
       return true;
     }
@@ -152,12 +151,10 @@ final class KeyBitmaps {
     return n;
   }
 
-  /** Sets the bit of `h` in `words`; true when it was not set. */
-  static boolean set(long[] words, long h) {
+  /** Sets the bit of `h` in `words` (its block's bitmap). */
+  static void set(long[] words, long h) {
     int bit = (int) h & ((1 << SHIFT) - 1);
-    long before = words[bit >>> 6];
-    words[bit >>> 6] = before | (1L << bit);
-    return (before & (1L << bit)) == 0;
+    words[bit >>> 6] |= 1L << bit;
   }
 
   private KeyBitmaps() {}
