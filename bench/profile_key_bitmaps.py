@@ -1,11 +1,12 @@
-"""RU with integer keys as bitmaps and as values, beside floor (a), in one process.
+"""RU with integer keys as bitmaps and as values, hashed off the scan's columns and off rows,
+beside floor (a), in one process.
 
     .venv/bin/python bench/profile_key_bitmaps.py [--rows 10000000] [--repeat 4]
 
 The bench's Spark settings and the engine's jar; 2 warm-up rounds, then `--repeat` interleaved
-rounds of floor (a) (a bare count of RU's columns), lineage-quality, and lineage-quality with
-`LINEAGE_QUALITY_KEY_BITMAPS=0`; min and median wall seconds of each, and the shuffle bytes its
-last run wrote.
+rounds of floor (a) (a bare count of RU's columns), lineage-quality, lineage-quality with
+`LINEAGE_QUALITY_KEY_BITMAPS=0` and with `LINEAGE_QUALITY_KEY_COLUMNS=0`; min and median wall
+seconds of each, and the shuffle bytes its last run wrote.
 """
 
 from __future__ import annotations
@@ -49,20 +50,22 @@ def main() -> None:
             for i in range(found.size())
         }
 
-    def ours_with(flag: str) -> Callable[[Any], None]:
+    def ours_with(**flags: str) -> Callable[[Any], None]:
         def run(df: Any) -> None:
-            os.environ["LINEAGE_QUALITY_KEY_BITMAPS"] = flag
+            os.environ.update({f"LINEAGE_QUALITY_{k.upper()}": v for k, v in flags.items()})
             try:
                 ours.run(spark, df, rules)
             finally:
-                os.environ.pop("LINEAGE_QUALITY_KEY_BITMAPS", None)
+                for k in flags:
+                    os.environ.pop(f"LINEAGE_QUALITY_{k.upper()}", None)
 
         return run
 
     systems: dict[str, Callable[[Any], Any]] = {
         "floor (a)": lambda df: df.agg(*[F.count(c) for c in columns_of(rules)]).collect(),
-        "lineage-quality": ours_with("1"),
-        "integer keys as values": ours_with("0"),
+        "lineage-quality": ours_with(),
+        "integer keys as values": ours_with(key_bitmaps="0"),
+        "keys hashed off rows": ours_with(key_columns="0"),
     }
 
     shuffled: dict[str, int] = {}

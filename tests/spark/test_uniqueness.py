@@ -94,7 +94,7 @@ def test_collisions_never_change_the_count(
     """A hash with 64 values: nearly every hash repeats, and the verification pass alone makes
     the count right (a crafted xxhash64 collision is the same case, rarer)."""
     df, rows = data
-    monkeypatch.setattr(uniqueness, "key_hash", lambda cols: F.pmod(F.xxhash64(*cols), F.lit(64)))
+    monkeypatch.setattr(uniqueness, "WEAK_HASH_MODULUS", 64)
     helper = uniqueness.jvm_helper("KeyHashes", "KEY_HASHES")
     expected = _expected(rows, [NAMES.index(k) for k in keys])
     assert hashed_duplicate_count(df, keys, helper, len(rows)) == expected
@@ -156,7 +156,7 @@ def test_collisions_never_change_the_counts_of_packed_key_sets(
     slot too; the one check of all slots makes every count right."""
     df, rows = data
     df = _with_wide(df)
-    monkeypatch.setattr(uniqueness, "key_hash", lambda cols: F.pmod(F.xxhash64(*cols), F.lit(64)))
+    monkeypatch.setattr(uniqueness, "WEAK_HASH_MODULUS", 64)
     helper = uniqueness.jvm_helper("KeyHashes", "KEY_HASHES")
     assert packed_key_counts(df, PACKED_KEYS, helper, len(rows)) == _separate(df, PACKED_KEYS)
 
@@ -168,7 +168,7 @@ def test_carried_keys_that_could_run_together_stay_apart(
     strings whose concatenations agree ("ab", "c" against "a", "bc"), empty strings, a long
     string, binary values, wide decimals, -0.0 against 0.0 and NaNs (equal, as grouping has
     them), each key set's rows twice or three times."""
-    monkeypatch.setattr(uniqueness, "key_hash", lambda cols: F.lit(7).cast("long"))
+    monkeypatch.setattr(uniqueness, "WEAK_HASH_MODULUS", 1)  # one hash
     nan, long = float("nan"), "x" * 300
     base = [
         ("ab", "c", b"\x00", Decimal("1.5"), 0.0),

@@ -76,8 +76,60 @@ final class KeyChunks {
     }
   }
 
+  /**
+   * One map task's rows, one at a time: per hash column, whether the row has a hash there, the
+   * hash, and its key's bytes into a buffer ({@link #of}: rows of a plan; {@link KeyColumns}:
+   * a scan's column batches).
+   */
+  interface Rows {
+    /** Moves to the next row; false past the last (and again if asked again). */
+    boolean advance();
+
+    boolean isNull(int c);
+
+    long hash(int c);
+
+    /** `h` into `b` with column c's key. */
+    void addKey(Buffer b, long h, int c);
+  }
+
+  /**
+   * Rows of a plan: columns 0 .. keyOf.length - 1 are hashes; where keyOf[c] >= 0, columns
+   * keyOf[c] .. keyOf[c] + keyFields[c] - 1 are that hash's key (`fixed`: which columns are
+   * fixed-width in an UnsafeRow).
+   */
+  static Rows of(Iterator<InternalRow> it, int[] keyOf, int[] keyFields, boolean[] fixed) {
+    return new Rows() {
+      private InternalRow row = EMPTY;
+
+      @Override
+      public boolean advance() {
+        if (!it.hasNext()) {
+          return false;
+        }
+        row = it.next();
+        return true;
+      }
+
+      @Override
+      public boolean isNull(int c) {
+        return row.isNullAt(c);
+      }
+
+      @Override
+      public long hash(int c) {
+        return row.getLong(c);
+      }
+
+      @Override
+      public void addKey(Buffer b, long h, int c) {
+        b.add(h, (UnsafeRow) row, keyOf[c], keyFields[c], fixed);
+      }
+    };
+  }
+
   /** One buffer of a map task for one target partition. */
-  private static final class Buffer {
+  static final class Buffer {
     long[] hashes = new long[CHUNK];
     int[] ends;
     byte[] bytes;
@@ -140,6 +192,15 @@ final class KeyChunks {
       hashes[filled++] = h;
     }
 
+    /** `h` with its key's bytes, src[from, to), encoded already. */
+    void add(long h, byte[] src, int from, int to) {
+      int at = filled == 0 ? 0 : ends[filled - 1];
+      room(at + to - from);
+      System.arraycopy(src, from, bytes, at, to - from);
+      ends[filled] = at + to - from;
+      hashes[filled++] = h;
+    }
+
     int used() {
       return filled == 0 || ends == null ? 0 : ends[filled - 1];
     }
@@ -153,22 +214,16 @@ final class KeyChunks {
 
   /**
    * One map task's rows as (target partition, chunk), lazily: a task holds one buffer per
-   * target partition, not its whole input. Columns 0 .. keyOf.length - 1 of a row are hashes
-   * (each non-null one is shuffled); where keyOf[c] >= 0, columns keyOf[c] .. keyOf[c] +
-   * keyFields[c] - 1 are that hash's key, whose bytes travel with it (`fixed`: which columns
-   * are fixed-width in an UnsafeRow). The values of the hash columns in the mask `bitmapped`
+   * target partition, not its whole input. A row has keyOf.length hash columns (each hash is
+   * shuffled); where keyOf[c] >= 0, column c's key bytes travel with its hash. The values of
+   * the hash columns in the mask `bitmapped`
    * (integer keys, their own hashes) go to the partition of their block, most of them in
    * bitmaps ({@link KeyBitmaps}). Last comes a tally of the task, bound for partition 0: the
    * rows it read, which the caller compares with the rows its other scan read, and the values
    * it put in bitmaps.
    */
   static Iterator<Tuple2<Integer, Chunk>> chunks(
-      Iterator<InternalRow> it,
-      int partitions,
-      int[] keyOf,
-      int[] keyFields,
-      boolean[] fixed,
-      long bitmapped) {
+      Rows rows, int partitions, int[] keyOf, long bitmapped) {
     final boolean keys = Arrays.stream(keyOf).anyMatch(k -> k >= 0);
     final KeyBitmaps.Collector bitmaps =
         bitmapped == 0 ? null : new KeyBitmaps.Collector(keyOf.length);
@@ -183,23 +238,24 @@ final class KeyChunks {
       private int[] byPartition; // block indexes by partition, and where each one's start
       private int[] from;
       private Tuple2<Integer, Chunk> next;
-      private InternalRow row = EMPTY;
-      private int column = keyOf.length; // the next hash column of `row` to read
+      private int column = keyOf.length; // the next hash column of the row to read
 
 
       @Override
       public boolean hasNext() {
-        while (next == null && (column < keyOf.length || it.hasNext())) {
+        while (next == null) {
           if (column == keyOf.length) {
-            row = it.next();
+            if (!rows.advance()) {
+              break;
+            }
             read++;
             column = 0;
           }
           int c = column++;
-          if (row.isNullAt(c)) {
+          if (rows.isNull(c)) {
             continue;
           }
-          long h = row.getLong(c);
+          long h = rows.hash(c);
           boolean byBlock = (bitmapped >>> c & 1) != 0;
           if (byBlock && bitmaps.add(c, h)) {
             continue;
@@ -212,7 +268,7 @@ final class KeyChunks {
           if (keyOf[c] < 0) {
             b.add(h);
           } else {
-            b.add(h, (UnsafeRow) row, keyOf[c], keyFields[c], fixed);
+            rows.addKey(b, h, c);
           }
           if (b.filled == CHUNK || b.used() >= FLUSH_BYTES) {
             next = new Tuple2<>(p, b.take());

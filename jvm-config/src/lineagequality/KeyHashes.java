@@ -7,7 +7,9 @@ import java.util.Iterator;
 import java.util.List;
 
 import org.apache.spark.HashPartitioner;
+import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
@@ -15,6 +17,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 import scala.reflect.ClassTag$;
 
@@ -135,15 +138,17 @@ public final class KeyHashes {
     List<long[]> parts;
     if (partitions > 0) {
       parts =
-          rows.mapPartitionsToPair(
+          shuffled(
+              rows.mapPartitionsToPair(
                   (Iterator<InternalRow> it) ->
-                      KeyChunks.chunks(it, n, keyOf, keyFields, fixed, bitmapped))
-              .partitionBy(new HashPartitioner(n))
-              .values()
-              .mapPartitions(
-                  (Iterator<KeyChunks.Chunk> it) ->
-                      partition(KeyChunks.joined(it, keyBudget), bits, listed, limit, bitmapped))
-              .collect();
+                      KeyChunks.chunks(
+                          KeyChunks.of(it, keyOf, keyFields, fixed), n, keyOf, bitmapped)),
+              n,
+              keyBudget,
+              bits,
+              listed,
+              limit,
+              bitmapped);
     } else {
       parts =
           rows.mapPartitions(
@@ -156,15 +161,96 @@ public final class KeyHashes {
                           0L))
               .collect();
     }
+    return tallied(parts, bits, maxCandidates, partitions > 0);
+  }
+
+  /**
+   * {@link #summarizePacked} read straight off the scan's column batches ({@link KeyColumns}),
+   * the hashes computed here from the key columns `names` of `data`: slot s (a column of the
+   * row path) is of kind kinds[s] on the columns flat[starts[s] .. starts[s + 1]), its key's
+   * bytes travelling with it where keyed[s] != 0. `modulus` > 0 (tests only) weakens the hashes
+   * as lineage_quality.engine.uniqueness.key_hash does. Null where the scan is not a plain
+   * columnar one of such columns: the caller takes the row path.
+   */
+  public static Packed summarizeColumns(
+      Dataset<Row> data,
+      String[] names,
+      int[] kinds,
+      int[] starts,
+      int[] flat,
+      int[] keyed,
+      int bits,
+      long listed,
+      int maxCandidates,
+      int partitions,
+      long keyBudget,
+      boolean bitmaps,
+      long modulus) {
+    Column[] picked = new Column[names.length];
+    for (int c = 0; c < names.length; c++) {
+      picked[c] = data.col("`" + names[c].replace("`", "``") + "`");
+    }
+    Dataset<Row> selected = data.select(picked);
+    KeyColumns spec = KeyColumns.of(selected, bits, kinds, starts, flat, keyed, modulus);
+    if (spec == null || partitions <= 0) {
+      return null;
+    }
+    final int sets = 1 << bits;
+    final int[] keyOf = new int[kinds.length];
+    long unchecked = 0;
+    for (int s = 0; s < kinds.length; s++) {
+      keyOf[s] = keyed[s] != 0 ? 0 : -1;
+      unchecked |= (listed >>> s & 1) == 0 && keyOf[s] < 0 ? 1L << s : 0;
+    }
+    final long bitmapped = bitmaps && kinds.length <= sets ? unchecked : 0;
+    JavaRDD<ColumnarBatch> batches =
+        JavaRDD.fromRDD(KeyColumns.batches(selected), ClassTag$.MODULE$.apply(ColumnarBatch.class));
+    final int n = partitions;
+    final int limit = Math.max(1, maxCandidates / n);
+    List<long[]> parts =
+        shuffled(
+            batches.mapPartitionsToPair(
+                (Iterator<ColumnarBatch> it) ->
+                    KeyChunks.chunks(spec.rows(it), n, keyOf, bitmapped)),
+            n,
+            keyBudget,
+            bits,
+            listed,
+            limit,
+            bitmapped);
+    return tallied(parts, bits, maxCandidates, true);
+  }
+
+  /** The map side's chunks shuffled to `n` partitions, each counted. */
+  private static List<long[]> shuffled(
+      JavaPairRDD<Integer, KeyChunks.Chunk> chunks,
+      int n,
+      long keyBudget,
+      int bits,
+      long listed,
+      int limit,
+      long bitmapped) {
+    return chunks
+        .partitionBy(new HashPartitioner(n))
+        .values()
+        .mapPartitions(
+            (Iterator<KeyChunks.Chunk> it) ->
+                partition(KeyChunks.joined(it, keyBudget), bits, listed, limit, bitmapped))
+        .collect();
+  }
+
+  /** The partitions' counts added up per key set (`shuffled`: they carry the rows read). */
+  private static Packed tallied(List<long[]> parts, int bits, int maxCandidates, boolean shuffled) {
+    final int sets = 1 << bits;
     long[] total = new long[sets];
     long[] distinct = new long[sets];
     long[] hidden = new long[sets];
     long overflow = 0;
-    long read = partitions > 0 ? 0 : -1;
+    long read = shuffled ? 0 : -1;
     long[] counts = new long[sets];
     final int listedFrom = 3 * sets + 2;
     for (long[] p : parts) {
-      read += partitions > 0 ? p[3 * sets + 1] : 0;
+      read += shuffled ? p[3 * sets + 1] : 0;
       for (int s = 0; s < sets; s++) {
         total[s] += p[s];
         distinct[s] += p[sets + s];

@@ -192,6 +192,13 @@ def _ints(gateway: Any, values: Sequence[int]) -> Any:
     return out
 
 
+def _strings(gateway: Any, values: Sequence[str]) -> Any:
+    out = gateway.new_array(gateway.jvm.String, len(values))
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
 def carried() -> bool:
     """Whether checked keys travel with their hashes (`LINEAGE_QUALITY_KEY_BYTES=0`: they are
     checked by reading the data again, to compare timings)."""
@@ -202,6 +209,36 @@ def bitmapped() -> bool:
     """Whether a single integer key's values travel as bitmaps of their blocks
     (`LINEAGE_QUALITY_KEY_BITMAPS=0`: as values, to compare timings)."""
     return os.environ.get("LINEAGE_QUALITY_KEY_BITMAPS", "1") != "0"
+
+
+def columnar() -> bool:
+    """Whether a pass reads the scan's column batches where it can (`LINEAGE_QUALITY_KEY_COLUMNS=0`:
+    it reads rows of a projection, to compare timings)."""
+    return os.environ.get("LINEAGE_QUALITY_KEY_COLUMNS", "1") != "0"
+
+
+def _by_columns(
+    df: DataFrame, key_sets: Sequence[Sequence[str]], p: _Pass
+) -> tuple[list[str], list[int], list[int], list[int]]:
+    """The pass as the JVM helper hashes it from the columns (KeyHashes.summarizeColumns): the
+    key columns read, and per slot its kind (the value itself; a bigint past the hash bits,
+    hashed; or its key's columns hashed) and its columns, as offsets into one list."""
+    names: list[str] = []
+    kinds: list[int] = []
+    starts: list[int] = [0]
+    flat: list[int] = []
+    for slot in p.slots:
+        columns = key_sets[p.key_sets[slot.key_set]]
+        if _self_hashed(df, columns):
+            kinds.append(1 if slot.checked else 0)
+        else:
+            kinds.append(2)
+        for c in columns:
+            if c not in names:
+                names.append(c)
+            flat.append(names.index(c))
+        starts.append(len(flat))
+    return names, kinds, starts, flat
 
 
 def packed_key_counts(
@@ -224,23 +261,43 @@ def packed_key_counts(
         key_of.append(len(hashes) + len(key_columns) if at in keys else -1)
         fields.append(len(keys.get(at, [])))
         key_columns += [c.alias(f"lq_k{at}_{j}") for j, c in enumerate(keys.get(at, []))]
-    selected = df.select(*[h.alias(f"lq_h{at}") for at, h in enumerate(hashes)], *key_columns)
     total = (rows or 0) * len(key_sets)
     listed = sum(1 << at for at, s in enumerate(p.slots) if s.checked)
     limit = uniqueness.MAX_CANDIDATES
     gateway = df.sparkSession.sparkContext._gateway
-    # the helper shuffles the hashes itself, as arrays of longs (see KeyHashes.summarizePacked)
-    summary = helper.summarizePacked(
-        selected._jdf,
-        SLOT_BITS,
-        listed,
-        limit,
-        uniqueness.partitions(df, total),
-        _ints(gateway, key_of),
-        _ints(gateway, fields),
-        KEY_BYTES_PER_PARTITION,
-        bitmapped(),
-    )
+    partitions = uniqueness.partitions(df, total)
+    summary = None
+    if columnar():  # hashed off the scan's column batches, where it is a plain columnar scan
+        names, kinds, starts, flat = _by_columns(df, key_sets, p)
+        summary = helper.summarizeColumns(
+            df._jdf,
+            _strings(gateway, names),
+            _ints(gateway, kinds),
+            _ints(gateway, starts),
+            _ints(gateway, flat),
+            _ints(gateway, [1 if k >= 0 else 0 for k in key_of]),
+            SLOT_BITS,
+            listed,
+            limit,
+            partitions,
+            KEY_BYTES_PER_PARTITION,
+            bitmapped(),
+            uniqueness.WEAK_HASH_MODULUS,
+        )
+    if summary is None:
+        # the helper shuffles the hashes itself, as arrays of longs (KeyHashes.summarizePacked)
+        selected = df.select(*[h.alias(f"lq_h{at}") for at, h in enumerate(hashes)], *key_columns)
+        summary = helper.summarizePacked(
+            selected._jdf,
+            SLOT_BITS,
+            listed,
+            limit,
+            partitions,
+            _ints(gateway, key_of),
+            _ints(gateway, fields),
+            KEY_BYTES_PER_PARTITION,
+            bitmapped(),
+        )
     hidden = _hidden_keys(df, key_sets, p, summary) if summary.candidateCount() > 0 else {}
     read = int(summary.read())
     out: list[KeyCounts | None] = []

@@ -90,8 +90,15 @@ def grouped_key_counts(df: DataFrame, columns: Sequence[str]) -> KeyCounts:
     return KeyCounts(int(row["rows"]), int(row["keys"]))
 
 
+# Tests only: hashes are taken modulo this (> 0), so that nearly all collide. The JVM helper
+# that hashes a scan's columns itself (KeyColumns) is given the same, so both hash alike.
+WEAK_HASH_MODULUS = 0
+
+
 def key_hash(keys: Sequence[Column]) -> Column:
-    """The 64-bit hash the hashed path shuffles (a module function, so tests can weaken it)."""
+    """The 64-bit hash the hashed path shuffles: xxhash64 (as KeyColumns computes it)."""
+    if WEAK_HASH_MODULUS > 0:
+        return F.pmod(F.xxhash64(*keys), F.lit(WEAK_HASH_MODULUS))
     return F.xxhash64(*keys)
 
 
