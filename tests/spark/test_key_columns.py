@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
+from py4j.protocol import Py4JError
 from pyspark.sql import functions as F
 
 from lineage_quality.engine import key_sets, uniqueness
@@ -143,3 +145,48 @@ def test_what_the_columns_cannot_hash_takes_the_row_path(
         counted = key_sets.packed_key_counts(frame, sets, spy, frame.count())
         assert spy.columnar == [False], name
         assert counted == [_expected(kept, k) for k in sets], name
+
+
+@pytest.mark.parametrize("layout", ["parquet partitioned", "orc"])
+def test_other_columnar_scans_count_as_rows_do(
+    spark: Any,
+    parquet: tuple[str, list[Any]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    layout: str,
+) -> None:
+    """A partition column (its batches hold it as a constant vector), ORC files, small integers
+    and timestamp_ntz inside hashed keys, a column of nulls only."""
+    path, _ = parquet
+    df = (
+        spark.read.parquet(path)
+        .withColumn("part", (F.col("small") % 3).cast("int"))
+        .withColumn("tsn", F.col("ts").cast("timestamp_ntz"))
+        .withColumn("none", F.lit(None).cast("int"))
+    )
+    out = str(tmp_path / "data")
+    if layout == "orc":
+        df.write.orc(out)
+        read = spark.read.orc(out)
+    else:
+        df.write.partitionBy("part").parquet(out)
+        read = spark.read.parquet(out)
+    sets = [["part", "tiny", "sh"], ["tsn", "small"], ["none"], ["part"], ["name", "tsn"]]
+    counted = _counts(read, sets, monkeypatch, True)
+    assert counted == _counts(read, sets, monkeypatch, False)
+    assert counted == [uniqueness.grouped_key_counts(read, k) for k in sets]
+    assert counted[2] == KeyCounts(0, 0)
+
+
+def test_a_helper_without_the_column_path_takes_the_row_path(
+    spark: Any, parquet: tuple[str, list[Any]]
+) -> None:
+    """An engine jar older than this module (no summarizeColumns): the rows are hashed."""
+    path, rows = parquet
+
+    class Old(_Spy):
+        def summarizeColumns(self, *args: Any) -> Any:
+            raise Py4JError("Method summarizeColumns([...]) does not exist")
+
+    counted = key_sets.packed_key_counts(spark.read.parquet(path), SETS, Old(), len(rows))
+    assert counted == [_expected(rows, k) for k in SETS]

@@ -49,7 +49,6 @@ final class KeyColumns implements Serializable {
   private final long fits; // a value in [-fits, fits) is one-to-one with its low `shift` bits
   private final int[] kinds; // per slot
   private final int[][] columns; // per slot, its key's columns (indexes into `types`)
-  private final boolean[] keyed; // per slot: its key's bytes travel with its hash
   private final char[] types; // per column: b byte, s short, i int or date, l long, u string
   private final int[] ordinal; // per column, its vector in the scan's batches
   private final long modulus; // > 0 (tests only): hashes taken modulo it, as Spark's pmod
@@ -58,7 +57,6 @@ final class KeyColumns implements Serializable {
       int bits,
       int[] kinds,
       int[][] columns,
-      boolean[] keyed,
       char[] types,
       int[] ordinal,
       long modulus) {
@@ -67,7 +65,6 @@ final class KeyColumns implements Serializable {
     this.fits = 1L << (shift - 1);
     this.kinds = kinds;
     this.columns = columns;
-    this.keyed = keyed;
     this.types = types;
     this.ordinal = ordinal;
     this.modulus = modulus;
@@ -98,16 +95,14 @@ final class KeyColumns implements Serializable {
       return null;
     }
     int[][] columns = new int[kinds.length][];
-    boolean[] keys = new boolean[kinds.length];
     for (int s = 0; s < kinds.length; s++) {
       columns[s] = Arrays.copyOfRange(flat, starts[s], starts[s + 1]);
-      keys[s] = keyed[s] != 0;
       boolean value = kinds[s] == VALUE || kinds[s] == WIDE;
       if (value && (columns[s].length != 1 || types[columns[s][0]] == 'u')) {
         throw new IllegalArgumentException("slot " + s + " is a value: one integer column");
       }
     }
-    return new KeyColumns(bits, kinds, columns, keys, types, ordinal, modulus);
+    return new KeyColumns(bits, kinds, columns, types, ordinal, modulus);
   }
 
   /** The batches of the scan under `selected`'s plan (which `of` accepted). */
@@ -188,21 +183,21 @@ final class KeyColumns implements Serializable {
     return new Batches(it);
   }
 
-  /** Hashes and key bytes of one batch at a time, per slot. */
+  /**
+   * Hashes of one batch at a time, per slot; a checked key's bytes are written when its row is
+   * taken, so a task holds one key's bytes at a time, whatever the batch's keys weigh.
+   */
   private final class Batches implements KeyChunks.Rows {
     private final Iterator<ColumnarBatch> it;
+    private ColumnarBatch batch;
     private int n;
     private int row;
     private long[][] hashes = new long[kinds.length][0];
     private boolean[][] has = new boolean[kinds.length][0];
-    private byte[][] keys = new byte[kinds.length][];
-    private int[][] ends = new int[kinds.length][0];
+    private byte[] key = new byte[1 << 10]; // the key being written
 
     Batches(Iterator<ColumnarBatch> it) {
       this.it = it;
-      for (int s = 0; s < kinds.length; s++) {
-        keys[s] = keyed[s] ? new byte[1 << 16] : null;
-      }
     }
 
     @Override
@@ -228,60 +223,63 @@ final class KeyColumns implements Serializable {
       return hashes[c][row];
     }
 
+    /** Slot c's key of the current row, encoded as the row path encodes a key's columns. */
     @Override
     public void addKey(KeyChunks.Buffer b, long h, int c) {
-      b.add(h, keys[c], row == 0 ? 0 : ends[c][row - 1], ends[c][row]);
+      int at = 0;
+      for (int k : columns[c]) {
+        ColumnVector v = batch.column(ordinal[k]);
+        if (types[k] == 'u') {
+          at = string(at, v.getUTF8String(row));
+        } else {
+          room(at + 8);
+          Platform.putLong(key, Platform.BYTE_ARRAY_OFFSET + at, value(v, types[k], row));
+          at += 8;
+        }
+      }
+      b.add(h, key, 0, at);
     }
 
-    private void load(ColumnarBatch batch) {
-      n = batch.numRows();
+    private void load(ColumnarBatch next) {
+      batch = next;
+      n = next.numRows();
       row = -1;
       if (hashes[0].length < n) {
         for (int s = 0; s < kinds.length; s++) {
           hashes[s] = new long[n];
           has[s] = new boolean[n];
-          ends[s] = new int[n];
         }
       }
       for (int s = 0; s < kinds.length; s++) {
         if (kinds[s] == HASHED) {
-          hashed(batch, s);
+          hashed(s);
         } else {
-          valued(batch, s);
+          valued(s);
         }
       }
     }
 
     /** An integer key's slot: the value itself (VALUE) or its hash past the bits (WIDE). */
-    private void valued(ColumnarBatch batch, int s) {
+    private void valued(int s) {
       int c = columns[s][0];
       ColumnVector v = batch.column(ordinal[c]);
       long top = (long) s << shift;
       boolean wide = kinds[s] == WIDE;
       long[] h = hashes[s];
       boolean[] present = has[s];
-      int at = 0;
       for (int r = 0; r < n; r++) {
         boolean known = !v.isNullAt(r);
         long x = known ? value(v, types[c], r) : 0;
         boolean inside = x >= -fits && x < fits;
         present[r] = known && inside != wide;
-        if (!present[r]) {
-          if (keyed[s]) {
-            ends[s][r] = at;
-          }
-          continue;
-        }
-        h[r] = ((wide ? weak(XXH64.hashLong(x, SEED)) : x) & mask) | top;
-        if (keyed[s]) {
-          at = fixed(s, at, x);
-          ends[s][r] = at;
+        if (present[r]) {
+          h[r] = ((wide ? weak(XXH64.hashLong(x, SEED)) : x) & mask) | top;
         }
       }
     }
 
     /** A key's columns hashed as xxhash64 hashes them, where none is null. */
-    private void hashed(ColumnarBatch batch, int s) {
+    private void hashed(int s) {
       int[] cs = columns[s];
       ColumnVector[] vs = new ColumnVector[cs.length];
       for (int k = 0; k < cs.length; k++) {
@@ -290,7 +288,6 @@ final class KeyColumns implements Serializable {
       long top = (long) s << shift;
       long[] h = hashes[s];
       boolean[] present = has[s];
-      int at = 0;
       for (int r = 0; r < n; r++) {
         boolean known = true;
         for (int k = 0; k < cs.length && known; k++) {
@@ -298,9 +295,6 @@ final class KeyColumns implements Serializable {
         }
         present[r] = known;
         if (!known) {
-          if (keyed[s]) {
-            ends[s][r] = at;
-          }
           continue;
         }
         long x = SEED;
@@ -309,45 +303,28 @@ final class KeyColumns implements Serializable {
           if (t == 'u') {
             UTF8String u = vs[k].getUTF8String(r);
             x = XXH64.hashUnsafeBytes(u.getBaseObject(), u.getBaseOffset(), u.numBytes(), x);
-            if (keyed[s]) {
-              at = string(s, at, u);
-            }
           } else {
             long value = value(vs[k], t, r);
             x = t == 'l' ? XXH64.hashLong(value, x) : XXH64.hashInt((int) value, x);
-            if (keyed[s]) {
-              at = fixed(s, at, value);
-            }
           }
         }
         h[r] = (weak(x) & mask) | top;
-        if (keyed[s]) {
-          ends[s][r] = at;
-        }
       }
-    }
-
-    /** A fixed-width value as 8 bytes (the row path writes a fixed-width column's 8). */
-    private int fixed(int s, int at, long value) {
-      room(s, at + 8);
-      Platform.putLong(keys[s], Platform.BYTE_ARRAY_OFFSET + at, value);
-      return at + 8;
     }
 
     /** A string as its length (a varint) and bytes, as the row path writes it. */
-    private int string(int s, int at, UTF8String u) {
+    private int string(int at, UTF8String u) {
       int size = u.numBytes();
-      room(s, at + size + 5);
-      byte[] bytes = keys[s];
+      room((long) at + size + 5);
       for (int v = size; ; v >>>= 7) {
         if ((v & ~0x7F) == 0) {
-          bytes[at++] = (byte) v;
+          key[at++] = (byte) v;
           break;
         }
-        bytes[at++] = (byte) ((v & 0x7F) | 0x80);
+        key[at++] = (byte) ((v & 0x7F) | 0x80);
       }
       Platform.copyMemory(
-          u.getBaseObject(), u.getBaseOffset(), bytes, Platform.BYTE_ARRAY_OFFSET + at, size);
+          u.getBaseObject(), u.getBaseOffset(), key, Platform.BYTE_ARRAY_OFFSET + at, size);
       return at + size;
     }
 
@@ -355,9 +332,13 @@ final class KeyColumns implements Serializable {
       return modulus > 0 ? Math.floorMod(hash, modulus) : hash;
     }
 
-    private void room(int s, int needed) {
-      if (needed > keys[s].length) {
-        keys[s] = Arrays.copyOf(keys[s], Math.max(keys[s].length * 2, needed));
+    private void room(long needed) {
+      if (needed > Integer.MAX_VALUE - 8) {
+        throw new IllegalStateException("a key of over 2 GiB");
+      }
+      if (needed > key.length) {
+        long grown = Math.min(2L * key.length, Integer.MAX_VALUE - 8);
+        key = Arrays.copyOf(key, (int) Math.max(grown, needed));
       }
     }
   }

@@ -9,6 +9,7 @@ import java.util.List;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
@@ -186,13 +187,23 @@ public final class KeyHashes {
       long keyBudget,
       boolean bitmaps,
       long modulus) {
-    Column[] picked = new Column[names.length];
-    for (int c = 0; c < names.length; c++) {
-      picked[c] = data.col("`" + names[c].replace("`", "``") + "`");
+    if (partitions <= 0) {
+      return null;
     }
-    Dataset<Row> selected = data.select(picked);
-    KeyColumns spec = KeyColumns.of(selected, bits, kinds, starts, flat, keyed, modulus);
-    if (spec == null || partitions <= 0) {
+    KeyColumns spec;
+    RDD<ColumnarBatch> scanned;
+    try { // planning only: whatever fails here, the row path may still count
+      Column[] picked = new Column[names.length];
+      for (int c = 0; c < names.length; c++) {
+        picked[c] = data.col("`" + names[c].replace("`", "``") + "`");
+      }
+      Dataset<Row> selected = data.select(picked);
+      spec = KeyColumns.of(selected, bits, kinds, starts, flat, keyed, modulus);
+      scanned = spec == null ? null : KeyColumns.batches(selected);
+    } catch (RuntimeException e) {
+      return null;
+    }
+    if (scanned == null) {
       return null;
     }
     final int sets = 1 << bits;
@@ -204,7 +215,7 @@ public final class KeyHashes {
     }
     final long bitmapped = bitmaps && kinds.length <= sets ? unchecked : 0;
     JavaRDD<ColumnarBatch> batches =
-        JavaRDD.fromRDD(KeyColumns.batches(selected), ClassTag$.MODULE$.apply(ColumnarBatch.class));
+        JavaRDD.fromRDD(scanned, ClassTag$.MODULE$.apply(ColumnarBatch.class));
     final int n = partitions;
     final int limit = Math.max(1, maxCandidates / n);
     List<long[]> parts =

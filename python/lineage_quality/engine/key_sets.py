@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -241,6 +242,18 @@ def _by_columns(
     return names, kinds, starts, flat
 
 
+def _summarize_columns(helper: Any, *args: Any) -> Any:
+    """`KeyHashes.summarizeColumns`, or None (the row path) when the helper lacks it; a failed
+    job is raised as from the row path."""
+    try:
+        return helper.summarizeColumns(*args)
+    except Py4JJavaError:
+        raise
+    except Py4JError as exc:  # no such method: a helper jar older than this module
+        log.warning("key sets hashed from rows: %s", str(exc).strip().splitlines()[0][:200])
+        return None
+
+
 def packed_key_counts(
     df: DataFrame, key_sets: Sequence[Sequence[str]], helper: Any, rows: int | None = None
 ) -> list[KeyCounts | None]:
@@ -269,7 +282,8 @@ def packed_key_counts(
     summary = None
     if columnar():  # hashed off the scan's column batches, where it is a plain columnar scan
         names, kinds, starts, flat = _by_columns(df, key_sets, p)
-        summary = helper.summarizeColumns(
+        summary = _summarize_columns(
+            helper,
             df._jdf,
             _strings(gateway, names),
             _ints(gateway, kinds),
