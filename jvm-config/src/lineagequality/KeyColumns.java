@@ -43,12 +43,16 @@ final class KeyColumns implements Serializable {
   static final int WIDE = 1; // a bigint key's value past the hash bits: hashed, checked
   static final int HASHED = 2; // the key's columns hashed: checked
   private static final long SEED = 42L; // Spark's xxhash64
+  // A slot's key bytes of one batch (4,096 rows) are staged together: past this (keys of
+  // ~64 KiB each), the task fails and the caller counts each key set on its own pass.
+  static final int MAX_BATCH_KEY_BYTES = 256 << 20;
 
   private final int shift;
   private final long mask;
   private final long fits; // a value in [-fits, fits) is one-to-one with its low `shift` bits
   private final int[] kinds; // per slot
   private final int[][] columns; // per slot, its key's columns (indexes into `types`)
+  private final boolean[] keyed; // per slot: its key's bytes travel with its hash
   private final char[] types; // per column: b byte, s short, i int or date, l long, u string
   private final int[] ordinal; // per column, its vector in the scan's batches
   private final long modulus; // > 0 (tests only): hashes taken modulo it, as Spark's pmod
@@ -57,6 +61,7 @@ final class KeyColumns implements Serializable {
       int bits,
       int[] kinds,
       int[][] columns,
+      boolean[] keyed,
       char[] types,
       int[] ordinal,
       long modulus) {
@@ -65,6 +70,7 @@ final class KeyColumns implements Serializable {
     this.fits = 1L << (shift - 1);
     this.kinds = kinds;
     this.columns = columns;
+    this.keyed = keyed;
     this.types = types;
     this.ordinal = ordinal;
     this.modulus = modulus;
@@ -95,14 +101,16 @@ final class KeyColumns implements Serializable {
       return null;
     }
     int[][] columns = new int[kinds.length][];
+    boolean[] keys = new boolean[kinds.length];
     for (int s = 0; s < kinds.length; s++) {
       columns[s] = Arrays.copyOfRange(flat, starts[s], starts[s + 1]);
+      keys[s] = keyed[s] != 0;
       boolean value = kinds[s] == VALUE || kinds[s] == WIDE;
       if (value && (columns[s].length != 1 || types[columns[s][0]] == 'u')) {
         throw new IllegalArgumentException("slot " + s + " is a value: one integer column");
       }
     }
-    return new KeyColumns(bits, kinds, columns, types, ordinal, modulus);
+    return new KeyColumns(bits, kinds, columns, keys, types, ordinal, modulus);
   }
 
   /** The batches of the scan under `selected`'s plan (which `of` accepted). */
@@ -184,20 +192,23 @@ final class KeyColumns implements Serializable {
   }
 
   /**
-   * Hashes of one batch at a time, per slot; a checked key's bytes are written when its row is
-   * taken, so a task holds one key's bytes at a time, whatever the batch's keys weigh.
+   * Hashes and key bytes of one batch at a time, per slot (staged per batch: written per row
+   * when taken, the key's strings were decoded twice, and RU lost what the columns gained).
    */
   private final class Batches implements KeyChunks.Rows {
     private final Iterator<ColumnarBatch> it;
-    private ColumnarBatch batch;
     private int n;
     private int row;
     private long[][] hashes = new long[kinds.length][0];
     private boolean[][] has = new boolean[kinds.length][0];
-    private byte[] key = new byte[1 << 10]; // the key being written
+    private byte[][] keys = new byte[kinds.length][];
+    private int[][] ends = new int[kinds.length][0];
 
     Batches(Iterator<ColumnarBatch> it) {
       this.it = it;
+      for (int s = 0; s < kinds.length; s++) {
+        keys[s] = keyed[s] ? new byte[1 << 16] : null;
+      }
     }
 
     @Override
@@ -223,63 +234,60 @@ final class KeyColumns implements Serializable {
       return hashes[c][row];
     }
 
-    /** Slot c's key of the current row, encoded as the row path encodes a key's columns. */
     @Override
     public void addKey(KeyChunks.Buffer b, long h, int c) {
-      int at = 0;
-      for (int k : columns[c]) {
-        ColumnVector v = batch.column(ordinal[k]);
-        if (types[k] == 'u') {
-          at = string(at, v.getUTF8String(row));
-        } else {
-          room(at + 8);
-          Platform.putLong(key, Platform.BYTE_ARRAY_OFFSET + at, value(v, types[k], row));
-          at += 8;
-        }
-      }
-      b.add(h, key, 0, at);
+      b.add(h, keys[c], row == 0 ? 0 : ends[c][row - 1], ends[c][row]);
     }
 
-    private void load(ColumnarBatch next) {
-      batch = next;
-      n = next.numRows();
+    private void load(ColumnarBatch batch) {
+      n = batch.numRows();
       row = -1;
       if (hashes[0].length < n) {
         for (int s = 0; s < kinds.length; s++) {
           hashes[s] = new long[n];
           has[s] = new boolean[n];
+          ends[s] = new int[n];
         }
       }
       for (int s = 0; s < kinds.length; s++) {
         if (kinds[s] == HASHED) {
-          hashed(s);
+          hashed(batch, s);
         } else {
-          valued(s);
+          valued(batch, s);
         }
       }
     }
 
     /** An integer key's slot: the value itself (VALUE) or its hash past the bits (WIDE). */
-    private void valued(int s) {
+    private void valued(ColumnarBatch batch, int s) {
       int c = columns[s][0];
       ColumnVector v = batch.column(ordinal[c]);
       long top = (long) s << shift;
       boolean wide = kinds[s] == WIDE;
       long[] h = hashes[s];
       boolean[] present = has[s];
+      int at = 0;
       for (int r = 0; r < n; r++) {
         boolean known = !v.isNullAt(r);
         long x = known ? value(v, types[c], r) : 0;
         boolean inside = x >= -fits && x < fits;
         present[r] = known && inside != wide;
-        if (present[r]) {
-          h[r] = ((wide ? weak(XXH64.hashLong(x, SEED)) : x) & mask) | top;
+        if (!present[r]) {
+          if (keyed[s]) {
+            ends[s][r] = at;
+          }
+          continue;
+        }
+        h[r] = ((wide ? weak(XXH64.hashLong(x, SEED)) : x) & mask) | top;
+        if (keyed[s]) {
+          at = fixed(s, at, x);
+          ends[s][r] = at;
         }
       }
     }
 
     /** A key's columns hashed as xxhash64 hashes them, where none is null. */
-    private void hashed(int s) {
+    private void hashed(ColumnarBatch batch, int s) {
       int[] cs = columns[s];
       ColumnVector[] vs = new ColumnVector[cs.length];
       for (int k = 0; k < cs.length; k++) {
@@ -288,6 +296,7 @@ final class KeyColumns implements Serializable {
       long top = (long) s << shift;
       long[] h = hashes[s];
       boolean[] present = has[s];
+      int at = 0;
       for (int r = 0; r < n; r++) {
         boolean known = true;
         for (int k = 0; k < cs.length && known; k++) {
@@ -295,6 +304,9 @@ final class KeyColumns implements Serializable {
         }
         present[r] = known;
         if (!known) {
+          if (keyed[s]) {
+            ends[s][r] = at;
+          }
           continue;
         }
         long x = SEED;
@@ -303,28 +315,45 @@ final class KeyColumns implements Serializable {
           if (t == 'u') {
             UTF8String u = vs[k].getUTF8String(r);
             x = XXH64.hashUnsafeBytes(u.getBaseObject(), u.getBaseOffset(), u.numBytes(), x);
+            if (keyed[s]) {
+              at = string(s, at, u);
+            }
           } else {
             long value = value(vs[k], t, r);
             x = t == 'l' ? XXH64.hashLong(value, x) : XXH64.hashInt((int) value, x);
+            if (keyed[s]) {
+              at = fixed(s, at, value);
+            }
           }
         }
         h[r] = (weak(x) & mask) | top;
+        if (keyed[s]) {
+          ends[s][r] = at;
+        }
       }
     }
 
+    /** A fixed-width value as 8 bytes (the row path writes a fixed-width column's 8). */
+    private int fixed(int s, int at, long value) {
+      room(s, (long) at + 8);
+      Platform.putLong(keys[s], Platform.BYTE_ARRAY_OFFSET + at, value);
+      return at + 8;
+    }
+
     /** A string as its length (a varint) and bytes, as the row path writes it. */
-    private int string(int at, UTF8String u) {
+    private int string(int s, int at, UTF8String u) {
       int size = u.numBytes();
-      room((long) at + size + 5);
+      room(s, (long) at + size + 5);
+      byte[] bytes = keys[s];
       for (int v = size; ; v >>>= 7) {
         if ((v & ~0x7F) == 0) {
-          key[at++] = (byte) v;
+          bytes[at++] = (byte) v;
           break;
         }
-        key[at++] = (byte) ((v & 0x7F) | 0x80);
+        bytes[at++] = (byte) ((v & 0x7F) | 0x80);
       }
       Platform.copyMemory(
-          u.getBaseObject(), u.getBaseOffset(), key, Platform.BYTE_ARRAY_OFFSET + at, size);
+          u.getBaseObject(), u.getBaseOffset(), bytes, Platform.BYTE_ARRAY_OFFSET + at, size);
       return at + size;
     }
 
@@ -332,13 +361,14 @@ final class KeyColumns implements Serializable {
       return modulus > 0 ? Math.floorMod(hash, modulus) : hash;
     }
 
-    private void room(long needed) {
-      if (needed > Integer.MAX_VALUE - 8) {
-        throw new IllegalStateException("a key of over 2 GiB");
+    private void room(int s, long needed) {
+      if (needed > MAX_BATCH_KEY_BYTES) { // the task fails; the caller counts each set alone
+        throw new IllegalStateException(
+            "over " + MAX_BATCH_KEY_BYTES + " bytes of keys in one batch of " + n + " rows");
       }
-      if (needed > key.length) {
-        long grown = Math.min(2L * key.length, Integer.MAX_VALUE - 8);
-        key = Arrays.copyOf(key, (int) Math.max(grown, needed));
+      if (needed > keys[s].length) {
+        long grown = Math.min(2L * keys[s].length, MAX_BATCH_KEY_BYTES);
+        keys[s] = Arrays.copyOf(keys[s], (int) Math.max(grown, needed));
       }
     }
   }
