@@ -128,6 +128,17 @@ final class KeyChunks {
     };
   }
 
+  /** `value` (>= 0) as a varint at bytes[at]; the position after it (a key part's length). */
+  static int varint(byte[] bytes, int at, int value) {
+    for (int v = value; ; v >>>= 7) {
+      if ((v & ~0x7F) == 0) {
+        bytes[at++] = (byte) v;
+        return at;
+      }
+      bytes[at++] = (byte) ((v & 0x7F) | 0x80);
+    }
+  }
+
   /** One buffer of a map task for one target partition. */
   static final class Buffer {
     long[] hashes = new long[CHUNK];
@@ -172,13 +183,7 @@ final class KeyChunks {
         if (fixed[k]) {
           Platform.putLong(bytes, Platform.BYTE_ARRAY_OFFSET + at, slot);
         } else {
-          for (int v = size; ; v >>>= 7) {
-            if ((v & ~0x7F) == 0) {
-              bytes[at++] = (byte) v;
-              break;
-            }
-            bytes[at++] = (byte) ((v & 0x7F) | 0x80);
-          }
+          at = varint(bytes, at, size);
           Platform.copyMemory(
               row.getBaseObject(),
               row.getBaseOffset() + (slot >>> 32),

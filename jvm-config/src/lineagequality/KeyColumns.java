@@ -345,13 +345,7 @@ final class KeyColumns implements Serializable {
       int size = u.numBytes();
       room(s, (long) at + size + 5);
       byte[] bytes = keys[s];
-      for (int v = size; ; v >>>= 7) {
-        if ((v & ~0x7F) == 0) {
-          bytes[at++] = (byte) v;
-          break;
-        }
-        bytes[at++] = (byte) ((v & 0x7F) | 0x80);
-      }
+      at = KeyChunks.varint(bytes, at, size);
       Platform.copyMemory(
           u.getBaseObject(), u.getBaseOffset(), bytes, Platform.BYTE_ARRAY_OFFSET + at, size);
       return at + size;
