@@ -17,6 +17,12 @@ DAY = 24 * 3600.0
 # one START of 1.5 MB ids made 4.5 MB of rows there (issue 27).
 MAX_RUN_ID_CHARS = 64
 
+# How far in the future an event's `eventTime` may be, by our clock: farther is refused (400). A
+# mislabelled time zone is off by at most 14 hours; a year-9999 time is a broken or hostile sender
+# whose time would otherwise become the store's newest (issue 44). Event times are never clamped:
+# the event goes to the sink as it came, or not at all, with a clear answer to its sender.
+MAX_FUTURE_SKEW_SECONDS = 24 * 3600
+
 
 @attrs.frozen
 class RunBookBounds:

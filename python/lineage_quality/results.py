@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 
 import attrs
 
@@ -18,6 +19,23 @@ DATASET_REMOVED = "DATASET_REMOVED"
 HISTORY_TOO_SHORT = "HISTORY_TOO_SHORT"
 # Skip reasons of datasets nothing was evaluated on: no dataset facet claims anything about them.
 NOT_EVALUATED = frozenset({RUN_FAILED, DATASET_REMOVED})
+
+
+# A non-finite value (NaN measured on real data) has no JSON number: everywhere we write one, it is
+# this string instead (docs/reliability.md); never a number in the history store.
+NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def finite(value: object) -> object:
+    """`value` with every non-finite float (at any depth of dicts, lists and tuples) replaced by
+    its name in `NON_FINITE`."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else NON_FINITE[repr(value)]
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 class Status(enum.Enum):
@@ -85,6 +103,8 @@ class RuleResult:
         value = self.actual
         if isinstance(value, int):
             text = str(value)
+        elif not math.isfinite(value):  # as JSON's readers spell them (docs/reliability.md)
+            text = NON_FINITE[repr(value)]
         else:
             text = str(int(value)) if value.is_integer() else f"{value:.6g}"
         return text + ("%" if self.rule.unit is Unit.PERCENT else "")

@@ -52,8 +52,12 @@ def test_a_string_that_looks_like_the_placeholder_stays_a_string() -> None:
 
 def test_plain_values_and_refusals_are_as_json_writes_them() -> None:
     assert rawjson.dumps({"x": (1, 2.5, None)}) == '{"x":[1,2.5,null]}'
-    with pytest.raises(ValueError):
-        rawjson.dumps({"x": float("inf")})
+    # issue 44: a non-finite float of ours is carried as its name, never refused (a refusal held
+    # the event, and its worker, forever)
+    nan, inf = float("nan"), float("inf")
+    assert rawjson.dumps({"x": inf, "y": [nan, {"z": -inf}], "n": JsonNumber("1e400")}) == (
+        '{"x":"Infinity","y":["NaN",{"z":"-Infinity"}],"n":1e400}'
+    )
     with pytest.raises(TypeError):
         rawjson.dumps({"x": object()})
 
@@ -65,3 +69,23 @@ def test_numbers_are_copied_as_themselves() -> None:
     assert copied == tree and copied is not tree
     assert copied["a"][1] is tree["a"][1]
     assert copy.copy(tree["a"][0]) is tree["a"][0]
+
+
+def test_a_lone_surrogate_is_written_back_as_its_escape() -> None:
+    # issue 44: `"\\ud800"` in a received event decodes to a lone surrogate; written raw, the
+    # text could not be encoded to UTF-8 (the spool failed on it, forever)
+    tree = rawjson.loads('{"job":"a\\ud800b","k\\udfff":["\\ud83d\\ude00",1]}')
+    text = rawjson.dumps(tree)
+    text.encode("utf-8")  # raises on a lone surrogate
+    assert text == '{"job":"a\\ud800b","k\\udfff":["\U0001f600",1]}'
+    assert rawjson.loads(text) == tree
+
+
+def test_integers_of_any_length_parse_and_pass_through() -> None:
+    digits = "9" * 5000  # past Python's 4300-digit int conversion limit
+    assert rawjson.dumps(rawjson.loads(f'{{"n":{digits}}}')) == f'{{"n":{digits}}}'
+    assert rawjson.loads_plain(f'{{"n":{digits},"m":-{digits},"k":7}}') == {
+        "n": float("inf"),
+        "m": float("-inf"),
+        "k": 7,
+    }

@@ -13,7 +13,6 @@ Differences from `serve`, each for a reason:
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -26,6 +25,7 @@ from lineage_quality.driver.gate import Blocking, blocking
 from lineage_quality.driver.own_runs import OwnRunFilter
 from lineage_quality.engine.quarantine import QuarantineConfig
 from lineage_quality.history.store import HistoryStore
+from lineage_quality.producer import rawjson
 from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.producer.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.producer.forward import Forwarder
@@ -90,7 +90,7 @@ class DriverProducer(Producer):
             first, self._on_first_event = self._on_first_event, None
             if first is not None:
                 first()
-            passed = self.own_runs.offer(json.loads(body) if event is None else event, body)
+            passed = self.own_runs.offer(rawjson.loads(body) if event is None else event, body)
             for item in passed:
                 self.spool.put(item)
 

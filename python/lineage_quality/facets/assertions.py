@@ -21,7 +21,7 @@ from openlineage.client.generated.data_quality_assertions_dataset import (
 from openlineage.client.generated.test_run import TestExecution, TestRunFacet
 from openlineage.client.serde import Serde
 
-from lineage_quality.results import RuleResult, Status
+from lineage_quality.results import RuleResult, Status, finite
 from lineage_quality.rules import Rule
 from lineage_quality.version import PRODUCER
 
@@ -39,10 +39,11 @@ def _params(result: RuleResult) -> dict[str, Any]:
         params["skipReason"] = result.skip_reason
     if result.scope:
         params["scope"] = result.scope
+    # a NaN measured on real data has no JSON number: "NaN" / "Infinity" (results.finite)
     if result.baseline is not None:
-        params["baseline"] = dict(result.baseline)
+        params["baseline"] = finite(dict(result.baseline))
     if result.measured is not None:
-        params["value"] = result.measured
+        params["value"] = finite(result.measured)
     if result.quarantine is not None:
         where = result.quarantine
         params["quarantine"] = {"path": where.path, "rows": where.rows}

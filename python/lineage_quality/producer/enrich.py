@@ -16,6 +16,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from openlineage.client.generated.data_quality_assertions_dataset import (
+    Assertion,
+    DataQualityAssertionsDatasetFacet,
+)
+from openlineage.client.generated.test_run import TestExecution
 
 from lineage_quality.facets import (
     assertions_facet_json,
@@ -25,6 +30,7 @@ from lineage_quality.facets import (
     to_json_dict,
 )
 from lineage_quality.measures import DatasetMeasures
+from lineage_quality.producer import rawjson
 from lineage_quality.results import NOT_EVALUATED, RuleResult
 from lineage_quality.version import PRODUCER
 
@@ -98,12 +104,26 @@ def _metrics_json(
     return to_json_dict(dataset_metrics_facet(measures, when if isinstance(when, str) else None))
 
 
+# What one event may gain (our facets, as JSON bytes), whatever it lists: without a bound, a 28 KB
+# event listing a profiled 2,000-column dataset 500 times grew to 67 MB (issue 44). A dataset's
+# facets past it are left out, and an ERROR assertion there says so (docs/reliability.md).
+MAX_ADDED_BYTES = 8 * 1024 * 1024
+LEFT_OUT = "facetsLeftOut"  # the assertion that stands for facets past the bound
+
+
 def enrich(
-    event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
+    event: Mapping[str, Any],
+    results: Mapping[DatasetRef, Sequence[RuleResult]],
+    max_added_bytes: int = MAX_ADDED_BYTES,
 ) -> dict[str, Any]:
-    """A copy of `event` with the results attached; `event` itself is not modified."""
+    """A copy of `event` with the results attached; `event` itself is not modified. At most
+    `max_added_bytes` of facets are added (each dataset's assertions, metrics and its share of
+    the run's `test` facet count); a dataset whose facets would pass it gets one ERROR assertion
+    naming what was left out instead."""
     out: dict[str, Any] = copy.deepcopy(dict(event))
     run_tests: list[tuple[str, RuleResult]] = []
+    budget = max_added_bytes
+    left_out: list[str] = []
     for ref, rule_results in results.items():
         if not rule_results:
             continue
@@ -117,16 +137,64 @@ def enrich(
         if not isinstance(facets, dict):
             facets = {}
             dataset[where] = facets
-        _place(facets, ASSERTIONS_KEY, assertions_facet_json(rule_results))
+        added = {ASSERTIONS_KEY: assertions_facet_json(rule_results)}
         measures = _measures(rule_results)
         if measures is not None:
-            _place(facets, METRICS_KEY, _metrics_json(ref, measures, event))
+            added[METRICS_KEY] = _metrics_json(ref, measures, event)
+        # the run's test facet repeats each assertion: about the assertions' size again
+        size = sum(len(rawjson.dumps(f)) for f in added.values())
+        size += len(rawjson.dumps(added[ASSERTIONS_KEY]))
+        if size > budget:
+            message = _left_out_message(ref, rule_results, size, max_added_bytes)
+            left_out.append(message)
+            _place(facets, ASSERTIONS_KEY, _left_out_facet(message))
+            continue
+        budget -= size
+        for key, facet in added.items():
+            _place(facets, key, facet)
         run_tests.extend((ref.key, r) for r in rule_results)
-    if run_tests:
+    if run_tests or left_out:
         run = out.setdefault("run", {})
         run_facets = run.get("facets")
         if not isinstance(run_facets, dict):
             run_facets = {}
             run["facets"] = run_facets
-        _place(run_facets, TEST_RUN_KEY, to_json_dict(test_run_facet(run_tests)))
+        tests = to_json_dict(test_run_facet(run_tests))
+        tests["tests"].extend(_left_out_test(message) for message in left_out)
+        _place(run_facets, TEST_RUN_KEY, tests)
     return out
+
+
+def _left_out_message(
+    ref: DatasetRef, results: Sequence[RuleResult], size: int, bound: int
+) -> str:
+    return (
+        f"{len(results)} assertion(s) and the metrics of {ref.role} {ref.key} (about {size} "
+        f"bytes) were left out: this event's facets reached the bound of {bound} bytes "
+        "(--max-added-bytes)"
+    )
+
+
+def _left_out_facet(message: str) -> dict[str, Any]:
+    facet = to_json_dict(DataQualityAssertionsDatasetFacet(assertions=[], producer=PRODUCER))
+    facet["assertions"] = [
+        to_json_dict(
+            Assertion(
+                assertion=LEFT_OUT,
+                success=False,
+                params={"status": "ERROR", "error": message},
+            )
+        )
+    ]
+    return facet
+
+
+def _left_out_test(message: str) -> dict[str, Any]:
+    return to_json_dict(
+        TestExecution(
+            name=LEFT_OUT,
+            status="fail",
+            type=LEFT_OUT,
+            params={"status": "ERROR", "error": message},
+        )
+    )

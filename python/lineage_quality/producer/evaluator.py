@@ -260,10 +260,18 @@ class Evaluator:
         return True
 
     def bound(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[BoundRules]]:
-        """The event's datasets that have rules, with those rules. Pure but for the log line of
-        a dataset that a contract nearly binds (once per dataset)."""
+        """The event's datasets that have rules, with those rules (a dataset listed twice in one
+        role: its first listing). Pure but for the log line of a dataset that a contract nearly
+        binds (once per dataset)."""
         out: dict[DatasetRef, list[BoundRules]] = {}
+        seen: set[tuple[str, str, str]] = set()
         for ref in datasets_of(event):
+            # a dataset listed twice as input (or as output) is the same data of the same run:
+            # evaluated and enriched once, at its first listing (an event must not multiply work)
+            listed = (ref.role, ref.namespace, ref.name)
+            if listed in seen:
+                continue
+            seen.add(listed)
             dataset = event[ref.role][ref.index]
             facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
             tables = table_names(facets)

@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from lineage_quality.bounds import MAX_RUN_ID_CHARS
+from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, MAX_RUN_ID_CHARS
 from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.version import PRODUCER
 
@@ -90,6 +90,15 @@ def _check_time(event: Mapping[str, Any]) -> None:
         ) from None
     if parsed.tzinfo is None:
         raise InvalidEventError("`eventTime` needs a UTC offset (e.g. `Z` or `+00:00`)")
+    try:
+        ahead = (parsed - dt.datetime.now(dt.UTC)).total_seconds()
+    except OverflowError:  # 9999-12-31T23:59-01:00 is past datetime's range in UTC
+        ahead = float("inf")
+    if ahead > MAX_FUTURE_SKEW_SECONDS:
+        raise InvalidEventError(
+            f"`eventTime` {text[:64]!r} is more than {MAX_FUTURE_SKEW_SECONDS // 3600} hours "
+            "ahead of this producer's clock: fix the sender's clock or time zone"
+        )
 
 
 def check_event(event: Any) -> str:

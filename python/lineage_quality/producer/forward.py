@@ -8,7 +8,6 @@ sink takes it, dead-letters what a sink refuses for good, and deletes it from th
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -22,6 +21,7 @@ from openlineage.client.serde import Serde
 from openlineage.client.transport import Transport
 
 from lineage_quality.errors import ConfigError
+from lineage_quality.producer import rawjson
 from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.http_fast import FastHttp
 from lineage_quality.producer.settings import Settings
@@ -55,10 +55,11 @@ class RawEvent(dict[str, Any]):
     event must reach the sink as received, with only our facets inserted. The dict holds the
     parsed event for transports that read it (a Kafka message key, a file name), with plain JSON
     values (no rawjson numbers: a custom transport may `json.dumps` it), parsed by `json`'s C
-    parser: the one parse left for a transport other than plain http."""
+    parser: the one parse left for a transport other than plain http. An integer past Python's
+    digit limit becomes a float there (rawjson.loads_plain); the text keeps it as written."""
 
     def __init__(self, text: str) -> None:
-        super().__init__(json.loads(text))
+        super().__init__(rawjson.loads_plain(text))
         self.text = text
 
 
@@ -149,7 +150,7 @@ class Delivery:
         refusals = item.refused  # by its write-through attempt, before it was spooled
         limit = self.settings.dead_letter_after
         if limit and refusals >= limit:
-            self._bury(item, f"refused {refusals} time(s) when written through")
+            self.bury(item, f"refused {refusals} time(s) when written through")
             return False
         while True:
             try:
@@ -161,7 +162,7 @@ class Delivery:
                 if refused_for_good(exc):
                     refusals += 1
                     if limit and refusals >= limit:
-                        self._bury(item, f"refused {refusals} times: {_short(exc)}")
+                        self.bury(item, f"refused {refusals} times: {_short(exc)}")
                         return False
                 backoff = next(delays)
                 log.warning(
@@ -178,7 +179,9 @@ class Delivery:
             self._count("forwarded")
             return True
 
-    def _bury(self, item: SpooledEvent, reason: str) -> None:
+    def bury(self, item: SpooledEvent, reason: str) -> None:
+        """`item` to the dead letters with `reason`, counted and logged (a failure to move it
+        is logged: it stays in the spool)."""
         try:
             expired = self.spool.dead_letter(item.id, reason)
         except sqlite3.Error as exc:

@@ -3,6 +3,12 @@ key order, unknown fields. The receiver parses each event once with `loads`; tha
 the worker, the evaluation and enrich, and is written back with `dumps`, so nothing but our facets
 changes: `1e400` stays `1e400` (never `Infinity`), `1.0` stays `1.0`, 2^64 stays exact. Pure.
 
+What cannot be written as received is made JSON here, never refused later (a refusal would hold
+the event forever): a non-finite float of ours (a NaN measured on real data) is written as the
+string "NaN", "Infinity" or "-Infinity"; a lone surrogate in a string (`"\\ud800"` in the received
+text decodes to one) is written back as its `\\uXXXX` escape, so the text always encodes to UTF-8.
+`loads_plain` takes integers of any length (Python refuses to convert over 4300 digits).
+
 `dumps` runs on the `json` module's C encoder: a JsonNumber is written as a placeholder string
 that cannot occur in the rest of the output (it holds a random token of the call, and a control
 character the encoder escapes everywhere else), then each placeholder is replaced by the number's
@@ -12,7 +18,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
+
+from lineage_quality.results import finite
 
 
 class JsonNumber:
@@ -51,7 +60,18 @@ def no_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(
     parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=no_constant
 )
-_PLAIN = json.JSONDecoder(parse_constant=no_constant)
+
+
+def _plain_int(text: str) -> int | float:
+    """An integer as Python's `json` gives it; past Python's digit limit (a 5000-digit number in
+    an event) the nearest float (an infinity), rather than a ValueError on an event we accepted."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+_PLAIN = json.JSONDecoder(parse_constant=no_constant, parse_int=_plain_int)
 
 
 def loads(text: str) -> Any:
@@ -64,9 +84,27 @@ def loads_plain(text: str) -> Any:
     return _PLAIN.decode(text)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def dumps(value: Any) -> str:
     """Compact JSON (non-ASCII as is); JsonNumbers as written; plain Python values as `json`
-    writes them, except that a non-finite float is refused (it has no JSON form)."""
+    writes them, but a non-finite float as its name in a string and a lone surrogate as its
+    escape (module docstring): the text is always JSON and always encodes to UTF-8."""
+    try:
+        text = _dumps(value)
+    except ValueError:  # "Out of range float values are not JSON compliant": rare, so walk now
+        text = _dumps(finite(value))
+    if _SURROGATE.search(text) is not None:
+        text = _SURROGATE.sub(_escape_surrogate, text)
+    return text
+
+
+def _dumps(value: Any) -> str:
     numbers: list[str] = []
     mark = "\x00" + os.urandom(12).hex()  # never in another string of this output (see above)
 

@@ -37,6 +37,7 @@ from lineage_quality.producer import rawjson
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
 from lineage_quality.producer.backoff import status_refuses_for_good
+from lineage_quality.producer.counters import Counters
 from lineage_quality.producer.enrich import DatasetRef, enrich
 from lineage_quality.producer.evaluation import Evaluation
 from lineage_quality.producer.evaluator import Evaluator
@@ -44,6 +45,7 @@ from lineage_quality.producer.events import lane_of, late_skeleton, now_iso
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
 from lineage_quality.producer.metrics import Metrics, refusal_reason
+from lineage_quality.producer.poison import Troubles, describe
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
@@ -59,32 +61,6 @@ JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with
 _STOP_POLL = 0.5
 
 Results = Mapping[DatasetRef, Sequence[RuleResult]]
-
-
-class Counters:
-    """What the producer did, for logs, health and tests: `forwarded`, `forward_failures`,
-    `timeouts`, `late` (follow-ups stored), `rejected`..."""
-
-    def __init__(self) -> None:
-        self._values: dict[str, int] = {}
-        self._changed = threading.Condition()
-
-    def add(self, name: str, n: int = 1) -> None:
-        with self._changed:
-            self._values[name] = self._values.get(name, 0) + n
-            self._changed.notify_all()
-
-    def __getitem__(self, name: str) -> int:
-        with self._changed:
-            return self._values.get(name, 0)
-
-    def snapshot(self) -> dict[str, int]:
-        with self._changed:
-            return dict(self._values)
-
-    def wait_for(self, name: str, at_least: int, timeout: float) -> bool:
-        with self._changed:
-            return self._changed.wait_for(lambda: self._values.get(name, 0) >= at_least, timeout)
 
 
 class Producer:
@@ -153,6 +129,7 @@ class Producer:
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
             for i in range(max(1, settings.workers))
         ]
+        self._troubles = Troubles(settings.poison_after, settings.retry)
         self._running: dict[str, Evaluation] = {}
         self._running_lock = threading.Lock()
 
@@ -311,7 +288,7 @@ class Producer:
             return body
         results = self.evaluator.evaluate(event)
         self._results_ready(event, results)
-        return rawjson.dumps(enrich(event, results))
+        return rawjson.dumps(enrich(event, results, self.settings.max_added_bytes))
 
     # -- workers --------------------------------------------------------------------------------
 
@@ -331,9 +308,9 @@ class Producer:
             following: SpooledEvent | None = None
             try:
                 release = self._handle(item)
-            except Exception:
-                log.exception("unexpected error handling event %d; retrying it", item.id)
-                self._stop.wait(self.settings.retry.initial)
+                self._troubles.succeeded(item.id)
+            except Exception as exc:
+                self._troubled(item, exc)
             finally:
                 if release:
                     if self._stop.is_set():
@@ -341,6 +318,23 @@ class Producer:
                     else:
                         following = self.spool.go_on(item.lane)
             item = following
+
+    def _troubled(self, item: SpooledEvent, exc: Exception) -> None:
+        """Handling `item` raised: dead-letter it, or wait and try again (poison.py)."""
+        failures, backoff = self._troubles.failed(item.id, exc)
+        if backoff is None:
+            log.error(
+                "event %d could not be handled (%s, %d time(s)); moving it to the dead letters",
+                item.id, describe(exc), failures, exc_info=exc,
+            )  # fmt: skip
+            self.delivery.bury(item, f"could not be handled: {describe(exc)}")
+            return
+        log.warning(
+            "unexpected error handling event %d (%s); retrying it in %.1fs (%d of %d)",
+            item.id, describe(exc), backoff, failures, self.settings.poison_after, exc_info=exc,
+        )  # fmt: skip
+        with self.spool.parked(item.lane):
+            self._stop.wait(backoff)
 
     def _handle(self, item: SpooledEvent) -> bool:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running
@@ -453,14 +447,14 @@ class Producer:
         if in_time:
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, enrich(event, results))
+            return self._keep(item, enrich(event, results, self.settings.max_added_bytes))
 
         message = f"evaluation timed out after {self.settings.evaluation_timeout:g}s"
         results, late = evaluation.partial(message)
         if not late:  # every dataset finished just now
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, enrich(event, results))
+            return self._keep(item, enrich(event, results, self.settings.max_added_bytes))
         self.counters.add("timeouts")
         log.warning(
             "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
@@ -471,7 +465,7 @@ class Producer:
             len(late),
             self.settings.late_event_type,
         )
-        body = rawjson.dumps(enrich(event, results))
+        body = rawjson.dumps(enrich(event, results, self.settings.max_added_bytes))
         self._results_ready(event, results, provisional=late)
         skeleton, mapping = late_skeleton(event, late, self.settings.late_event_type)
         try:
@@ -484,7 +478,7 @@ class Producer:
                     return None
             results = evaluation.final()
             self._results_ready(event, results)
-            return self._keep(item, enrich(event, results))
+            return self._keep(item, enrich(event, results, self.settings.max_added_bytes))
         self.counters.add("late")
         evaluation.when_done(
             lambda: self._deliver_late(
@@ -527,7 +521,8 @@ class Producer:
             late = {mapping[ref]: r for ref, r in results.items() if ref in mapping}
             self._results_ready(skeleton, late)
             event = {**skeleton, "eventTime": now_iso()}
-            self.spool.replace(late_id, rawjson.dumps(enrich(event, late)))
+            enriched = enrich(event, late, self.settings.max_added_bytes)
+            self.spool.replace(late_id, rawjson.dumps(enriched))
             log.info("late results of %d dataset(s) ready as event %d", len(late), late_id)
         except Exception:
             log.exception("could not store the late results of event %d", late_id)

@@ -20,6 +20,7 @@ import attrs
 
 from lineage_quality.bounds import RunBookBounds
 from lineage_quality.producer.backoff import FORWARD_BACKOFF, Backoff
+from lineage_quality.producer.enrich import MAX_ADDED_BYTES
 
 MIB = 1024 * 1024
 DEFAULT_SPOOL = Path(".lineage-quality/spool.db")
@@ -80,6 +81,12 @@ class Settings:
         "largest event body, also once inflated (default %(default)s)",
         validator=_positive,
     )  # fmt: skip
+    max_added_bytes: int = _setting(
+        MAX_ADDED_BYTES, "--max-added-bytes",
+        "most bytes of facets one event may gain; past it a dataset's facets are left out and "
+        "an ERROR assertion says so (default %(default)s, 8 MiB)",
+        metavar="BYTES", validator=_positive,
+    )  # fmt: skip
     idle_timeout: float = _setting(60.0, validator=_positive)  # a kept-alive connection, idle
     header_timeout: float = _setting(10.0, validator=_positive)  # first byte to end of headers
     body_timeout: float = _setting(60.0, validator=_positive)  # the whole body (no slowloris)
@@ -139,6 +146,12 @@ class Settings:
         5, "--dead-letter-after",
         "move an event the sink refused N times with a 4xx to the dead letters (0: never)",
         group="reliability", metavar="N", validator=_not_negative,
+    )  # fmt: skip
+    poison_after: int = _setting(
+        5, "--poison-after",
+        "move an event whose handling (not its sink) failed N times in a row to the dead "
+        "letters; one that cannot be encoded or parsed goes at once (default %(default)s)",
+        group="reliability", metavar="N", validator=_positive,
     )  # fmt: skip
     # an event the sink refused for good is kept aside, out of its lane; past these the oldest
     # dead letters expire (counted, logged): new events keep flowing, the disk stays bounded

@@ -12,7 +12,6 @@ writer's commit (its disk sync), so forwarding goes on while events arrive.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from lineage_quality.producer import rawjson
 from lineage_quality.producer.events import lane_of
 from lineage_quality.producer.spool.reserve import Reserve, is_full
 
@@ -75,7 +75,7 @@ class SpooledEvent:
 def lane_of_body(body: str) -> str:
     """`events.lane_of` of an event's JSON text; "" when it is not a JSON object."""
     try:
-        event = json.loads(body)
+        event = rawjson.loads_plain(body)
     except ValueError:
         return ""
     return lane_of(event) if isinstance(event, dict) else ""
