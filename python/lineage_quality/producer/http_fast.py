@@ -13,6 +13,14 @@ once the retries are spent).
 could behave differently: another transport class, `https`, a session or adapter of one's own,
 credentials in the URL, a proxy from the environment or a `.netrc` entry for the host. A redirect
 answer is left to the transport too (`send` returns False).
+
+It trusts nothing it did not ask for: a kept-alive connection carries no request ids, so a byte
+the sink sent beyond the answer to a request (an answer written twice by a buggy proxy) would be
+taken as the answer to the next one, and that event, never read by the sink, counted as
+delivered. So a connection is used again only when its answer framed cleanly by HTTP/1.1's own
+rules and nothing has come since (checked before every reuse). And an answer has one deadline,
+the transport's timeout from the request on, however it trickles in (a timeout per read let a
+sink sending a byte every 0.4 s hold a send for as long as it liked).
 """
 
 from __future__ import annotations
@@ -22,7 +30,6 @@ import select
 import socket
 import threading
 import time
-from typing import Any
 from urllib.parse import urljoin
 
 import requests
@@ -35,28 +42,92 @@ from urllib3.util import Retry, parse_url
 
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
+_MAX_BODY = 16 * 1024 * 1024  # an answer's body (an error page) held at most
 _MAX_IDLE = 16  # idle connections `send_once` keeps for the next event
-_FRESH = 0.5  # seconds
+_READ = 65536
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 class _Connection:
+    """A socket and the bytes read from it but not yet taken, read against one deadline.
+
+    The answer to a request is read against the request's deadline, set by `start`: a sink
+    trickling its answer a byte at a time cannot hold a send past it (a timeout per read
+    could). Whatever the sink sent beyond that answer stays in `pending` (or in the socket):
+    `clean` says there is none, and a connection that is not clean is never used again."""
+
     def __init__(self, host: str, port: int, timeout: float) -> None:
         self.sock = socket.create_connection((host, port), timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as urllib3 does
-        self.file = self.sock.makefile("rb")
-        self.used = 0.0  # monotonic time its last answer was read (`send_once`'s pool)
+        self.pending = bytearray()  # read from the socket, not part of an answer taken yet
+        self.deadline = 0.0
 
-    def dropped(self) -> bool:
-        """The peer closed the idle connection (or sent something unasked): not reusable."""
+    def clean(self) -> bool:
+        """Nothing came beyond the last answer and the peer has not closed: reusable. A sink
+        that wrote anything unasked (an answer twice) would have it taken as the answer to the
+        next request."""
+        if self.pending:
+            return False
         try:
-            readable, _, _ = select.select([self.sock], [], [], 0)
+            poller = select.poll()
+            poller.register(self.sock, select.POLLIN | select.POLLPRI)
+            return not poller.poll(0)  # readable (data or EOF), hung up or in error: no
         except (OSError, ValueError):
-            return True
-        return bool(readable)
+            return False
+
+    def start(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def sendall(self, data: bytes) -> None:
+        self.sock.settimeout(self._remaining())
+        self.sock.sendall(data)  # its timeout bounds the whole send (Python >= 3.5)
+
+    def _remaining(self) -> float:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("no complete answer within the deadline")
+        return remaining
+
+    def _fill(self) -> bool:
+        """Read what the socket has, within the deadline; False at the end of the stream."""
+        self.sock.settimeout(self._remaining())
+        data = self.sock.recv(_READ)
+        self.pending += data
+        return bool(data)
+
+    def read_line(self) -> bytes:
+        searched = 0
+        while True:
+            end = self.pending.find(b"\n", searched)
+            if end >= 0:
+                if end >= _MAX_LINE:
+                    raise ProtocolError("response line too long")
+                line = bytes(self.pending[: end + 1])
+                del self.pending[: end + 1]
+                return line
+            if len(self.pending) > _MAX_LINE:
+                raise ProtocolError("response line too long")
+            searched = len(self.pending)
+            if not self._fill():
+                raise ProtocolError("connection closed by the sink before an answer")
+
+    def read(self, size: int) -> bytes:
+        while len(self.pending) < size:
+            if not self._fill():
+                raise ProtocolError("response ends before its framing says")
+        data = bytes(self.pending[:size])
+        del self.pending[:size]
+        return data
+
+    def read_to_close(self) -> bytes:
+        while self._fill():
+            if len(self.pending) > _MAX_BODY:
+                raise ProtocolError("response body too large")
+        data = bytes(self.pending)
+        self.pending.clear()
+        return data
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.file.close()
         with contextlib.suppress(OSError):
             self.sock.close()
 
@@ -69,76 +140,93 @@ class _Answer:
         self.body = body
 
 
-def _read_line(file: Any) -> bytes:
-    line: bytes = file.readline(_MAX_LINE + 1)
-    if len(line) > _MAX_LINE:
-        raise ProtocolError("response line too long")
-    if not line:
-        raise ProtocolError("connection closed by the sink before an answer")
-    return line
-
-
-def _read_answer(file: Any) -> tuple[_Answer, bool]:
-    """One response (1xx answers skipped) and whether the connection may be reused."""
+def _read_answer(conn: _Connection) -> tuple[_Answer, bool]:
+    """One response and whether the connection may be reused: only when the answer framed
+    cleanly by HTTP/1.1's own rules (a kept-alive version and no `Connection: close`, one plain
+    Content-Length or exactly `chunked`, no interim answer but 100). Anything lenient, ambiguous
+    or malformed raises ProtocolError or leaves the connection to be closed."""
+    keep = True
     while True:
-        version, status, reason = _status_line(_read_line(file))
-        headers: dict[str, str] = {}
-        for _ in range(_MAX_HEADERS + 1):
-            line = _read_line(file)
-            if line in (b"\r\n", b"\n"):
-                break
-            name, sep, value = line.decode("latin-1").partition(":")
-            if not sep:
-                raise ProtocolError(f"bad header line {line[:80]!r}")
-            key = name.strip().lower()
-            value = value.strip()
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        else:
-            raise ProtocolError("too many response headers")
-        if 100 <= status < 200:
-            continue
-        break
-    connection = headers.get("connection", "").lower()
-    keep = "close" not in connection and (version == "HTTP/1.1" or "keep-alive" in connection)
+        version, status, reason = _status_line(conn.read_line())
+        headers = _read_headers(conn)
+        if status == 101:  # a protocol switch nobody asked for: nothing after it is HTTP
+            raise ProtocolError("the sink switched protocols (101)")
+        if status >= 200:
+            break
+        if status != 100:  # 102, 103...: skipped, but the connection is not trusted again
+            keep = False
+    connection = {t.strip() for t in headers.get("connection", "").lower().split(",")}
+    kept_alive = version == "HTTP/1.1" or (version == "HTTP/1.0" and "keep-alive" in connection)
+    if "close" in connection or not kept_alive:
+        keep = False
     if status in (204, 304):
         return _Answer(status, reason, headers, b""), keep
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        return _Answer(status, reason, headers, _read_chunked(file)), keep
+    coding = headers.get("transfer-encoding")
     length = headers.get("content-length")
+    if coding is not None:
+        codings = [c.strip().lower() for c in coding.split(",")]
+        if codings[-1] != "chunked":  # delimited by the end of the connection
+            return _Answer(status, reason, headers, conn.read_to_close()), False
+        if codings != ["chunked"] or length is not None:  # ambiguous: never reused
+            keep = False
+        return _Answer(status, reason, headers, _read_chunked(conn)), keep
     if length is None:  # delimited by the end of the connection
-        return _Answer(status, reason, headers, file.read()), False
-    if not length.isdigit():
+        return _Answer(status, reason, headers, conn.read_to_close()), False
+    if not (length.isascii() and length.isdigit()) or len(length) > 19:
         raise ProtocolError(f"bad Content-Length {length[:40]!r}")
-    body = file.read(int(length))
-    if len(body) != int(length):
-        raise ProtocolError("response ends before its Content-Length")
-    return _Answer(status, reason, headers, body), keep
+    if int(length) > _MAX_BODY:
+        raise ProtocolError(f"response body too large ({length} bytes)")
+    return _Answer(status, reason, headers, conn.read(int(length))), keep
+
+
+def _read_headers(conn: _Connection) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for _ in range(_MAX_HEADERS + 1):
+        line = conn.read_line()
+        if line in (b"\r\n", b"\n"):
+            return headers
+        name, sep, value = line.decode("latin-1").partition(":")
+        if not sep:
+            raise ProtocolError(f"bad header line {line[:80]!r}")
+        key = name.strip().lower()
+        value = value.strip()
+        if key == "content-length" and key in headers:  # two lengths: which frames it?
+            raise ProtocolError("two Content-Length headers")
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    raise ProtocolError("too many response headers")
 
 
 def _status_line(line: bytes) -> tuple[str, int, str]:
     parts = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+    if (
+        len(parts) < 2
+        or not parts[0].startswith("HTTP/")
+        or len(parts[1]) != 3
+        or not (parts[1].isascii() and parts[1].isdigit())
+    ):
         raise ProtocolError(f"bad status line {line[:80]!r}")
     return parts[0], int(parts[1]), parts[2] if len(parts) > 2 else ""
 
 
-def _read_chunked(file: Any) -> bytes:
+def _read_chunked(conn: _Connection) -> bytes:
     parts: list[bytes] = []
+    total = 0
     while True:
-        size_text = _read_line(file).split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise ProtocolError(f"bad chunk size {size_text[:40]!r}") from None
+        size_text = conn.read_line().split(b";", 1)[0].strip(b" \t\r\n")
+        if not size_text or len(size_text) > 16 or not _HEX.issuperset(size_text):
+            raise ProtocolError(f"bad chunk size {size_text[:40]!r}")  # no 0x, +, -, _
+        size = int(size_text, 16)
         if size == 0:
-            while _read_line(file) not in (b"\r\n", b"\n"):  # trailers
-                pass
-            return b"".join(parts)
-        chunk = file.read(size)
-        if len(chunk) != size:
-            raise ProtocolError("chunked response ends early")
-        parts.append(chunk)
-        _read_line(file)
+            for _ in range(_MAX_HEADERS + 1):  # trailers
+                if conn.read_line() in (b"\r\n", b"\n"):
+                    return b"".join(parts)
+            raise ProtocolError("too many trailer fields")
+        total += size
+        if total > _MAX_BODY:
+            raise ProtocolError("response body too large")
+        parts.append(conn.read(size))
+        if conn.read_line() not in (b"\r\n", b"\n"):
+            raise ProtocolError("chunk data longer than its size")
 
 
 class FastHttp:
@@ -207,14 +295,14 @@ class FastHttp:
         self._heads[extra] = head
         return head
 
-    def _connection(self) -> _Connection:
+    def _connection(self, deadline: float) -> _Connection:
         conn: _Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and conn.dropped():
+        if conn is not None and not conn.clean():
             self._forget(conn)
             conn = None
         if conn is None:
             try:
-                conn = _Connection(self.host, self.port, self.timeout)
+                conn = _Connection(self.host, self.port, max(deadline - time.monotonic(), 0.001))
             except OSError as exc:
                 message = f"Failed to establish a new connection: {exc}"
                 raise NewConnectionError(None, message) from exc  # type: ignore[arg-type]
@@ -231,10 +319,13 @@ class FastHttp:
             self._local.conn = None
 
     def _exchange(self, request: bytes) -> _Answer:
-        conn = self._connection()
+        """One request and its answer, all within the transport's timeout from now."""
+        deadline = time.monotonic() + self.timeout
+        conn = self._connection(deadline)
         try:
-            conn.sock.sendall(request)
-            answer, keep = _read_answer(conn.file)
+            conn.start(deadline)
+            conn.sendall(request)
+            answer, keep = _read_answer(conn)
         except TimeoutError as exc:
             self._forget(conn)
             message = f"Read timed out. ({exc})"
@@ -245,7 +336,7 @@ class FastHttp:
         except ProtocolError:
             self._forget(conn)
             raise
-        if not keep:
+        if not keep or conn.pending:  # more than the answer came: never used again
             self._forget(conn)
         return answer
 
@@ -262,6 +353,10 @@ class FastHttp:
                     retries = retries.increment("POST", self.url, error=exc)
                 except MaxRetryError as spent:
                     raise requests.exceptions.ConnectionError(spent) from exc
+                except ReadTimeoutError as late:  # a read error, for a method not retried
+                    raise requests.exceptions.ReadTimeout(late) from exc
+                except ProtocolError as aborted:
+                    raise requests.exceptions.ConnectionError(aborted) from exc
                 retries.sleep()
                 continue
             if 300 <= answer.status < 400 and "location" in answer.headers:
@@ -283,25 +378,26 @@ class FastHttp:
             return True
 
     def send_once(self, text: str, timeout: float) -> int:
-        """POST one event once, no retry, each read and write within `timeout`: the answer's
+        """POST one event once, no retry, its whole answer within `timeout`: the answer's
         status (the sink took it when 2xx), 0 when no answer came; never raising: for anything
         but 2xx the caller keeps the event for the retrying path. On connections of a
         pool of its own, as the callers are the receiver's threads (one per client connection,
         short-lived: a connection per thread would outlive them)."""
+        deadline = time.monotonic() + timeout
         try:
             request = self._request(text)  # an auth token provider may raise anything
-            conn = self._pooled(timeout)
+            conn = self._pooled(deadline)
         except Exception:  # the caller spools the event; the worker will say why
             return 0
         try:
-            conn.sock.sendall(request)
-            answer, keep = _read_answer(conn.file)
-        except Exception:  # OSError, ProtocolError, a malformed answer (ValueError)...
+            conn.start(deadline)
+            conn.sendall(request)
+            answer, keep = _read_answer(conn)
+        except Exception:  # OSError, ProtocolError, the deadline, a malformed answer...
             self._discard(conn)
             return 0
         pooled = False
-        if keep:
-            conn.used = time.monotonic()
+        if keep and not conn.pending:  # more than the answer came: never used again
             with self._lock:
                 pooled = not self._closed and len(self._idle) < _MAX_IDLE
                 if pooled:
@@ -310,20 +406,19 @@ class FastHttp:
             self._discard(conn)
         return answer.status
 
-    def _pooled(self, timeout: float) -> _Connection:
+    def _pooled(self, deadline: float) -> _Connection:
         with self._lock:
             if self._closed:
                 raise ConnectionError("the forwarder is closed")
             while self._idle:
                 conn = self._idle.pop()
-                # a server closes an idle kept-alive connection after seconds, not within
-                # FRESH: a connection used that recently is not checked (a syscall per event);
-                # if it was closed after all, the send fails and the event is spooled
-                if time.monotonic() - conn.used < _FRESH or not conn.dropped():
+                # checked every time (one poll, no wait): bytes the sink sent unasked since
+                # its last answer would be taken as this request's answer
+                if conn.clean():
                     return conn
                 self._open.discard(conn)
                 conn.close()
-        conn = _Connection(self.host, self.port, timeout)  # with `timeout` per read and write
+        conn = _Connection(self.host, self.port, max(deadline - time.monotonic(), 0.001))
         with self._lock:
             self._open.add(conn)
             if self._closed:  # closed meanwhile: close() did not see this one
