@@ -58,7 +58,8 @@ class SinkLatency:
 class WriteThrough:
     """Forwards an event from the receiver's thread when the sink is fast (see the module
     docstring). `below`: seconds the sink must answer within on average (None: never write
-    through); `timeout`: one send's limit, each read or write."""
+    through); `timeout`: one send's limit, from the request to the end of its answer (a
+    trickled answer gives up then: the event is spooled)."""
 
     def __init__(
         self, fast: FastHttp | None, latency: SinkLatency, below: float | None, timeout: float
