@@ -6,20 +6,24 @@
 
 Without `--rule`, the rules kept for the dataset; with it, the rule's points (time, run, value,
 status, band). `--plot` writes the chart (`.svg`, or `.html` holding it). Text from events
-(dataset names, run ids) is made inert for the terminal.
+(dataset names, run ids) is made inert for the terminal. The store is opened read-only: the
+viewer never changes it, nor any other file it is pointed at (docs/history.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import math
 from pathlib import Path
 from typing import Any
 
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.chart import page, svg
 from lineage_quality.history.store import HistoryBounds, SqlHistory, open_history
+from lineage_quality.history.times import iso_ms
 from lineage_quality.inert import inert
+from lineage_quality.results import NON_FINITE
 
 
 def add_parser(sub: Any) -> None:
@@ -58,7 +62,15 @@ def add_history_flags(serve: argparse.ArgumentParser) -> None:
         type=float,
         default=HistoryBounds().retention_days,
         metavar="DAYS",
-        help="rows older than this (by event time) expire",
+        help="rows whose event time is older than this (by the clock: now) expire",
+    )
+    group.add_argument(
+        "--history-max-bytes",
+        type=int,
+        default=HistoryBounds().max_bytes,
+        metavar="BYTES",
+        help="bytes kept at most (a row: its texts' UTF-8 bytes plus 64; default %(default)s, "
+        "256 MiB); past it the oldest rows expire",
     )
 
 
@@ -67,9 +79,16 @@ def history_store(args: argparse.Namespace) -> SqlHistory | None:
     where = args.history or str(Path(args.spool).parent / "history.db")
     if where == "off":
         return None
-    if args.history_max_points < 1 or args.history_retention_days <= 0:
-        raise ConfigError("--history-max-points and --history-retention-days must be positive")
-    return open_history(where, HistoryBounds(args.history_max_points, args.history_retention_days))
+    try:
+        bounds = HistoryBounds(
+            args.history_max_points, args.history_retention_days, args.history_max_bytes
+        )
+    except ValueError:
+        raise ConfigError(
+            "--history-max-points, --history-retention-days and --history-max-bytes must be "
+            "positive"
+        ) from None
+    return open_history(where, bounds)
 
 
 def _since_ms(text: str | None) -> int | None:
@@ -94,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--plot needs --rule: a chart shows one rule's series")
     if args.plot and Path(args.plot).suffix.lower() not in (".svg", ".html", ".htm"):
         raise ConfigError(f"--plot {args.plot}: write a .svg or .html file")
-    store = open_history(args.history)
+    store = open_history(args.history, read_only=True)
     try:
         if not args.dataset:
             for name, count in store.datasets():
@@ -113,12 +132,10 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"no points of rule {args.rule!r} on {args.dataset!r}")
         print("time\trun\tvalue\tstatus\tband")
         for p in points:
-            when = datetime.datetime.fromtimestamp(p.event_ms / 1000, datetime.UTC)
             band = "" if p.lower is None and p.upper is None else f"{_g(p.lower)}..{_g(p.upper)}"
             # fields from events made inert one by one: the tabs between them stay tabs
             print(
-                f"{when.isoformat(timespec='seconds')}\t{inert(p.run_id)}\t{p.value:.6g}\t"
-                f"{inert(p.status)}\t{band}"
+                f"{iso_ms(p.event_ms)}\t{inert(p.run_id)}\t{_g(p.value)}\t{inert(p.status)}\t{band}"
             )
         if args.plot:
             title = f"{args.rule} on {args.dataset}"
@@ -132,4 +149,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _g(value: float | None) -> str:
-    return "" if value is None else f"{value:.6g}"
+    if value is None:
+        return ""
+    return f"{value:.6g}" if math.isfinite(value) else NON_FINITE[repr(value)]

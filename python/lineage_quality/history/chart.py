@@ -5,34 +5,59 @@ marked with a cross), the line joins them in time order, and the band each verdi
 to (a history rule's mean ± k sd, or a threshold, as the store kept it) is a shaded area. Every
 element that carries data has `data-*` attributes, so the chart can be read back (and tested)
 without rendering it.
+
+Everything the store holds came from events or from other producers sharing the store: every text
+is written escaped for HTML and XML, control characters escaped as visible text (`\\x1b`, as the
+terminal output) so the SVG stays well-formed XML, and a value that is not a finite number (NaN,
+an infinity) is drawn as a mark of its own at the plot's edge (`class="nonfinite"`), out of the
+scale and the line.
 """
 
 from __future__ import annotations
 
-import datetime
 import html
 import math
+import re
 from collections.abc import Sequence
 
+from lineage_quality.history.times import iso_ms
 from lineage_quality.history.verdicts import Point
+from lineage_quality.inert import inert
+from lineage_quality.results import NON_FINITE
 
 WIDTH, HEIGHT, PAD = 900, 360, 60
+# What XML 1.0 cannot hold even escaped, left after `inert`: lone surrogates, U+FFFE, U+FFFF.
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+
+
+def text(value: str) -> str:
+    """`value` safe in HTML and XML text and in a quoted attribute."""
+    shown = _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", inert(value))
+    return html.escape(shown, quote=True)
 
 
 def band(points: Sequence[Point]) -> list[tuple[float, float] | None]:
-    """Per point, the band its verdict held it to (both ends known), else None."""
+    """Per point, the band its verdict held it to (both ends known and finite), else None."""
     return [
-        (p.lower, p.upper) if p.lower is not None and p.upper is not None else None for p in points
+        (p.lower, p.upper)
+        if p.lower is not None
+        and p.upper is not None
+        and math.isfinite(p.lower)
+        and math.isfinite(p.upper)
+        else None
+        for p in points
     ]
 
 
 def svg(title: str, points: Sequence[Point]) -> str:
     bands = band(points)
-    values = [p.value for p in points] + [v for b in bands if b for v in b]
+    values = [p.value for p in points if math.isfinite(p.value)]
+    values += [v for b in bands if b for v in b]
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
     if math.isclose(low, high):
         low, high = low - 1, high + 1
     span_t = (points[-1].event_ms - points[0].event_ms) if len(points) > 1 else 1
+    span_t = span_t or 1  # every point at one time
 
     def x(i: int) -> float:
         if len(points) < 2:
@@ -40,15 +65,20 @@ def svg(title: str, points: Sequence[Point]) -> str:
         return PAD + (WIDTH - 2 * PAD) * (points[i].event_ms - points[0].event_ms) / span_t
 
     def y(v: float) -> float:
+        if math.isnan(v):  # the mid-height of the plot, with its own mark
+            return HEIGHT / 2
+        if math.isinf(v):  # the plot's top or bottom edge
+            return PAD if v > 0 else HEIGHT - PAD
         return HEIGHT - PAD - (HEIGHT - 2 * PAD) * (v - low) / (high - low)
 
+    safe_title = text(title)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" data-points="{len(points)}" '
-        f'data-failed="{sum(p.status == "FAILED" for p in points)}">',
-        f"<title>{html.escape(title)}</title>",
-        f'<text x="{PAD}" y="24" font-family="sans-serif" font-size="14">'
-        f"{html.escape(title)}</text>",
+        f'data-failed="{sum(p.status == "FAILED" for p in points)}" '
+        f'data-nonfinite="{sum(not math.isfinite(p.value) for p in points)}">',
+        f"<title>{safe_title}</title>",
+        f'<text x="{PAD}" y="24" font-family="sans-serif" font-size="14">{safe_title}</text>',
         f'<line x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}" '
         'stroke="#888"/>',
         f'<text x="{PAD - 6}" y="{y(high):.1f}" text-anchor="end" font-size="11">{high:.6g}</text>',
@@ -62,20 +92,28 @@ def svg(title: str, points: Sequence[Point]) -> str:
             f'<polygon class="band" points="{upper} {lower}" fill="#9ecae1" '
             f'fill-opacity="0.4" data-band-points="{len(banded)}"/>'
         )
-    if len(points) > 1:
-        path = " ".join(f"{x(i):.1f},{y(p.value):.1f}" for i, p in enumerate(points))
+    line = [(i, p) for i, p in enumerate(points) if math.isfinite(p.value)]
+    if len(line) > 1:
+        path = " ".join(f"{x(i):.1f},{y(p.value):.1f}" for i, p in line)
         parts.append(f'<polyline points="{path}" fill="none" stroke="#3182bd"/>')
     for i, p in enumerate(points):
         failed = p.status == "FAILED"
-        when = _iso(p.event_ms)
+        when = text(iso_ms(p.event_ms))
+        status = text(p.status)
+        value = _value(p.value)
+        cx, cy = x(i), y(p.value)
         parts.append(
-            f'<circle class="point" cx="{x(i):.1f}" cy="{y(p.value):.1f}" r="{5 if failed else 3}" '
-            f'fill="{"#d62728" if failed else "#3182bd"}" data-status="{p.status}" '
-            f'data-value="{p.value!r}" data-time="{when}" data-run="{html.escape(p.run_id)}">'
-            f"<title>{when} {p.value:.6g} {p.status}</title></circle>"
+            f'<circle class="point" cx="{cx:.1f}" cy="{cy:.1f}" r="{5 if failed else 3}" '
+            f'fill="{"#d62728" if failed else "#3182bd"}" data-status="{status}" '
+            f'data-value="{value}" data-time="{when}" data-run="{text(p.run_id)}">'
+            f"<title>{when} {_shown(p.value)} {status}</title></circle>"
         )
+        if not math.isfinite(p.value):
+            parts.append(
+                f'<text class="nonfinite" x="{cx:.1f}" y="{cy - 8:.1f}" text-anchor="middle" '
+                f'font-size="11" fill="#d62728" data-time="{when}">{_shown(p.value)}</text>'
+            )
         if failed:
-            cx, cy = x(i), y(p.value)
             parts.append(
                 f'<path class="failed-mark" d="M{cx - 8:.1f},{cy - 8:.1f} L{cx + 8:.1f},'
                 f'{cy + 8:.1f} M{cx - 8:.1f},{cy + 8:.1f} L{cx + 8:.1f},{cy - 8:.1f}" '
@@ -84,11 +122,11 @@ def svg(title: str, points: Sequence[Point]) -> str:
     if points:
         parts.append(
             f'<text x="{PAD}" y="{HEIGHT - PAD + 20}" font-size="11">'
-            f"{_iso(points[0].event_ms)}</text>"
+            f"{text(iso_ms(points[0].event_ms))}</text>"
         )
         parts.append(
             f'<text x="{WIDTH - PAD}" y="{HEIGHT - PAD + 20}" text-anchor="end" font-size="11">'
-            f"{_iso(points[-1].event_ms)}</text>"
+            f"{text(iso_ms(points[-1].event_ms))}</text>"
         )
     parts.append("</svg>")
     return "\n".join(parts)
@@ -97,11 +135,15 @@ def svg(title: str, points: Sequence[Point]) -> str:
 def page(title: str, points: Sequence[Point]) -> str:
     return (
         '<!doctype html>\n<html><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head><body>\n"
+        f"<title>{text(title)}</title></head><body>\n"
         f"{svg(title, points)}\n</body></html>\n"
     )
 
 
-def _iso(ms: int) -> str:
-    when = datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
-    return when.isoformat(timespec="seconds").replace("+00:00", "Z")
+def _value(value: float) -> str:
+    """`data-value`: the float as Python reads it back, a non-finite one by its JSON name."""
+    return repr(value) if math.isfinite(value) else NON_FINITE[repr(value)]
+
+
+def _shown(value: float) -> str:
+    return f"{value:.6g}" if math.isfinite(value) else NON_FINITE[repr(value)]

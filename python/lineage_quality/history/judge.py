@@ -1,6 +1,8 @@
 """One evaluation against the history: judge its history rules on their earlier values, then
 keep every measured value (one transaction). A store that cannot be read or written makes the
-history rules ERRORs saying so; the other rules' verdicts stand."""
+history rules ERRORs saying so; the other rules' verdicts stand. A value that is not a finite
+number is kept as such (store.py) and read into no baseline; an evaluation whose event time the
+store would not keep (a day ahead of the clock, past the retention) says so in each verdict."""
 
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ def judge_and_record(
                 before_ms=event_ms,
                 limit=limit,
                 since_ms=None if window is None else event_ms - window,
+                finite_only=True,  # a NaN or an infinity is in no baseline
             )
             judged.append(history_verdict(result, past, event_ms))
     except Exception as exc:
@@ -81,6 +84,10 @@ def judge_and_record(
         for r in judged
         if _kept(r) and (value := r.measured if r.measured is not None else r.actual) is not None
     ]
+    why = store.why_not_kept(event_ms) if rows else None
+    if why is not None:
+        note = f"not kept in the history ({why})"
+        return [attrs.evolve(r, scope=(r.scope + "; " if r.scope else "") + note) for r in judged]
     try:
         store.append(rows)
     except Exception as exc:

@@ -2,62 +2,99 @@
 PostgreSQL to share one history between several `serve` processes and in-driver jobs.
 
 One row per (dataset, rule, run): the value, the verdict, the run's event time and its table
-version. An evaluation's rows are written in one transaction. Bounded by `HistoryBounds`: rows
-older than the retention expire, and past `max_points` the oldest go (a batch at a time), so the
-store never grows past its limits whatever names events bring.
+version. An evaluation's rows are written in one transaction. Bounded by `HistoryBounds` in rows
+and in bytes, whatever names and times events bring: rows older than the retention (by the wall
+clock: an event time cannot move it) expire, past `max_points` rows or `max_bytes` the oldest go
+(a batch at a time), a name past its length bound is cut and ends in a hash of the whole (two long
+names never share a series), and a time more than a day ahead of the clock is never kept.
+
+A measured value that is not a finite number (NaN, an infinity) is kept as no number: `value`
+NULL and its name in `nonfinite`. It is shown by the viewer and the chart, never read into a
+baseline (`series(finite_only=True)`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import math
+import re
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import attrs
 
+from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.verdicts import Point
+from lineage_quality.results import NON_FINITE
 
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS lq_history (
-        dataset TEXT NOT NULL,
-        rule_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        metric TEXT NOT NULL,
-        value DOUBLE PRECISION NOT NULL,
-        status TEXT NOT NULL,
-        event_ms BIGINT NOT NULL,
-        version TEXT,
-        lower_bound DOUBLE PRECISION,
-        upper_bound DOUBLE PRECISION,
-        recorded_ms BIGINT NOT NULL,
-        PRIMARY KEY (dataset, rule_id, run_id)
-    )""",
+_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
+    dataset TEXT NOT NULL,
+    rule_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value DOUBLE PRECISION,
+    nonfinite TEXT,
+    status TEXT NOT NULL,
+    event_ms BIGINT NOT NULL,
+    version TEXT,
+    lower_bound DOUBLE PRECISION,
+    upper_bound DOUBLE PRECISION,
+    recorded_ms BIGINT NOT NULL,
+    row_bytes BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (dataset, rule_id, run_id)
+)"""
+_INDEXES = (
     "CREATE INDEX IF NOT EXISTS lq_history_series ON lq_history (dataset, rule_id, event_ms)",
-    "CREATE INDEX IF NOT EXISTS lq_history_age ON lq_history (event_ms)",
+    # the oldest first, and the bytes counted, from the index alone
+    "CREATE INDEX IF NOT EXISTS lq_history_age_bytes ON lq_history (event_ms, row_bytes)",
+)
+_COLUMNS = (
+    "dataset, rule_id, run_id, metric, value, nonfinite, status, event_ms, version, "
+    "lower_bound, upper_bound, recorded_ms, row_bytes"
 )
 _UPSERT = (
-    "INSERT INTO lq_history (dataset, rule_id, run_id, metric, value, status, event_ms, version, "
-    "lower_bound, upper_bound, recorded_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    f"INSERT INTO lq_history ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (dataset, rule_id, run_id) DO UPDATE SET metric = excluded.metric, "
-    "value = excluded.value, status = excluded.status, event_ms = excluded.event_ms, "
-    "version = excluded.version, lower_bound = excluded.lower_bound, "
-    "upper_bound = excluded.upper_bound, recorded_ms = excluded.recorded_ms"
+    "value = excluded.value, nonfinite = excluded.nonfinite, status = excluded.status, "
+    "event_ms = excluded.event_ms, version = excluded.version, "
+    "lower_bound = excluded.lower_bound, upper_bound = excluded.upper_bound, "
+    "recorded_ms = excluded.recorded_ms, row_bytes = excluded.row_bytes"
 )
-MAX_TEXT = 2048  # a dataset name or rule id longer than this is cut (never a key of its own)
+# The oldest rows, as many as `?` rows or until `?` bytes are gone (whichever is more).
+_EXPIRE_OLDEST = (
+    "DELETE FROM lq_history WHERE (dataset, rule_id, run_id) IN (SELECT dataset, rule_id, run_id "
+    "FROM (SELECT dataset, rule_id, run_id, "
+    "ROW_NUMBER() OVER (ORDER BY event_ms ROWS UNBOUNDED PRECEDING) AS n, "
+    "SUM(row_bytes) OVER (ORDER BY event_ms ROWS UNBOUNDED PRECEDING) - row_bytes AS bytes_before "
+    "FROM lq_history) AS oldest WHERE n <= ? OR bytes_before < ?)"
+)
+_NEEDED = {"dataset", "rule_id", "run_id", "metric", "value", "status", "event_ms"}
+
+MAX_NAME = 512  # a dataset name or rule id longer than this is cut and ends in a hash
+MAX_RUN_ID = 128  # the receiver refuses run ids over 64 characters; in-driver ones are UUIDs
+ROW_OVERHEAD = 64  # bytes a row counts beyond its texts: its numbers, and some
+MAX_FUTURE_MS = MAX_FUTURE_SKEW_SECONDS * 1000  # as the receiver's bound on event times
+_FROM_NAME = {name: float(name) for name in NON_FINITE.values()}
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL (PostgreSQL refuses it), lone surrogates
+MIB = 1024 * 1024
 
 
 @attrs.frozen
 class HistoryBounds:
-    """How much history is kept: rows within `retention_days` of the newest event, and at most
-    `max_points` rows (past it the oldest expire, `max_points // 100` more at a time)."""
+    """How much history is kept: rows whose event time is within `retention_days` of now (the
+    wall clock), at most `max_points` rows and `max_bytes` bytes (a row counts its texts' UTF-8
+    bytes plus `ROW_OVERHEAD`); past a bound the oldest expire, 1 % of the bound more at a time."""
 
-    max_points: int = 1_000_000
-    retention_days: float = 400.0  # a year of weekly seasons, and some
+    max_points: int = attrs.field(default=1_000_000, validator=attrs.validators.gt(0))
+    retention_days: float = attrs.field(default=400.0, validator=attrs.validators.gt(0))
+    max_bytes: int = attrs.field(default=256 * MIB, validator=attrs.validators.gt(0))
 
 
 @attrs.frozen
@@ -76,18 +113,49 @@ class Measured:
     upper: float | None = None
 
 
+def key(text: str, limit: int = MAX_NAME) -> str:
+    """`text` as the store keeps it: NUL and lone surrogates escaped (`\\x00`, `\\ud800`), and
+    past `limit` characters cut, ending in `#` and 16 hex digits of the whole text's SHA-256."""
+    if _UNSTORABLE.search(text):
+        text = _UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"{text[: limit - 17]}#{digest}"
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    return None if text is None else key(text, 2**62)[:limit]
+
+
 class SqlHistory:
-    """The store over a DB-API connection; `?` placeholders (PostgreSQL's `%s` substituted)."""
+    """The store over a DB-API connection (SQLite here); `?` placeholders, PostgreSQL's `%s`
+    substituted. `read_only`: the store is only read (the `history` viewer): nothing is created,
+    migrated or expired, and a database without the history's table is refused."""
 
     placeholder = "?"
+    octets = "LENGTH(CAST({} AS BLOB))"  # a text's UTF-8 bytes, in SQL
 
-    def __init__(self, connection: Any, bounds: HistoryBounds) -> None:
+    def __init__(self, connection: Any, bounds: HistoryBounds, read_only: bool = False) -> None:
         self._db = connection
         self.bounds = bounds
+        self.read_only = read_only
         self._lock = threading.Lock()
-        with self._transaction() as cur:
-            for statement in _SCHEMA:
-                cur.execute(statement)
+        if not read_only:
+            with self._transaction() as cur:
+                cur.execute(_TABLE.format(name="lq_history"))
+            if not {"nonfinite", "row_bytes"} <= self._columns():
+                self._upgrade()
+            with self._transaction() as cur:
+                for statement in _INDEXES:
+                    cur.execute(statement)
+        try:
+            columns = self._columns()
+        except Exception as exc:  # each DB-API module has its own classes: any is "cannot"
+            raise ConfigError(f"not a history store: {_first_line(exc)}") from exc
+        if not columns >= _NEEDED:
+            raise ConfigError("not a history store: its lq_history table is another table")
+        self._marker = "nonfinite" if "nonfinite" in columns else "NULL"
 
     def _sql(self, text: str) -> str:
         return text if self.placeholder == "?" else text.replace("?", self.placeholder)
@@ -105,44 +173,81 @@ class SqlHistory:
             finally:
                 cur.close()
 
-    def append(self, rows: Sequence[Measured]) -> None:
-        """Keep one evaluation's values: one transaction, bounds applied in it."""
-        if not rows:
-            return
-        now = int(time.time() * 1000)
-        params = [
-            (
-                r.dataset[:MAX_TEXT],
-                r.rule_id[:MAX_TEXT],
-                r.run_id[:MAX_TEXT],
-                r.metric[:64],
-                float(r.value),
-                r.status[:16],
-                r.event_ms,
-                None if r.version is None else r.version[:256],
-                r.lower,
-                r.upper,
-                now,
+    def _columns(self) -> set[str]:
+        with self._transaction() as cur:
+            cur.execute("SELECT * FROM lq_history LIMIT 0")
+            return {str(d[0]).lower() for d in cur.description}
+
+    def _row_bytes_sql(self) -> str:
+        texts = ["dataset", "rule_id", "run_id", "metric", "status"]
+        parts = [self.octets.format(t) for t in texts]
+        parts += [f"COALESCE({self.octets.format(t)}, 0)" for t in ("version", "nonfinite")]
+        return f"{ROW_OVERHEAD} + " + " + ".join(parts)
+
+    def _upgrade(self) -> None:
+        """A store written before non-finite values and bytes were kept apart (value NOT NULL, no
+        `nonfinite`, no `row_bytes`): SQLite cannot drop a NOT NULL, so the table is copied, in
+        one transaction that waits for any other writer; infinities become markers."""
+        big = "1.7976931348623157e308"
+
+        def finite(column: str) -> str:
+            return f"CASE WHEN {column} > {big} OR {column} < -{big} THEN NULL ELSE {column} END"
+
+        with self._transaction() as cur:
+            cur.execute("BEGIN IMMEDIATE")
+            cur.execute("SELECT * FROM lq_history LIMIT 0")
+            if {"nonfinite", "row_bytes"} <= {str(d[0]).lower() for d in cur.description}:
+                return  # another process upgraded it while this one waited
+            cur.execute("DROP TABLE IF EXISTS lq_history_upgrade")
+            cur.execute(_TABLE.format(name="lq_history_upgrade"))
+            cur.execute(
+                f"INSERT INTO lq_history_upgrade ({_COLUMNS}) SELECT dataset, rule_id, run_id, "
+                f"metric, {finite('value')}, CASE WHEN value IS NULL THEN 'NaN' "
+                f"WHEN value > {big} THEN 'Infinity' WHEN value < -{big} THEN '-Infinity' END, "
+                f"status, event_ms, version, {finite('lower_bound')}, {finite('upper_bound')}, "
+                "recorded_ms, 0 FROM lq_history"
             )
-            for r in rows
-        ]
+            cur.execute("DROP TABLE lq_history")
+            cur.execute("ALTER TABLE lq_history_upgrade RENAME TO lq_history")
+            cur.execute(f"UPDATE lq_history SET row_bytes = {self._row_bytes_sql()}")
+
+    def why_not_kept(self, event_ms: int, now_ms: int | None = None) -> str | None:
+        """Why rows of this event time would not be kept (None: they would): a time more than
+        a day ahead of this clock, or one already past the retention."""
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        if event_ms > now + MAX_FUTURE_MS:
+            return f"its event time is more than {MAX_FUTURE_SKEW_SECONDS // 3600} h ahead"
+        if event_ms < now - int(self.bounds.retention_days * 86_400_000):
+            return f"its event time is older than the {self.bounds.retention_days:g}-day retention"
+        return None
+
+    def append(self, rows: Sequence[Measured]) -> int:
+        """Keep one evaluation's values: one transaction, bounds applied in it. Rows whose time
+        `why_not_kept` refuses are left out; returns how many were kept."""
+        if self.read_only:
+            raise ConfigError("this history store was opened read-only")
+        now = int(time.time() * 1000)
+        params = [_params(r, now) for r in rows if self.why_not_kept(r.event_ms, now) is None]
+        if not params:
+            return 0
         with self._transaction() as cur:
             cur.executemany(self._sql(_UPSERT), params)
-            newest = max(r.event_ms for r in rows)
-            oldest_kept = newest - int(self.bounds.retention_days * 86_400_000)
-            cur.execute(self._sql("DELETE FROM lq_history WHERE event_ms < ?"), (oldest_kept,))
-            cur.execute("SELECT COUNT(*) FROM lq_history")
-            (count,) = cur.fetchone()
-            excess = int(count) - self.bounds.max_points
-            if excess > 0:
-                excess += self.bounds.max_points // 100
-                cur.execute(
-                    self._sql(
-                        "DELETE FROM lq_history WHERE (dataset, rule_id, run_id) IN (SELECT "
-                        "dataset, rule_id, run_id FROM lq_history ORDER BY event_ms LIMIT ?)"
-                    ),
-                    (excess,),
-                )
+            self._expire(cur, now)
+        return len(params)
+
+    def _expire(self, cur: Any, now: int) -> None:
+        oldest_kept = now - int(self.bounds.retention_days * 86_400_000)
+        cur.execute(
+            self._sql("DELETE FROM lq_history WHERE event_ms < ? OR event_ms > ?"),
+            (oldest_kept, now + MAX_FUTURE_MS),  # the latter: written before times were bounded
+        )
+        cur.execute("SELECT COUNT(*), COALESCE(SUM(row_bytes), 0) FROM lq_history")
+        count, total = (int(v) for v in cur.fetchone())
+        rows, size = self.bounds.max_points, self.bounds.max_bytes
+        excess_rows = count - rows + rows // 100 if count > rows else 0
+        excess_bytes = total - size + size // 100 if total > size else 0
+        if excess_rows or excess_bytes:
+            cur.execute(self._sql(_EXPIRE_OLDEST), (excess_rows, excess_bytes))
 
     def series(
         self,
@@ -151,19 +256,22 @@ class SqlHistory:
         before_ms: int | None = None,
         limit: int | None = None,
         since_ms: int | None = None,
+        finite_only: bool = False,
     ) -> list[Point]:
         """The rule's points on the dataset, oldest first: before `before_ms`, from `since_ms`,
-        the latest `limit` of them."""
+        the latest `limit` of them; `finite_only`: without the non-finite ones (a baseline)."""
         where = ["dataset = ?", "rule_id = ?"]
-        args: list[Any] = [dataset[:MAX_TEXT], rule_id[:MAX_TEXT]]
+        args: list[Any] = [key(dataset), key(rule_id)]
         if before_ms is not None:
             where.append("event_ms < ?")
             args.append(before_ms)
         if since_ms is not None:
             where.append("event_ms >= ?")
             args.append(since_ms)
+        if finite_only:
+            where.append("value IS NOT NULL")
         query = (
-            "SELECT run_id, event_ms, value, status, lower_bound, upper_bound "
+            f"SELECT run_id, event_ms, value, {self._marker}, status, lower_bound, upper_bound "
             "FROM lq_history WHERE " + " AND ".join(where) + " ORDER BY event_ms DESC"
         )
         if limit is not None:
@@ -172,9 +280,13 @@ class SqlHistory:
         with self._transaction() as cur:
             cur.execute(self._sql(query), args)
             found = [
-                Point(str(r[0]), int(r[1]), float(r[2]), str(r[3]), _float(r[4]), _float(r[5]))
+                Point(
+                    str(r[0]), int(r[1]), _value(r[2], r[3]), str(r[4]), _float(r[5]), _float(r[6])
+                )
                 for r in cur.fetchall()
             ]
+        if finite_only:  # a store upgraded from one holding infinities as numbers
+            found = [p for p in found if math.isfinite(p.value)]
         return found[::-1]
 
     def rules(self, dataset: str) -> list[tuple[str, str, int]]:
@@ -185,7 +297,7 @@ class SqlHistory:
                     "SELECT rule_id, MIN(metric), COUNT(*) FROM lq_history WHERE dataset = ? "
                     "GROUP BY rule_id ORDER BY rule_id"
                 ),
-                (dataset[:MAX_TEXT],),
+                (key(dataset),),
             )
             return [(str(r[0]), str(r[1]), int(r[2])) for r in cur.fetchall()]
 
@@ -203,15 +315,42 @@ class SqlHistory:
 
 class PostgresHistory(SqlHistory):
     placeholder = "%s"
+    octets = "octet_length({})"
+
+    def _upgrade(self) -> None:
+        """PostgreSQL changes the table in place; several producers may upgrade at once (the
+        ALTERs wait for each other, and each step is a no-op the second time)."""
+        non_finite = "('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)"
+        with self._transaction() as cur:
+            cur.execute("ALTER TABLE lq_history ADD COLUMN IF NOT EXISTS nonfinite TEXT")
+            cur.execute(
+                "ALTER TABLE lq_history ADD COLUMN IF NOT EXISTS row_bytes BIGINT NOT NULL "
+                "DEFAULT 0"
+            )
+            cur.execute("ALTER TABLE lq_history ALTER COLUMN value DROP NOT NULL")
+            cur.execute(
+                "UPDATE lq_history SET nonfinite = CASE WHEN value = 'NaN'::float8 THEN 'NaN' "
+                "WHEN value > 0 THEN 'Infinity' ELSE '-Infinity' END, value = NULL "
+                f"WHERE value IN {non_finite}"
+            )
+            for column in ("lower_bound", "upper_bound"):
+                cur.execute(f"UPDATE lq_history SET {column} = NULL WHERE {column} IN {non_finite}")
+            cur.execute(
+                f"UPDATE lq_history SET row_bytes = {self._row_bytes_sql()} WHERE row_bytes = 0"
+            )
+            cur.execute("DROP INDEX IF EXISTS lq_history_age")
 
 
 # What the evaluator holds: the one store implementation, over SQLite or PostgreSQL.
 HistoryStore = SqlHistory
 
 
-def open_history(where: str | Path, bounds: HistoryBounds | None = None) -> SqlHistory:
+def open_history(
+    where: str | Path, bounds: HistoryBounds | None = None, *, read_only: bool = False
+) -> SqlHistory:
     """A store at a SQLite path, or a `postgresql://` URL (needs `pip install psycopg[binary]`,
-    the `postgres` extra)."""
+    the `postgres` extra). `read_only`: open an existing store without changing anything (a
+    SQLite file is opened `mode=ro`: not even its journal mode is set)."""
     bounds = bounds or HistoryBounds()
     text = str(where)
     if text.startswith(("postgresql://", "postgres://")):
@@ -223,21 +362,80 @@ def open_history(where: str | Path, bounds: HistoryBounds | None = None) -> SqlH
             ) from exc
         try:
             shared = psycopg.connect(text, connect_timeout=10)
+            shared.read_only = read_only
         except psycopg.Error as exc:
             raise ConfigError(f"cannot open the history at {_redacted(text)}: {exc}") from exc
-        return PostgresHistory(shared, bounds)
+        return _checked(lambda: PostgresHistory(shared, bounds, read_only), shared, _redacted(text))
     path = Path(text[len("sqlite://") :] if text.startswith("sqlite://") else text)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")
+        if read_only:
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+            connection = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"cannot open the history at {path}: {exc}") from exc
-    return SqlHistory(connection, bounds)
+    return _checked(lambda: SqlHistory(connection, bounds, read_only), connection, str(path))
+
+
+def _checked(make: Any, connection: Any, where: str) -> SqlHistory:
+    try:
+        store: SqlHistory = make()
+    except ConfigError as exc:
+        connection.close()
+        raise ConfigError(f"{where}: {exc}") from exc
+    except Exception as exc:  # the DB-API module's own errors: schema or upgrade failed
+        connection.close()
+        raise ConfigError(f"cannot open the history at {where}: {_first_line(exc)}") from exc
+    return store
+
+
+def _params(r: Measured, now: int) -> tuple[Any, ...]:
+    """A row's values: texts as the store keeps them, a non-finite value as its name."""
+    value = float(r.value)
+    finite = math.isfinite(value)
+    marker = None if finite else NON_FINITE[repr(value)]
+    texts = (
+        key(r.dataset),
+        key(r.rule_id),
+        key(r.run_id, MAX_RUN_ID),
+        _cut(r.metric, 64) or "",
+        _cut(r.status, 16) or "",
+    )
+    version = _cut(r.version, 256)
+    size = ROW_OVERHEAD + sum(len(t.encode("utf-8")) for t in (*texts, version or "", marker or ""))
+    return (
+        *texts[:4],
+        value if finite else None,
+        marker,
+        texts[4],
+        r.event_ms,
+        version,
+        _finite_or_none(r.lower),
+        _finite_or_none(r.upper),
+        now,
+        size,
+    )
+
+
+def _value(value: Any, marker: Any) -> float:
+    if value is not None:
+        return float(value)
+    return _FROM_NAME.get(str(marker), math.nan)
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
 
 
 def _float(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
 
 
 def _redacted(url: str) -> str:

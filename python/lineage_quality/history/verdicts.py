@@ -3,18 +3,20 @@
 The baseline is built from earlier points that did not fail (PASSED, or SKIPPED while the history
 was too short): a run that failed is an anomaly, and one anomaly must not make the next, normal
 run fail too (as Deequ's OnlineNormalStrategy ignores
-anomalies). Freshness reads every measured point: it asks when the value last changed.
+anomalies). Freshness reads every measured point: it asks when the value last changed. A point
+whose value is not a finite number (NaN, an infinity) is in no baseline, freshness's included:
+one would make every mean, deviation and ratio after it NaN.
 """
 
 from __future__ import annotations
 
-import datetime
 import math
 import statistics
 from collections.abc import Sequence
 
 import attrs
 
+from lineage_quality.history.times import iso_ms
 from lineage_quality.results import HISTORY_TOO_SHORT, RuleResult, Status, error_result
 from lineage_quality.rules.history import SEASON_TOLERANCE_SECONDS, Compare, HistoryCheck
 
@@ -49,7 +51,10 @@ def history_verdict(result: RuleResult, past: Sequence[Point], event_ms: int) ->
     if result.actual is None:
         return error_result(result.rule, result.message or "nothing was measured to compare")
     value = result.actual
-    earlier = sorted((p for p in past if p.event_ms < event_ms), key=lambda p: p.event_ms)
+    earlier = sorted(
+        (p for p in past if p.event_ms < event_ms and math.isfinite(p.value)),
+        key=lambda p: p.event_ms,
+    )
     # a run judged too early to compare was a normal measurement: it belongs to baselines
     accepted = [p for p in earlier if p.status in (Status.PASSED.value, Status.SKIPPED.value)]
     base = attrs.evolve(result, measured=value, failing_rows=result.failing_rows)
@@ -169,5 +174,4 @@ def _freshness(
 
 
 def _iso(ms: int) -> str:
-    when = datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_ms(ms, "milliseconds")
