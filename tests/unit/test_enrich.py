@@ -140,3 +140,28 @@ def test_sql_rules_carry_their_query_and_severities_use_the_spec_words() -> None
     result = RuleResult(rule=sql, status=Status.PASSED, actual=1.0)
     (a,) = to_json_dict(assertions_facet([result]))["assertions"]
     assert (a["content"], a["contentType"], a["severity"]) == ("SELECT 1", "sql", "warn")
+
+
+def test_the_facets_one_event_gains_are_bounded_and_what_is_left_out_is_an_error() -> None:
+    """Issue 44: nothing bounded what one event could grow to (28 KB forwarded as 67 MB)."""
+    ok, bad, err = results()
+    event = copy.deepcopy(EVENT)
+    event["inputs"] = [{"namespace": "file", "name": f"/in{i}"} for i in range(50)]
+    refs = datasets_of(event)[:50]
+    everything = {ref: [ok, bad, err] for ref in refs}
+    whole = len(json.dumps(enrich(event, everything)))
+    bound = 20_000
+    out = enrich(event, everything, max_added_bytes=bound)
+    assert len(json.dumps(out)) - len(json.dumps(event)) < bound + 50 * 1200
+    kept = [
+        i for i in out["inputs"] if i["inputFacets"]["dataQualityAssertions"]["assertions"][0][
+            "assertion"] != "facetsLeftOut"
+    ]  # fmt: skip
+    left = [i for i in out["inputs"] if i not in kept]
+    assert 0 < len(kept) < 50 and len(kept) + len(left) == 50 and whole > 3 * bound
+    gone = left[0]["inputFacets"]["dataQualityAssertions"]["assertions"]
+    assert gone[0]["success"] is False and gone[0]["params"]["status"] == "ERROR"
+    assert "left out" in gone[0]["params"]["error"] and left[0]["name"] in gone[0]["params"]["error"]
+    tests = out["run"]["facets"]["test"]["tests"]
+    assert sum(t["name"] == "facetsLeftOut" for t in tests) == len(left)
+    assert sum(t["name"] == "a_not_null" for t in tests) == 2 * len(kept)

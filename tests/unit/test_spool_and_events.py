@@ -3,6 +3,7 @@ secrets masked in logs. No Spark, no HTTP."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import sqlite3
@@ -211,3 +212,13 @@ def test_secrets_are_masked_in_messages_arguments_and_tracebacks() -> None:
         )
     )
     assert sorted(transport_secrets(transport)) == ["hdr-secret", "sink-key"]
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59Z", "9999-12-31T23:59:59-05:00"])
+def test_an_event_time_far_ahead_of_our_clock_is_refused(when: str) -> None:
+    """Issue 44: a year-9999 eventTime made the history's retention expire every other dataset."""
+    body = {**json.loads(event("r")), "eventTime": when}
+    with pytest.raises(InvalidEventError, match="more than 24 hours ahead"):
+        check_event(body)
+    soon = dt.datetime.now(dt.UTC) + dt.timedelta(hours=14)  # a mislabelled time zone
+    check_event({**body, "eventTime": soon.isoformat()})
