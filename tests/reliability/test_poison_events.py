@@ -111,7 +111,8 @@ class RawSink:
 
     def body_of(self, seq: int) -> bytes:
         with self.changed:
-            return next(b for b in self.bodies if any(int(m.group(1)) == seq for m in SEQ.finditer(b)))
+            found = (b for b in self.bodies if seq in {int(m.group(1)) for m in SEQ.finditer(b)})
+            return next(found)
 
     def close(self) -> None:
         self.server.shutdown()
@@ -242,10 +243,7 @@ def test_an_integer_of_5000_digits_passes_through_every_transport(
             body = json.dumps(event).replace('"PLACEHOLDER"', digits).encode()
             assert sender.post_raw(body, sender.headers)[0] == 201
         assert producer.spool.wait_empty(timeout=120), producer.counters.snapshot()
-        if transport == "file":
-            bodies = out.read_bytes().splitlines()
-        else:
-            bodies = list(raw_sink.bodies)
+        bodies = out.read_bytes().splitlines() if transport == "file" else list(raw_sink.bodies)
         assert len(bodies) == 2
         assert all(re.search(rb'"n": ?' + digits.encode() + rb"\b", b) for b in bodies)
         assert producer.counters["dead_letters"] == 0

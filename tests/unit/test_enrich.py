@@ -161,7 +161,8 @@ def test_the_facets_one_event_gains_are_bounded_and_what_is_left_out_is_an_error
     assert 0 < len(kept) < 50 and len(kept) + len(left) == 50 and whole > 3 * bound
     gone = left[0]["inputFacets"]["dataQualityAssertions"]["assertions"]
     assert gone[0]["success"] is False and gone[0]["params"]["status"] == "ERROR"
-    assert "left out" in gone[0]["params"]["error"] and left[0]["name"] in gone[0]["params"]["error"]
+    error = gone[0]["params"]["error"]
+    assert "left out" in error and left[0]["name"] in error
     tests = out["run"]["facets"]["test"]["tests"]
     assert sum(t["name"] == "facetsLeftOut" for t in tests) == len(left)
     assert sum(t["name"] == "a_not_null" for t in tests) == 2 * len(kept)
