@@ -1,0 +1,83 @@
+"""The history store on PostgreSQL behaves as on SQLite (issue 44, cases 4 and 10): an older table
+is upgraded in place (its NaN and infinities become markers), non-finite values stay out of
+baselines, the byte bound and the name hash hold, far-future times are never kept, and a
+read-only open creates nothing. One PostgreSQL (the Debian package, the Marquez tests' fixture)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from lineage_quality.errors import ConfigError
+from lineage_quality.history import HistoryBounds, Measured, open_history
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from marquez_server import start_postgres  # beside the e2e tests (the path above)
+
+DAY = 86_400_000
+RECENT = (int(time.time() * 1000) // DAY - 10) * DAY
+YEAR_9999 = 253_402_214_400_000
+OLD_SCHEMA = """CREATE TABLE lq_history (
+    dataset TEXT NOT NULL, rule_id TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL,
+    value DOUBLE PRECISION NOT NULL, status TEXT NOT NULL, event_ms BIGINT NOT NULL,
+    version TEXT, lower_bound DOUBLE PRECISION, upper_bound DOUBLE PRECISION,
+    recorded_ms BIGINT NOT NULL, PRIMARY KEY (dataset, rule_id, run_id))"""
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with start_postgres(tmp_path_factory.mktemp("history-store-pg")) as pg:
+        yield f"postgresql://{pg.user}:{pg.password}@{pg.host}:{pg.port}/{pg.database}"
+
+
+def _tables(url: str) -> int:
+    with psycopg.connect(url) as db:
+        found = db.execute(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'lq_history'"
+        ).fetchone()
+    return int(found[0]) if found else 0
+
+
+def test_the_postgresql_store_upgrades_and_keeps_its_bounds(url: str) -> None:
+    with pytest.raises(ConfigError, match="not a history store"):
+        open_history(url, read_only=True)
+    assert _tables(url) == 0  # the viewer created nothing
+    with psycopg.connect(url) as db:
+        db.execute(OLD_SCHEMA)
+        for i, value in enumerate(["5", "NaN", "Infinity", "-Infinity"]):
+            db.execute(
+                "INSERT INTO lq_history VALUES ('file:/a', 'r', %s, 'rowCount', %s::float8, "
+                "'PASSED', %s, NULL, NULL, NULL, 0)",
+                (f"run{i}", value, RECENT + i * DAY),
+            )
+    viewer = open_history(url, read_only=True)  # an older table, read as it is
+    assert [repr(p.value) for p in viewer.series("file:/a", "r")] == ["5.0", "nan", "inf", "-inf"]
+    viewer.close()
+
+    store = open_history(url, HistoryBounds(max_bytes=20_000))
+    with psycopg.connect(url) as db:
+        rows = db.execute(
+            "SELECT value, nonfinite, row_bytes > 0 FROM lq_history ORDER BY event_ms"
+        ).fetchall()
+    assert rows == [
+        (5.0, None, True), (None, "NaN", True), (None, "Infinity", True), (None, "-Infinity", True)
+    ]  # fmt: skip
+    store.append([Measured("file:/a", "r", "run4", "rowCount", 3, "PASSED", RECENT + 4 * DAY)])
+    assert [p.value for p in store.series("file:/a", "r", finite_only=True)] == [5.0, 3.0]
+
+    assert store.append([Measured("file:/z", "r", "z", "rowCount", 1, "PASSED", YEAR_9999)]) == 0
+    long_name, long_rule = "file:/b" + "x" * 600, "r" * 600
+    for i in range(100):
+        store.append([Measured(long_name, long_rule, f"q{i}", "rowCount", i, "PASSED", RECENT + i)])
+    with psycopg.connect(url) as db:
+        size, longest = db.execute(
+            "SELECT SUM(row_bytes), MAX(LENGTH(dataset)) FROM lq_history"
+        ).fetchone() or (0, 0)
+    assert size <= 20_000 and longest == 512
+    assert store.series(long_name, long_rule)[-1].run_id == "q99"
+    store.close()
