@@ -5,14 +5,19 @@ The events are a file as the OpenLineage file transport writes it (one JSON even
 a JSON array of events. Each distinct dataset (role, namespace, name) is shown once, with the
 contract objects whose rules bind to it (by path pattern or by catalog table) or, when none do,
 the contract objects that nearly bind it (contracts/explain.py).
+
+The file may come from anywhere: it is read within byte bounds and each event is checked before
+it is used, so a bad one is one line naming the file and line (exit 2), never a traceback.
 """
 
 from __future__ import annotations
 
+import decimal
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -22,7 +27,11 @@ from lineage_quality.datasets import table_names
 from lineage_quality.errors import ConfigError
 from lineage_quality.inert import inert
 
-MAX_EVENT_BYTES = 64 * 1024 * 1024  # a single event line larger than this is refused
+MAX_EVENT_BYTES = 64 * 1024 * 1024  # one event line larger than this is refused
+MAX_ARRAY_BYTES = 64 * 1024 * 1024  # a file that is one JSON array: larger is refused
+_CHUNK = 64 * 1024
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a valid pair is one character once parsed
+_DECODER = json.JSONDecoder(parse_int=decimal.Decimal)  # integers of any length; unused here
 
 
 @attrs.frozen
@@ -33,37 +42,149 @@ class SeenDataset:
 
 
 def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """The events of a file: JSON lines, or one JSON array. A line that is not a JSON object is
-    an error naming the file and line."""
+    """The events of a file: JSON lines, or one JSON array. Read within bounds (a line, or the
+    array, is never read past its bound before it is refused), and each event is checked to be
+    what `seen_datasets` reads: anything else (not JSON, nested past Python's stack, a lone
+    surrogate, `inputs` that is no list, `facets` that is no object...) is a ConfigError naming
+    the file and line (exit 2), never a traceback."""
     try:
-        with path.open("r", encoding="utf-8") as file:
-            first = file.read(1)
-            while first.isspace():
-                first = file.read(1)
-            file.seek(0)
-            if first == "[":
-                events = json.load(file)
-                for number, event in enumerate(events, 1):
-                    if not isinstance(event, dict):
-                        raise ConfigError(f"{path}: item {number} of the array is not an event")
-                    yield event
+        with path.open("rb") as file:
+            if _first_byte(file) == b"[":
+                yield from _array(path, file)
                 return
-            for number, line in enumerate(file, 1):
-                if not line.strip():
-                    continue
+            number = 0
+            while line := file.readline(MAX_EVENT_BYTES + 1):
+                number += 1
                 if len(line) > MAX_EVENT_BYTES:
                     raise ConfigError(f"{path}: line {number}: an event over {MAX_EVENT_BYTES} B")
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(f"{path}: line {number}: not JSON ({exc.msg})") from exc
-                if not isinstance(event, dict):
-                    raise ConfigError(f"{path}: line {number}: not a JSON object (an event)")
-                yield event
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+                if line.strip():
+                    yield _event(path, f"line {number}", line)
+    except OSError as exc:
         raise ConfigError(f"{path}: cannot read the events: {exc}") from exc
+
+
+def _first_byte(file: BinaryIO) -> bytes:
+    """The file's first byte that is not white space (b"" if none); the file is left at 0."""
+    try:
+        while chunk := file.read(_CHUNK):
+            text = chunk.lstrip()
+            if text:
+                return text[:1]
+        return b""
+    finally:
+        file.seek(0)
+
+
+def _array(path: Path, file: BinaryIO) -> Iterator[dict[str, Any]]:
+    data = file.read(MAX_ARRAY_BYTES + 1)
+    if len(data) > MAX_ARRAY_BYTES:
+        raise ConfigError(
+            f"{path}: a JSON array over {MAX_ARRAY_BYTES} B (write JSON lines, one event a line, "
+            "as the file transport does)"
+        )
+    text = _text(path, "line 1", data)
+    position = text.index("[") + 1
+    line, counted = 1, 0
+    while True:
+        position = _skip_space(text, position)
+        if text.startswith("]", position):
+            break
+        line += text.count("\n", counted, position)
+        counted = position
+        where = f"line {line}"
+        try:
+            event, position = _DECODER.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: {where}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: {where}: not JSON (nested too deep)") from None
+        yield _checked(path, where, event)
+        position = _skip_space(text, position)
+        if text.startswith(",", position):
+            position += 1
+        elif not text.startswith("]", position):
+            line += text.count("\n", counted, position)
+            raise ConfigError(f"{path}: line {line}: not JSON (expected , or ] in the array)")
+    if text[position + 1 :].strip():
+        line += text.count("\n", counted, position)
+        raise ConfigError(f"{path}: line {line}: not JSON (text after the array)")
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _text(path: Path, where: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: {where}: not UTF-8 ({exc.reason})") from None
+
+
+def _event(path: Path, where: str, line: bytes) -> dict[str, Any]:
+    text = _text(path, where, line)
+    try:
+        event = _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: {where}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: {where}: not JSON (nested too deep)") from None
+    return _checked(path, where, event)
+
+
+def _checked(path: Path, where: str, event: object) -> dict[str, Any]:
+    """`event` if it has the shape `seen_datasets` reads, else a ConfigError saying what."""
+    problem = _shape_problem(event)
+    if problem is not None:
+        raise ConfigError(f"{path}: {where}: {problem}")
+    assert isinstance(event, dict)
+    return event
+
+
+def _shape_problem(event: object) -> str | None:
+    if not isinstance(event, dict):
+        return "not a JSON object (an event)"
+    text = _lone_surrogate(event)
+    if text is not None:
+        return f"a string holds a lone surrogate (\\u{ord(text):04x}): not text"
+    for role in ("inputs", "outputs"):
+        datasets = event.get(role)
+        if datasets is None:
+            continue
+        if not isinstance(datasets, list):
+            return f"`{role}` is not a list"
+        for i, dataset in enumerate(datasets):
+            if not isinstance(dataset, dict):
+                return f"`{role}[{i}]` is not an object"
+            for field in ("namespace", "name"):
+                if not isinstance(dataset.get(field), str):
+                    return f"`{role}[{i}].{field}` is not a string"
+            facets = dataset.get("facets")
+            if facets is not None and not isinstance(facets, dict):
+                return f"`{role}[{i}].facets` is not an object"
+            if facets and any(not isinstance(f, dict) for f in facets.values()):
+                return f"a facet of `{role}[{i}]` is not an object"
+    return None
+
+
+def _lone_surrogate(value: object) -> str | None:
+    """The first lone surrogate in any string (key or value) of `value`, walked without
+    recursion (the parse bounded the depth)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found = _LONE_SURROGATE.search(item)
+            if found:
+                return found.group()
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 def seen_datasets(
