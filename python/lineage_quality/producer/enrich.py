@@ -11,7 +11,6 @@ with `captureDate`) on outputs (docs/metrics.md).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,7 +119,11 @@ def enrich(
     `max_added_bytes` of facets are added (each dataset's assertions, metrics and its share of
     the run's `test` facet count); a dataset whose facets would pass it gets one ERROR assertion
     naming what was left out instead."""
-    out: dict[str, Any] = copy.deepcopy(dict(event))
+    # Copied along the paths we write only (the event, its run and their facet objects, the
+    # dataset lists and the datasets we enrich): nothing of the caller's is modified, nothing else
+    # is copied (a deep copy cost a third of enrich, and failed on events nested ~500 deep).
+    out: dict[str, Any] = dict(event)
+    copied_roles: set[str] = set()
     run_tests: list[tuple[str, RuleResult]] = []
     budget = max_added_bytes
     left_out: list[str] = []
@@ -131,12 +134,13 @@ def enrich(
             # Nothing was evaluated on this output: no dataset facet claims anything about it.
             run_tests.extend((ref.key, r) for r in rule_results)
             continue
-        dataset = out[ref.role][ref.index]
+        if ref.role not in copied_roles:
+            out[ref.role] = list(out[ref.role])
+            copied_roles.add(ref.role)
+        dataset = out[ref.role][ref.index] = dict(out[ref.role][ref.index])
         where = "inputFacets" if ref.role == "inputs" else "facets"
         facets = dataset.get(where)
-        if not isinstance(facets, dict):
-            facets = {}
-            dataset[where] = facets
+        facets = dataset[where] = dict(facets) if isinstance(facets, Mapping) else {}
         added = {ASSERTIONS_KEY: assertions_facet_json(rule_results)}
         measures = _measures(rule_results)
         if measures is not None:
@@ -154,11 +158,10 @@ def enrich(
             _place(facets, key, facet)
         run_tests.extend((ref.key, r) for r in rule_results)
     if run_tests or left_out:
-        run = out.setdefault("run", {})
+        run = out.get("run")
+        run = out["run"] = dict(run) if isinstance(run, Mapping) else {}
         run_facets = run.get("facets")
-        if not isinstance(run_facets, dict):
-            run_facets = {}
-            run["facets"] = run_facets
+        run_facets = run["facets"] = dict(run_facets) if isinstance(run_facets, Mapping) else {}
         tests = to_json_dict(test_run_facet(run_tests))
         tests["tests"].extend(_left_out_test(message) for message in left_out)
         _place(run_facets, TEST_RUN_KEY, tests)
