@@ -17,6 +17,7 @@ from lineage_quality.errors import ConfigError, LineageQualityError
 from lineage_quality.history_cli import add_history_flags, history_store
 from lineage_quality.history_cli import add_parser as add_history_parser
 from lineage_quality.logformat import configure as configure_logging
+from lineage_quality.masking import masked
 from lineage_quality.version import __version__
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ def _serve(args: argparse.Namespace) -> int:
     redact.add([*args.alert_webhook, *args.alert_slack_webhook])  # Slack URLs are secrets
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
+    history = history_store(args)  # libpq reads PGPASSWORD (or PGPASSFILE) now, once
     # Every secret has been read: none may reach the evaluator's JVM (started later).
     scrubbed = scrub_environment(os.environ)
     if scrubbed:
@@ -72,7 +74,7 @@ def _serve(args: argparse.Namespace) -> int:
             master=args.spark_master,
             conf=spark_conf,
             quarantine=_quarantine(args, settings),
-            history=history_store(args),
+            history=history,
         ),
         forwarder,
         Spool(settings.spool, settings),
@@ -522,7 +524,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except LineageQualityError as exc:
-        print(f"lineage-quality: error: {exc}", file=sys.stderr)
+        print(f"lineage-quality: error: {masked(str(exc))}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "pyspark":

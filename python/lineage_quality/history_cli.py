@@ -20,6 +20,7 @@ from typing import Any
 
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.chart import page, svg
+from lineage_quality.history.postgres import postgres_url
 from lineage_quality.history.store import HistoryBounds, SqlHistory, open_history
 from lineage_quality.history.times import iso_ms
 from lineage_quality.inert import inert
@@ -34,11 +35,18 @@ def add_parser(sub: Any) -> None:
         metavar="PATH|URL",
         help="serve's --history: a SQLite file or a postgresql:// URL",
     )
+    parser.add_argument("--history-password-file", metavar="FILE", help=_PASSWORD_FILE_HELP)
     parser.add_argument("--dataset", help="NAMESPACE:NAME as in the facets (omit: list datasets)")
     parser.add_argument("--rule", metavar="ID", help="one rule's points (its rule id)")
     parser.add_argument("--since", metavar="DATE", help="ISO date or time (UTC unless given)")
     parser.add_argument("--plot", metavar="FILE", help="write the rule's chart: .svg or .html")
     parser.set_defaults(func=run)
+
+
+_PASSWORD_FILE_HELP = (
+    "the PostgreSQL password, on the first line of FILE, for a --history URL without one (or "
+    "libpq's PGPASSFILE / ~/.pgpass, PGPASSWORD): a password in the URL shows in `ps`"
+)
 
 
 def add_history_flags(serve: argparse.ArgumentParser) -> None:
@@ -50,6 +58,7 @@ def add_history_flags(serve: argparse.ArgumentParser) -> None:
         "history.db beside --spool) or a postgresql:// URL shared by several producers; "
         "'off' keeps none (history rules are then ERRORs saying so)",
     )
+    group.add_argument("--history-password-file", metavar="FILE", help=_PASSWORD_FILE_HELP)
     group.add_argument(
         "--history-max-points",
         type=int,
@@ -88,7 +97,7 @@ def history_store(args: argparse.Namespace) -> SqlHistory | None:
             "--history-max-points, --history-retention-days and --history-max-bytes must be "
             "positive"
         ) from None
-    return open_history(where, bounds)
+    return open_history(where, bounds, password_file=args.history_password_file)
 
 
 def _since_ms(text: str | None) -> int | None:
@@ -105,7 +114,7 @@ def _since_ms(text: str | None) -> int | None:
 
 def run(args: argparse.Namespace) -> int:
     if (
-        not str(args.history).startswith(("postgres://", "postgresql://"))
+        not postgres_url(str(args.history))  # a mistyped URL: refused, masked
         and not Path(args.history).exists()
     ):
         raise ConfigError(f"no history at {args.history} (pass serve's --history)")
@@ -113,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--plot needs --rule: a chart shows one rule's series")
     if args.plot and Path(args.plot).suffix.lower() not in (".svg", ".html", ".htm"):
         raise ConfigError(f"--plot {args.plot}: write a .svg or .html file")
-    store = open_history(args.history, read_only=True)
+    store = open_history(args.history, read_only=True, password_file=args.history_password_file)
     try:
         if not args.dataset:
             for name, count in store.datasets():

@@ -31,7 +31,10 @@ import attrs
 
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS
 from lineage_quality.errors import ConfigError
+from lineage_quality.history.postgres import connect as connect_postgres
+from lineage_quality.history.postgres import postgres_url
 from lineage_quality.history.verdicts import Point
+from lineage_quality.masking import masked
 from lineage_quality.results import NON_FINITE
 
 _TABLE = """CREATE TABLE IF NOT EXISTS {name} (
@@ -346,14 +349,19 @@ HistoryStore = SqlHistory
 
 
 def open_history(
-    where: str | Path, bounds: HistoryBounds | None = None, *, read_only: bool = False
+    where: str | Path,
+    bounds: HistoryBounds | None = None,
+    *,
+    read_only: bool = False,
+    password_file: str | Path | None = None,
 ) -> SqlHistory:
     """A store at a SQLite path, or a `postgresql://` URL (needs `pip install psycopg[binary]`,
     the `postgres` extra). `read_only`: open an existing store without changing anything (a
-    SQLite file is opened `mode=ro`: not even its journal mode is set)."""
+    SQLite file is opened `mode=ro`: not even its journal mode is set). `password_file`: the
+    PostgreSQL password's file, for a URL without one (history/postgres.py)."""
     bounds = bounds or HistoryBounds()
     text = str(where)
-    if text.startswith(("postgresql://", "postgres://")):
+    if postgres_url(text):  # a mistyped URL is refused, not taken for a SQLite path
         try:
             import psycopg
         except ImportError as exc:
@@ -361,10 +369,12 @@ def open_history(
                 "a PostgreSQL history needs psycopg: pip install 'lineage-quality[postgres]'"
             ) from exc
         try:
-            shared = psycopg.connect(text, connect_timeout=10)
+            shared = connect_postgres(text, password_file)  # postgres.py: where the password is
             shared.read_only = read_only
         except psycopg.Error as exc:
-            raise ConfigError(f"cannot open the history at {_redacted(text)}: {exc}") from exc
+            raise ConfigError(
+                f"cannot open the history at {_redacted(text)}: {masked(str(exc))}"
+            ) from None
         return _checked(lambda: PostgresHistory(shared, bounds, read_only), shared, _redacted(text))
     path = Path(text[len("sqlite://") :] if text.startswith("sqlite://") else text)
     try:
@@ -439,10 +449,5 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _redacted(url: str) -> str:
-    """A URL without its password, for messages."""
-    scheme, sep, rest = url.partition("://")
-    if "@" in rest:
-        who, _, host = rest.rpartition("@")
-        user = who.split(":", 1)[0]
-        return f"{scheme}{sep}{user}:***@{host}"
-    return url
+    """A URL without its password, for messages: every form (masking.py)."""
+    return masked(url)

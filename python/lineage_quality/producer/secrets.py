@@ -3,7 +3,8 @@
 Our own code never logs a header, a key or a transport's auth settings. As a second line, the
 CLI masks every known secret value (the receiver's API key, the forwarding transport's API key
 and custom header values, `*KEY*`/`*TOKEN*`/`*SECRET*`/`*PASSWORD*` environment variables of
-OpenLineage and DataHub) in every log record, whoever logs it (openlineage-python, requests...).
+OpenLineage and DataHub, libpq's PGPASSWORD) in every log record, whoever logs it
+(openlineage-python, requests, psycopg...), and every password form of a URL (masking.py).
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import logging
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
+from lineage_quality.masking import masked
+
 MASK = "***"
 _WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH", "CREDENTIAL")
 _PREFIXES = ("OPENLINEAGE", "DATAHUB", "LINEAGE_QUALITY")
 _MIN_LENGTH = 4  # shorter values would mask ordinary words
+_LIBPQ = ("PGPASSWORD",)  # read by libpq when the history store connects (history/postgres.py)
 
 
 class RedactingFilter(logging.Filter):
@@ -28,13 +32,9 @@ class RedactingFilter(logging.Filter):
         self._secrets.update(s for s in secrets if s and len(s) >= _MIN_LENGTH)
 
     def scrub(self, text: str) -> str:
-        for secret in sorted(self._secrets, key=len, reverse=True):
-            text = text.replace(secret, MASK)
-        return text
+        return masked(text, self._secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self._secrets:
-            return True
         message = record.getMessage()
         scrubbed = self.scrub(message)
         if scrubbed != message:
@@ -64,11 +64,7 @@ def redact_logs(secrets: Iterable[str]) -> RedactingFilter:
 
 
 def environment_secrets(environ: Mapping[str, str]) -> list[str]:
-    return [
-        value
-        for name, value in environ.items()
-        if name.upper().startswith(_PREFIXES) and any(w in name.upper() for w in _WORDS)
-    ]
+    return [environ[name] for name in secret_names(environ)]
 
 
 def transport_secrets(transport: Any) -> list[str]:
@@ -93,14 +89,16 @@ def secret_names(environ: Mapping[str, str]) -> list[str]:
     return [
         name
         for name in environ
-        if name.upper().startswith(_PREFIXES) and any(w in name.upper() for w in _WORDS)
+        if (name.upper().startswith(_PREFIXES) and any(w in name.upper() for w in _WORDS))
+        or name in _LIBPQ
     ]
 
 
 def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
     """Remove the secrets from `environ` once they have been read, so that no process started
     afterwards -- the evaluator's JVM above all, which runs contract-supplied SQL -- inherits
-    them. Returns the names removed."""
+    them. PGPASSWORD too: call it after the history store connected (libpq read it then; the
+    connection is kept, never made again). Returns the names removed."""
     names = secret_names(environ)
     for name in names:
         environ.pop(name, None)
