@@ -23,6 +23,7 @@ SECRETS = {
     "LINEAGE_QUALITY_API_KEY": "receiver-key-0123456789",
     "DATAHUB_GMS_TOKEN": "datahub-token-0123456789",
     "OPENLINEAGE__TRANSPORT__AUTH__API_KEY": "sink-key-0123456789",
+    "PGPASSWORD": "history-password-0123456789",  # libpq's, for a PostgreSQL history
 }
 
 CONTRACT = """\
