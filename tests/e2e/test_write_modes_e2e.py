@@ -150,10 +150,14 @@ def test_writes_with_equal_statistics_are_judged_each_on_its_own(modes: dict[str
     values: the second COMPLETE is another write (other files), never the first one's verdict."""
     path = modes["base"] / "same_stats"
     first, second = _bound(modes["events"], path)
-    stats = [_output(e, path)["outputFacets"]["outputStatistics"] for e in (first, second)]
-    assert [(s["rowCount"], s["size"], s["fileCount"]) for s in stats] == [
-        (stats[0]["rowCount"], stats[0]["size"], stats[0]["fileCount"])
-    ] * 2  # equal statistics: what the listener gives cannot tell these writes apart
+    # Equal statistics, or none (the listener sends them when Spark's metrics are in by the
+    # COMPLETE, not on every timing: issue 44.9): either way they cannot tell these writes apart.
+    stats = [
+        (_output(e, path).get("outputFacets") or {}).get("outputStatistics")
+        for e in (first, second)
+    ]
+    told = [None if s is None else (s["rowCount"], s["size"], s["fileCount"]) for s in stats]
+    assert None in told or told[0] == told[1]
     one = {
         a["name"]: a for a in _output(first, path)["facets"]["dataQualityAssertions"]["assertions"]
     }

@@ -285,6 +285,24 @@ class ServeProcess:
         self.stop()
         raise AssertionError(f"serve did not start:\n{self.log_path.read_text()[-3000:]}")
 
+    def wait_ready(self, timeout: float) -> None:
+        """Until `/readyz` answers 200: the spool is open and the evaluator's Spark session is
+        up (serve warms it at start)."""
+        deadline = time.monotonic() + timeout
+        host, port = self.url.removeprefix("http://").rsplit(":", 1)
+        while time.monotonic() < deadline:
+            conn = http.client.HTTPConnection(host, int(port), timeout=5)
+            try:
+                conn.request("GET", "/readyz")
+                if conn.getresponse().status == 200:
+                    return
+            except (OSError, http.client.HTTPException):
+                pass
+            finally:
+                conn.close()
+            time.sleep(0.5)
+        raise AssertionError(f"serve not ready in {timeout}s:\n{self.log_path.read_text()[-3000:]}")
+
     def kill9(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=30)

@@ -70,6 +70,7 @@ def _verdicts(event: dict[str, Any]) -> dict[str, str]:
 def test_a_killed_jvm_is_replaced_and_the_next_event_is_evaluated(tmp_path: Path) -> None:
     serve, sink, folder = _serve(tmp_path, "^[a-z]+$")
     try:
+        serve.wait_ready(timeout=180)
         data = folder / "one.csv"
         data.write_text("a\nx\ny\n")
         _post(serve, 1, data)
@@ -99,19 +100,25 @@ def test_work_ignoring_cancel_is_ended_by_replacing_the_jvm(tmp_path: Path) -> N
         "--evaluation-kill-after", "2",
     )  # fmt: skip
     try:
-        # Warm the JVM first, so the cancel comes while the regex runs (not during start-up).
+        # Warm the JVM first, so the cancel comes while the regex runs (not during start-up):
+        # the 30 s of --evaluation-cancel-after count from the evaluation's start, and Spark's
+        # start-up on a loaded CI machine can take that long (issue 44.9).
+        serve.wait_ready(timeout=180)
         quick = folder / "quick.csv"
         quick.write_text("a\n" + "a" * 12 + "b\n")
         _post(serve, 3, quick)
         assert sink.wait_for(lambda s: len(s.events) >= 1, timeout=120)
         assert _verdicts(sink.events[0]) == {"a_not_null": "PASSED", "a_pattern": "PASSED"}
+        # The busy JVM, named before the slow event: by the time the slow event is forwarded
+        # its JVM may be gone already, or a new one starting (then `(jvm,)` failed, or named the
+        # new JVM and waited for it to end).
+        (jvm,) = java_descendants(serve.proc.pid)
         slow = folder / "slow.csv"
         slow.write_text("a\n" + "a" * 40 + "é\n", encoding="utf-8")
         _post(serve, 1, slow)
         assert sink.wait_for(lambda s: len(s.events) >= 2, timeout=120)
         first = _verdicts(sink.events[1])
         assert first["a_pattern"] == "ERROR"  # cancelled: reported as ERROR, never a pass
-        (jvm,) = java_descendants(serve.proc.pid)
         deadline = time.monotonic() + 60
         while jvm in java_descendants(serve.proc.pid) and time.monotonic() < deadline:
             time.sleep(0.5)
