@@ -99,8 +99,11 @@ def dumps(value: Any) -> str:
         text = _dumps(value)
     except ValueError:  # "Out of range float values are not JSON compliant": rare, so walk now
         text = _dumps(finite(value))
-    if _SURROGATE.search(text) is not None:
-        text = _SURROGATE.sub(_escape_surrogate, text)
+    if not text.isascii():  # O(1): no surrogate in an ASCII text
+        try:
+            text.encode("utf-8")  # C speed; a regex scan took 4x as long on a 45 KB event
+        except UnicodeEncodeError:
+            text = _SURROGATE.sub(_escape_surrogate, text)
     return text
 
 
