@@ -143,7 +143,7 @@ def table_identities(facets: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     symlinks = (facets or {}).get("symlinks")
     found: list[tuple[str, str]] = []
     if isinstance(symlinks, Mapping):
-        for ident in symlinks.get("identifiers") or []:
+        for ident in _identifiers(symlinks):
             if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
                 name = ident.get("name")
                 if isinstance(name, str) and name:
@@ -156,12 +156,18 @@ def table_names(facets: Mapping[str, Any] | None) -> list[str]:
     symlinks = (facets or {}).get("symlinks")
     names: list[str] = []
     if isinstance(symlinks, Mapping):
-        for ident in symlinks.get("identifiers") or []:
+        for ident in _identifiers(symlinks):
             if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
                 name = ident.get("name")
                 if isinstance(name, str) and name:
                     names.append(name)
     return names
+
+
+def _identifiers(symlinks: Mapping[str, Any]) -> list[Any]:
+    """The facet's `identifiers`, or none when an event sent something else than a list."""
+    found = symlinks.get("identifiers")
+    return found if isinstance(found, list) else []
 
 
 def read_dataset(

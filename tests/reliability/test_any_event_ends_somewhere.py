@@ -231,7 +231,7 @@ def events(draw: Any, data: Path, evaluated: bool = False) -> tuple[int, str]:
                     if k == "own"
                     else st.uuids().map(str)
                     if k == "uuid"
-                    else st.text(min_size=1, max_size=64)
+                    else ODD_TEXT.filter(bool)  # lone surrogates and controls in a run id
                     if k == "text"
                     else st.just("x" * 65)
                 )  # refused: 400

@@ -193,9 +193,10 @@ def test_a_nan_in_the_data_is_carried_as_text_and_every_event_goes_out(
             assert avg["success"] is False and avg["actual"] == "NaN"
             assert found["id_not_null"]["success"] is True
         second = _assertions(raw_sink.body_of(2))["amount_avg_vs_previous"]
-        # the measured NaN is carried as text; never a pass (too little finite history, or
-        # no store at all)
+        # the measured NaN is carried as text; with a store it FAILS (a NaN meets no threshold,
+        # however short the history), without one the rule is an ERROR saying so
         assert second["success"] is False and second["params"]["value"] == "NaN"
+        assert second["params"]["status"] == ("FAILED" if history == "sqlite" else "ERROR")
         assert producer.counters["dead_letters"] == 0
     finally:
         producer.stop()
@@ -302,5 +303,13 @@ def test_an_event_whose_handling_fails_for_good_goes_to_the_dead_letters(
         letters = producer.spool.dead_letters()
         assert len(letters) == 1 and "cannot enrich this one" in letters[0].reason
         assert producer.counters["dead_letters"] == 1
+        # its run is not "evaluated" with no verdicts (gate would pass it): an ERROR says why
+        status, answer = producer.run_status("00000000-0000-4000-8000-000000000001")
+        assert status == 200
+        # (the rules were judged before enrich raised here: their verdicts are kept too)
+        (row,) = [v for v in answer["verdicts"] if v["rule"] == "(not evaluated)"]
+        assert row["status"] == "ERROR"
+        assert "cannot enrich this one" in row["message"]
+        assert row["action"] == "ALERT"  # no rule bound here blocks
     finally:
         producer.stop()

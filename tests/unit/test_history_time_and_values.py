@@ -115,8 +115,10 @@ def _history_rule() -> Rule:
 
 
 def test_a_non_finite_measurement_is_never_part_of_a_later_baseline(tmp_path: Path) -> None:
-    """Measured early (SKIPPED: too little history), NaN and Infinity are kept like any value;
-    the run after the three finite ones is judged on those three alone."""
+    """NaN and Infinity FAIL whatever the history (docs/rules.md: a NaN statistic meets no
+    threshold; a skip would never block) and are kept as no number; the finite runs measured
+    early are SKIPPED (too little history); the run after the three finite ones is judged on those
+    three alone."""
     store = open_history(tmp_path / "h.db")
     rule = _history_rule()
     verdicts = []
@@ -124,7 +126,10 @@ def test_a_non_finite_measurement_is_never_part_of_a_later_baseline(tmp_path: Pa
         result = RuleResult(rule=rule, status=Status.PASSED, actual=value, row_count=1)
         (judged,) = judge_and_record(store, "file:/o", f"run-{day}", RECENT + day * DAY, [result])
         verdicts.append(judged)
-    assert [v.status for v in verdicts[:5]] == [Status.SKIPPED] * 5
+    assert [v.status for v in verdicts[:5]] == [
+        Status.SKIPPED, Status.FAILED, Status.FAILED, Status.SKIPPED, Status.SKIPPED
+    ]  # fmt: skip
+    assert verdicts[1].message == "the value is NaN: it meets no threshold"
     assert all("not kept" not in (v.scope or "") for v in verdicts)
     last = verdicts[-1]
     assert last.status is Status.PASSED

@@ -222,3 +222,32 @@ def test_an_event_time_far_ahead_of_our_clock_is_refused(when: str) -> None:
         check_event(body)
     soon = dt.datetime.now(dt.UTC) + dt.timedelta(hours=14)  # a mislabelled time zone
     check_event({**body, "eventTime": soon.isoformat()})
+
+
+def test_a_lone_surrogate_in_a_run_id_or_a_name_is_kept_as_its_escape(tmp_path: Path) -> None:
+    """Review of issue 44: the lane and run ids are keys in SQLite, which cannot take a lone
+    surrogate (the whole commit batch failed: every event in it got 503)."""
+    from lineage_quality.producer.run_verdicts import run_ids
+    from lineage_quality.producer.spool import Spool
+
+    body = json.loads(event("r\ud800x"))
+    body["run"]["facets"] = {"parent": {"run": {"runId": "p\udfff"}, "job": JOB}}
+    ids = run_ids(body)
+    assert ids == ["r\\ud800x", "p\\udfff"]
+    assert lane_of(body) == "run:r\\ud800x"
+    assert lane_of({"job": {"namespace": "n\ud83d", "name": "j"}}) == "job:n\\ud83d:j"
+    spool = Spool(tmp_path / "spool.db")
+    try:
+        spool.put(json.dumps(body), ids, +1, lane_of(body), "COMPLETE")
+        spool.mark_run_failed(ids[0])
+        assert spool.run_failed(ids[0]) and spool.run_report(ids[0]) is not None
+    finally:
+        spool.close()
+
+
+def test_a_symlinks_facet_of_any_shape_binds_nothing_and_raises_nothing() -> None:
+    from lineage_quality.datasets import table_identities, table_names
+
+    for odd in (5, "x", {"a": 1}, None, [1, None, {"type": "TABLE"}]):
+        facets = {"symlinks": {"identifiers": odd}}
+        assert table_names(facets) == [] and table_identities(facets) == []

@@ -17,7 +17,13 @@ from collections.abc import Sequence
 import attrs
 
 from lineage_quality.history.times import iso_ms
-from lineage_quality.results import HISTORY_TOO_SHORT, RuleResult, Status, error_result
+from lineage_quality.results import (
+    HISTORY_TOO_SHORT,
+    NON_FINITE,
+    RuleResult,
+    Status,
+    error_result,
+)
 from lineage_quality.rules.history import SEASON_TOLERANCE_SECONDS, Compare, HistoryCheck
 
 WEEK_MS = 7 * 24 * 3600 * 1000
@@ -51,6 +57,16 @@ def history_verdict(result: RuleResult, past: Sequence[Point], event_ms: int) ->
     if result.actual is None:
         return error_result(result.rule, result.message or "nothing was measured to compare")
     value = result.actual
+    if isinstance(value, float) and not math.isfinite(value):
+        # docs/rules.md: a NaN (or infinite) statistic meets no threshold, however short the
+        # history: never SKIPPED run after run (a skip never blocks)
+        return attrs.evolve(
+            result,
+            status=Status.FAILED,
+            measured=value,
+            message=f"the value is {NON_FINITE[repr(value)]}: it meets no threshold",
+            expected_text=check.describe(),
+        )
     earlier = sorted(
         (p for p in past if p.event_ms < event_ms and math.isfinite(p.value)),
         key=lambda p: p.event_ms,

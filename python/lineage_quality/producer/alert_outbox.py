@@ -29,6 +29,7 @@ import attrs
 
 from lineage_quality.bounds import AlertBounds
 from lineage_quality.producer.alerts import Alert, message_for
+from lineage_quality.producer.rawjson import storable
 from lineage_quality.producer.settings import DEFAULTS
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,8 @@ class AlertOutbox:
                         cur = self._db.execute(
                             "INSERT OR IGNORE INTO alerts (sink, run_id, dataset, body, next_at, "
                             "created) VALUES (?, ?, ?, ?, ?, ?)",
-                            (sink, alert.run_id, alert.dataset, body, now, now),
+                            (sink, storable(alert.run_id), storable(alert.dataset), body,
+                             now, now),
                         )
                         added += cur.rowcount
                 self._db.execute(

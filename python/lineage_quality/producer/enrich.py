@@ -127,13 +127,10 @@ def enrich(
     run_tests: list[tuple[str, RuleResult]] = []
     budget = max_added_bytes
     left_out: list[str] = []
-    for ref, rule_results in results.items():
-        if not rule_results:
-            continue
-        if all(r.skip_reason in NOT_EVALUATED for r in rule_results):
-            # Nothing was evaluated on this output: no dataset facet claims anything about it.
-            run_tests.extend((ref.key, r) for r in rule_results)
-            continue
+    unmarked = 0  # datasets left out once even their markers no longer fit
+
+    def facets_of(ref: DatasetRef) -> dict[str, Any]:
+        """The dataset's facet object in `out`, copied along its path."""
         if ref.role not in copied_roles:
             out[ref.role] = list(out[ref.role])
             copied_roles.add(ref.role)
@@ -141,6 +138,15 @@ def enrich(
         where = "inputFacets" if ref.role == "inputs" else "facets"
         facets = dataset.get(where)
         facets = dataset[where] = dict(facets) if isinstance(facets, Mapping) else {}
+        return facets
+
+    for ref, rule_results in results.items():
+        if not rule_results:
+            continue
+        if all(r.skip_reason in NOT_EVALUATED for r in rule_results):
+            # Nothing was evaluated on this output: no dataset facet claims anything about it.
+            run_tests.extend((ref.key, r) for r in rule_results)
+            continue
         added = {ASSERTIONS_KEY: assertions_facet_json(rule_results)}
         measures = _measures(rule_results)
         if measures is not None:
@@ -148,15 +154,27 @@ def enrich(
         # the run's test facet repeats each assertion: about the assertions' size again
         size = sum(len(rawjson.dumps(f)) for f in added.values())
         size += len(rawjson.dumps(added[ASSERTIONS_KEY]))
-        if size > budget:
-            message = _left_out_message(ref, rule_results, size, max_added_bytes)
-            left_out.append(message)
-            _place(facets, ASSERTIONS_KEY, _left_out_facet(message))
+        if size <= budget:
+            budget -= size
+            facets = facets_of(ref)
+            for key, facet in added.items():
+                _place(facets, key, facet)
+            run_tests.extend((ref.key, r) for r in rule_results)
             continue
-        budget -= size
-        for key, facet in added.items():
-            _place(facets, key, facet)
-        run_tests.extend((ref.key, r) for r in rule_results)
+        message = _left_out_message(ref, rule_results, size, max_added_bytes)
+        marker = _left_out_facet(message)
+        cost = 2 * len(rawjson.dumps(marker))  # the markers count too: the dataset's, the run's
+        if cost <= budget:
+            budget -= cost
+            left_out.append(message)
+            _place(facets_of(ref), ASSERTIONS_KEY, marker)
+        else:  # past even that: counted in one entry of the run's test facet
+            unmarked += 1
+    if unmarked:
+        left_out.append(
+            f"the facets of {unmarked} more dataset(s) were left out, unmarked: this event's "
+            f"facets reached the bound of {max_added_bytes} bytes (--max-added-bytes)"
+        )
     if run_tests or left_out:
         run = out.get("run")
         run = out["run"] = dict(run) if isinstance(run, Mapping) else {}

@@ -271,12 +271,12 @@ class Evaluator:
             listed = (ref.role, ref.namespace, ref.name)
             if listed in seen:
                 continue
-            seen.add(listed)
             dataset = event[ref.role][ref.index]
             facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
             tables = table_names(facets)
             found = rules_for(self.bindings, ref.namespace, ref.name, tables)
-            if found:
+            if found:  # seen once bound: a later listing may name the catalog table
+                seen.add(listed)
                 out[ref] = found
             elif self.bindings and event.get("eventType") == "COMPLETE":
                 self._near_misses.check(ref.namespace, ref.name, tables)

@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, MAX_RUN_ID_CHARS
 from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.producer.rawjson import storable
 from lineage_quality.version import PRODUCER
 
 EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
@@ -151,15 +152,16 @@ def check_event(event: Any) -> str:
 def lane_of(event: Mapping[str, Any]) -> str:
     """The ordering key: events of one lane are forwarded in arrival order, lanes independently.
 
-    A run's events share `run.runId`; job and dataset events are ordered per job / dataset.
+    A run's events share `run.runId`; job and dataset events are ordered per job / dataset. A
+    lone surrogate in a name is kept as its escape (the lane is a key in the spool's database).
     """
     run = event.get("run")
     if _is_object(run) and isinstance(run.get("runId"), str):
-        return "run:" + str(run["runId"])
+        return "run:" + storable(str(run["runId"]))
     for key in ("job", "dataset"):
         obj = event.get(key)
         if _is_object(obj):
-            return f"{key}:{obj.get('namespace')}:{obj.get('name')}"
+            return storable(f"{key}:{obj.get('namespace')}:{obj.get('name')}")
     return ""
 
 

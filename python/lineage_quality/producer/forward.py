@@ -24,6 +24,7 @@ from lineage_quality.errors import ConfigError
 from lineage_quality.producer import rawjson
 from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.http_fast import FastHttp
+from lineage_quality.producer.poison import describe, deterministic
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool, SpooledEvent
 from lineage_quality.producer.write_through import SinkLatency
@@ -159,7 +160,10 @@ class Delivery:
                 attempt += 1
                 self._count("forward_failures")
                 self.spool.attempted(item.id)
-                if refused_for_good(exc):
+                if deterministic(exc):  # the transport cannot take this event, ever
+                    if self.bury(item, f"cannot be sent: {describe(exc)}"):
+                        return False
+                elif refused_for_good(exc):
                     refusals += 1
                     if limit and refusals >= limit:
                         self.bury(item, f"refused {refusals} times: {_short(exc)}")
@@ -179,14 +183,15 @@ class Delivery:
             self._count("forwarded")
             return True
 
-    def bury(self, item: SpooledEvent, reason: str) -> None:
-        """`item` to the dead letters with `reason`, counted and logged (a failure to move it
-        is logged: it stays in the spool)."""
+    def bury(self, item: SpooledEvent, reason: str) -> bool:
+        """`item` to the dead letters with `reason`, counted and logged; False when it could
+        not be moved (logged: it stays in the spool)."""
+        reason = rawjson.storable(reason)  # it may quote the event
         try:
             expired = self.spool.dead_letter(item.id, reason)
         except sqlite3.Error as exc:
             log.error("could not move event %d to the dead letters: %s", item.id, exc)
-            return
+            return False
         self._count("dead_letters")
         for _ in range(expired):
             self._count("dead_letters_expired")
@@ -200,6 +205,7 @@ class Delivery:
             reason,
             gone,
         )
+        return True
 
     def delete(self, item: SpooledEvent, run_ids: Sequence[str] = (), step: int = 0) -> None:
         """Delete the forwarded event, recording its runs (`step`: its run's waiting COMPLETE

@@ -9,10 +9,17 @@ at once; any other (a spool or disk error) is retried with the back-off, and dea
 
 from __future__ import annotations
 
+import json
+import logging
 import sqlite3
 import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from lineage_quality.producer.backoff import Backoff
+from lineage_quality.producer.run_verdicts import run_ids
+from lineage_quality.results import Status
+from lineage_quality.rules import Action
 
 # Raised the same way by the same event: what it holds cannot be encoded, parsed or enriched (a
 # programming error meets the same event the same way). Retrying cannot help.
@@ -26,12 +33,38 @@ _DETERMINISTIC = (
     AssertionError,
 )
 _KEPT = 1024  # failing events remembered at once (only those failing right now)
+log = logging.getLogger(__name__)
 
 
 def deterministic(exc: BaseException) -> bool:
     """Whether handling the same event again would raise the same way; an sqlite3 or OS error
     (a locked or full disk) may pass."""
     return isinstance(exc, _DETERMINISTIC) and not isinstance(exc, sqlite3.Error | OSError)
+
+
+def waits_for_the_disk(exc: BaseException) -> bool:
+    """A locked or full database: retried for as long as it lasts, never counted towards
+    dead-lettering (a `dead-letters purge` holding the lock must not bury valid events)."""
+    return isinstance(exc, sqlite3.OperationalError)
+
+
+def unjudged_row(event: Mapping[str, Any], reason: str, blocks: bool) -> dict[str, Any]:
+    """The verdict row (run_verdicts.verdict_rows' shape) of a COMPLETE moved to the dead letters
+    before its rules were judged: an ERROR, so `gate` never passes its run (a BLOCK one when a
+    rule bound to it blocks)."""
+    job = event.get("job") or {}
+    return {
+        "job": f"{job.get('namespace')}/{job.get('name')}",
+        "dataset": "(the event)",
+        "role": "",
+        "rule": "(not evaluated)",
+        "status": Status.ERROR.value,
+        "action": (Action.BLOCK if blocks else Action.ALERT).value,
+        "severity": None,
+        "expected": "the event's rules judged",
+        "actual": None,
+        "message": f"the COMPLETE event could not be handled and is in the dead letters: {reason}",
+    }
 
 
 def describe(exc: BaseException) -> str:
@@ -57,10 +90,38 @@ class Troubles:
     def failed(self, event_id: int, exc: BaseException) -> tuple[int, float | None]:
         """(failures in a row, seconds to wait before trying again); None: give up now."""
         with self._lock:
-            count = self._counts.pop(event_id, 0) + 1
+            count = self._counts.pop(event_id, 0) + (0 if waits_for_the_disk(exc) else 1)
             if deterministic(exc) or count >= self.poison_after:
                 return count, None
             if len(self._counts) >= _KEPT:
                 self._counts.clear()
             self._counts[event_id] = count
-        return count, self.retry.delay(count - 1)
+        return count, self.retry.delay(max(count - 1, 0))
+
+
+class _Verdicts(Protocol):
+    def add_verdicts(self, run_ids: Sequence[str], body: str) -> None: ...
+
+
+class _Binder(Protocol):
+    def bound(self, event: Mapping[str, Any]) -> Mapping[Any, Sequence[Any]]: ...
+
+
+def keep_unjudged(spool: _Verdicts, evaluator: _Binder, event: Any, reason: str) -> None:
+    """Keep `unjudged_row` for the runs of `event` when it is a COMPLETE with rules bound (or
+    whose datasets cannot even be bound: it may have had some)."""
+    if not isinstance(event, dict) or event.get("eventType") != "COMPLETE":
+        return
+    try:
+        groups = [g for gs in evaluator.bound(event).values() for g in gs]
+        if not groups:
+            return
+        blocks = any(r.effective_action is Action.BLOCK for g in groups for r in g.rules)
+    except Exception:  # what cannot be bound may have blocked
+        blocks = True
+    ids = run_ids(event)
+    try:
+        if ids:
+            spool.add_verdicts(ids, json.dumps([unjudged_row(event, reason, blocks)]))
+    except (sqlite3.Error, ValueError) as exc:
+        log.warning("could not keep the ERROR verdict of run %s: %s", ids[0], exc)

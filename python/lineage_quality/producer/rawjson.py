@@ -91,6 +91,19 @@ def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def storable(text: str) -> str:
+    """`text` with each lone surrogate written as its `\\uXXXX` escape: a key from an event (a run
+    id, a lane, a dataset name) that SQLite, a file or a socket can take as UTF-8. Text without
+    one comes back as it is (the common case costs an `isascii`)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(_escape_surrogate, text)
+    return text
+
+
 def dumps(value: Any) -> str:
     """Compact JSON (non-ASCII as is); JsonNumbers as written; plain Python values as `json`
     writes them, but a non-finite float as its name in a string and a lone surrogate as its
@@ -99,12 +112,8 @@ def dumps(value: Any) -> str:
         text = _dumps(value)
     except ValueError:  # "Out of range float values are not JSON compliant": rare, so walk now
         text = _dumps(finite(value))
-    if not text.isascii():  # O(1): no surrogate in an ASCII text
-        try:
-            text.encode("utf-8")  # C speed; a regex scan took 4x as long on a 45 KB event
-        except UnicodeEncodeError:
-            text = _SURROGATE.sub(_escape_surrogate, text)
-    return text
+    # O(1) for ASCII text; else an encode at C speed (a regex scan took 5x as long, 45 KB)
+    return storable(text)
 
 
 def _dumps(value: Any) -> str:

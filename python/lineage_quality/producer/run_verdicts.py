@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.producer.rawjson import storable
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Action
 
@@ -23,7 +24,8 @@ def run_ids(event: Mapping[str, Any]) -> list[str]:
             link = part.get("run") if isinstance(part, Mapping) else None
             if isinstance(link, Mapping):
                 ids.append(link.get("runId"))
-    return list(dict.fromkeys(i for i in ids if isinstance(i, str) and i))
+    # keys of the run bookkeeping (SQLite): a lone surrogate is kept as its escape
+    return list(dict.fromkeys(storable(i) for i in ids if isinstance(i, str) and i))
 
 
 def verdict_rows(

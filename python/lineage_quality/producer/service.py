@@ -45,7 +45,7 @@ from lineage_quality.producer.events import lane_of, late_skeleton, now_iso
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
 from lineage_quality.producer.metrics import Metrics, refusal_reason
-from lineage_quality.producer.poison import Troubles, describe
+from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
@@ -327,8 +327,13 @@ class Producer:
                 "event %d could not be handled (%s, %d time(s)); moving it to the dead letters",
                 item.id, describe(exc), failures, exc_info=exc,
             )  # fmt: skip
-            self.delivery.bury(item, f"could not be handled: {describe(exc)}")
-            return
+            reason = f"could not be handled: {describe(exc)}"
+            if not item.enriched and item.kind != LATE:  # its run must not pass `gate` now
+                event = item.event if item.event is not None else _parse(item.body)
+                keep_unjudged(self.spool, self.evaluator, event, reason)
+            if self.delivery.bury(item, reason):
+                return
+            backoff = self.settings.retry.maximum  # not even buried (a full disk): wait
         log.warning(
             "unexpected error handling event %d (%s); retrying it in %.1fs (%d of %d)",
             item.id, describe(exc), backoff, failures, self.settings.poison_after, exc_info=exc,
@@ -386,6 +391,7 @@ class Producer:
     def _remember_failure(self, event: Mapping[str, Any]) -> None:
         run_id = (event.get("run") or {}).get("runId")
         if isinstance(run_id, str):
+            run_id = rawjson.storable(run_id)
             try:
                 self.spool.mark_run_failed(run_id)
             except sqlite3.Error as exc:
@@ -394,7 +400,7 @@ class Producer:
     def _run_failed(self, event: Mapping[str, Any]) -> bool:
         run_id = (event.get("run") or {}).get("runId")
         try:
-            return isinstance(run_id, str) and self.spool.run_failed(run_id)
+            return isinstance(run_id, str) and self.spool.run_failed(rawjson.storable(run_id))
         except sqlite3.Error:
             return False
 
