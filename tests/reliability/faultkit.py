@@ -18,6 +18,7 @@ import http.client
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -377,3 +378,104 @@ def java_descendants(pid: int) -> list[int]:
             found.append(int(child))
         found.extend(java_descendants(int(child)))
     return found
+
+
+# An ODCS contract of three rules on the float column `amount` (NaN and Infinity in real data)
+# and the key `id` of the file dataset at `{path}` (issue 44); `{profile}`: "true" or "false".
+AMOUNTS_CONTRACT = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: amounts
+version: 1.0.0
+status: active
+schema:
+  - name: amounts
+    lineageQuality.profile: {profile}
+    customProperties:
+      - property: openlineage.namespace
+        value: file
+      - property: openlineage.name
+        value: "{path}"
+    properties:
+      - name: amount
+        quality:
+          - metric: avg
+            mustBeLessThan: 10
+            name: amount_avg
+          - metric: avg
+            mustBeBetween: [0.5, 2]
+            name: amount_avg_vs_previous
+            customProperties:
+              - property: lineageQuality.history
+                value: {{compare: relativeChange}}
+      - name: id
+        quality:
+          - metric: nullValues
+            mustBe: 0
+            name: id_not_null
+"""
+SEQ = re.compile(rb'"seq": ?\{[^{}]*"n": ?(\d+)')
+
+
+class RawSink:
+    """An OpenLineage endpoint that takes every POST and keeps its bytes (nothing here parses
+    what it is sent: a test may send what `json` cannot read); events are told apart by a
+    marker found in the bytes (`mark`: a regex whose group 1 is the event's number; by default
+    `make_event`'s `seq` facet)."""
+
+    def __init__(self, mark: re.Pattern[bytes] = SEQ) -> None:
+        self.mark = mark
+        self.bodies: list[bytes] = []
+        self.changed = threading.Condition()
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with sink.changed:
+                    sink.bodies.append(body)
+                    sink.changed.notify_all()
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, args=(0.1,), daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def marks(self) -> list[int]:
+        """The numbers of the events taken, once per time taken (a duplicate shows twice)."""
+        with self.changed:
+            return [int(m.group(1)) for b in self.bodies for m in self.mark.finditer(b)]
+
+    def seqs(self) -> set[int]:
+        return set(self.marks())
+
+    def wait_for(self, seqs: set[int], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if seqs <= self.seqs():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def body_of(self, seq: int) -> bytes:
+        with self.changed:
+            return next(b for b in self.bodies if seq in self._numbers(b))
+
+    def _numbers(self, body: bytes) -> set[int]:
+        return {int(m.group(1)) for m in self.mark.finditer(body)}

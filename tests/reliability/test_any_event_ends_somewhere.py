@@ -16,15 +16,13 @@ import itertools
 import json
 import os
 import re
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import FAULTS, Sender
+from faultkit import AMOUNTS_CONTRACT, FAULTS, RawSink, Sender
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openlineage.client.transport.http import HttpConfig, HttpTransport
@@ -39,79 +37,11 @@ pytestmark = pytest.mark.spark
 
 EXAMPLES = 30
 SETTLE_SECONDS = 90  # every accepted event of an example is at the sink or dead by then
-CONTRACT = """\
-apiVersion: v3.0.2
-kind: DataContract
-id: generative
-version: 1.0.0
-status: active
-schema:
-  - name: amounts
-    lineageQuality.profile: true
-    customProperties:
-      - property: openlineage.namespace
-        value: file
-      - property: openlineage.name
-        value: "{path}"
-    properties:
-      - name: amount
-        quality:
-          - metric: avg
-            mustBeLessThan: 10
-            name: amount_avg
-          - metric: avg
-            mustBeBetween: [0.5, 2]
-            name: amount_avg_vs_previous
-            customProperties:
-              - property: lineageQuality.history
-                value: {{compare: relativeChange}}
-      - name: id
-        quality:
-          - metric: nullValues
-            mustBe: 0
-            name: id_not_null
-"""
 # the marker each generated event carries, found in any body without parsing it
 MARK = re.compile(rb"lq-gen-(\d+)-end")
 _ids = itertools.count(1)
 REFUSED: dict[bytes, int] = {}
 TOTALS = {"sent": 0, "accepted": 0, "forwarded": 0, "dead": 0}
-
-
-class RawSink:
-    """Takes every POST, keeps its bytes (nothing here parses what it is sent)."""
-
-    def __init__(self) -> None:
-        self.bodies: list[bytes] = []
-        self.lock = threading.Lock()
-        sink = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with sink.lock:
-                    sink.bodies.append(body)
-                self.send_response(201)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def marks(self) -> list[int]:
-        with self.lock:
-            return [int(m.group(1)) for b in self.bodies for m in MARK.finditer(b)]
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +51,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[dict
     rows = [(1, 1.0), (2, float("nan")), (3, float("inf")), (None, -2.5)]
     spark.createDataFrame(rows, "id INT, amount DOUBLE").write.parquet(str(data))
     (root / "contracts").mkdir()
-    (root / "contracts" / "amounts.yaml").write_text(CONTRACT.format(path=data))
-    sink = RawSink()
+    contract = AMOUNTS_CONTRACT.format(path=data, profile="true")
+    (root / "contracts" / "amounts.yaml").write_text(contract)
+    sink = RawSink(MARK)
     history = open_history(root / "history.db")
     transport = HttpTransport(
         HttpConfig.from_dict({"url": sink.url, "timeout": 30, "retry": {"total": 0}})
@@ -150,8 +81,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[dict
         print("datasets evaluated:", producer.evaluator.evaluations)
         print("enriched:", sum(b"dataQualityAssertions" in b for b in sink.bodies))
     history.close()
-    sink.server.shutdown()
-    sink.server.server_close()
+    sink.close()
 
 
 # -- random JSON, as text: numbers are written as tokens `json` could not write (huge, 1e400) --
@@ -321,7 +251,7 @@ def test_every_accepted_event_reaches_the_sink_or_the_dead_letters(
         sender.close()
     started = time.monotonic()
     while time.monotonic() - started < SETTLE_SECONDS:
-        if producer.spool.pending() == 0 and accepted <= set(sink.marks()) | set(_dead(producer)):
+        if producer.spool.pending() == 0 and accepted <= sink.seqs() | set(_dead(producer)):
             break
         time.sleep(0.05)
     at_sink, dead = sink.marks(), _dead(producer)

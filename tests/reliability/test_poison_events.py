@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import Sender, make_event
+from faultkit import AMOUNTS_CONTRACT, RawSink, Sender, make_event
 from openlineage.client.transport.file import FileConfig, FileTransport
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
@@ -29,94 +27,6 @@ from lineage_quality.producer.backoff import Backoff
 from lineage_quality.producer.settings import Settings
 
 pytestmark = pytest.mark.spark
-
-CONTRACT = """\
-apiVersion: v3.0.2
-kind: DataContract
-id: poison
-version: 1.0.0
-status: active
-schema:
-  - name: amounts
-    customProperties:
-      - property: openlineage.namespace
-        value: file
-      - property: openlineage.name
-        value: "{path}"
-    properties:
-      - name: amount
-        quality:
-          - metric: avg
-            mustBeLessThan: 10
-            name: amount_avg
-          - metric: avg
-            mustBeBetween: [0.5, 2]
-            name: amount_avg_vs_previous
-            customProperties:
-              - property: lineageQuality.history
-                value: {{compare: relativeChange}}
-      - name: id
-        quality:
-          - metric: nullValues
-            mustBe: 0
-            name: id_not_null
-"""
-SEQ = re.compile(rb'"seq": ?\{[^{}]*"n": ?(\d+)')
-
-
-class RawSink:
-    """An OpenLineage endpoint that keeps each body as bytes (no parse that could fail on what
-    it is sent); events are told apart by their `seq` facet."""
-
-    def __init__(self) -> None:
-        self.bodies: list[bytes] = []
-        self.changed = threading.Condition()
-        sink = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with sink.changed:
-                    sink.bodies.append(body)
-                    sink.changed.notify_all()
-                self.send_response(201)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, args=(0.1,), daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def seqs(self) -> set[int]:
-        with self.changed:
-            return {int(m.group(1)) for b in self.bodies for m in SEQ.finditer(b)}
-
-    def wait_for(self, seqs: set[int], timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if seqs <= self.seqs():
-                return True
-            time.sleep(0.05)
-        return False
-
-    def body_of(self, seq: int) -> bytes:
-        with self.changed:
-            found = (b for b in self.bodies if seq in {int(m.group(1)) for m in SEQ.finditer(b)})
-            return next(found)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -140,7 +50,7 @@ def _producer(
 ) -> Producer:
     folder = tmp_path / "contracts"
     folder.mkdir(exist_ok=True)
-    (folder / "amounts.yaml").write_text(CONTRACT.format(path=path))
+    (folder / "amounts.yaml").write_text(AMOUNTS_CONTRACT.format(path=path, profile="false"))
     return Producer(
         Evaluator(load_contracts([folder]), spark=spark, history=history),
         Forwarder(transport),
@@ -150,9 +60,7 @@ def _producer(
 
 
 def _http(url: str) -> HttpTransport:
-    return HttpTransport(
-        HttpConfig.from_dict({"url": url, "timeout": 30, "retry": {"total": 0}})
-    )
+    return HttpTransport(HttpConfig.from_dict({"url": url, "timeout": 30, "retry": {"total": 0}}))
 
 
 def _complete(run: int, seq: int, path: Path, **extra: Any) -> dict[str, Any]:
@@ -239,7 +147,9 @@ def test_an_integer_of_5000_digits_passes_through_every_transport(
         for seq, event in enumerate([_complete(1, 0, amounts), make_event(2, 0, "START")], 1):
             event["run"]["facets"]["seq"]["n"] = seq
             event["run"]["facets"]["big"] = {
-                "_producer": "x", "_schemaURL": "x", "n": "PLACEHOLDER"
+                "_producer": "x",
+                "_schemaURL": "x",
+                "n": "PLACEHOLDER",
             }
             body = json.dumps(event).replace('"PLACEHOLDER"', digits).encode()
             assert sender.post_raw(body, sender.headers)[0] == 201
