@@ -23,6 +23,10 @@ MAX_RUN_ID_CHARS = 64
 # the event goes to the sink as it came, or not at all, with a clear answer to its sender.
 MAX_FUTURE_SKEW_SECONDS = 24 * 3600
 
+# A QUARANTINE rule's failing rows written at most, per rule and run (`--quarantine-max-rows`,
+# Settings.quarantine_max_rows, and QuarantineConfig's default: one number).
+QUARANTINE_MAX_ROWS = 1000
+
 
 @attrs.frozen
 class RunBookBounds:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 

@@ -16,7 +16,8 @@ from samples import DATASET_URN, REF, check_metadata_file, event, result, rule
 
 from lineage_quality.datahub.build import build_sink
 from lineage_quality.datahub.config import DataHubConfig
-from lineage_quality.producer.enrich import DatasetRef, enrich
+from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.service import Producer
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool

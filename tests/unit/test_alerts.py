@@ -17,6 +17,7 @@ import pytest
 from flaky_webhook import FlakyWebhook
 from lineage_quality.cli import main
 from lineage_quality.engine import verdict
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.inert import TRUNCATED
 from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
 from lineage_quality.producer.alert_sender import AlertSender, Webhook
@@ -30,7 +31,6 @@ from lineage_quality.producer.alerts import (
     parse_min_severity,
     slack_message,
 )
-from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from lineage_quality.engine import verdict
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer import Producer, Spool, rawjson
 from lineage_quality.producer import service as service_module
-from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.producer.settings import Settings
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold

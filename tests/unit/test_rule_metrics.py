@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from lineage_quality.contracts import BoundRules, DatasetPattern
 from lineage_quality.engine import verdict
 from lineage_quality.engine.verdicts import value_verdict
-from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.metrics import Metrics, lag_seconds
 from lineage_quality.results import RuleResult, error_result, skipped_result
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit

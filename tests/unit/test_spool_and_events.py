@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.events import (
     InvalidEventError,
     check_event,

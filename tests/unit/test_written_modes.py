@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.written import (
     Written,
     completed_ms,

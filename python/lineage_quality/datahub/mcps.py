@@ -25,7 +25,7 @@ from lineage_quality.datahub.config import DEFAULT_NAMING, NamingConfig
 from lineage_quality.datahub.naming import dataset_name
 from lineage_quality.datahub.run_events import run_event
 from lineage_quality.datahub.urns import PLATFORM, PLATFORM_URN, assertion_urn, dataset_urn
-from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
 

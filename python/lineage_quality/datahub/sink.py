@@ -19,7 +19,7 @@ from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from lineage_quality.datahub.config import DEFAULT_NAMING, DataHubConfig, NamingConfig
 from lineage_quality.datahub.mcps import event_mcps, platform_mcp
 from lineage_quality.errors import ConfigError
-from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
 

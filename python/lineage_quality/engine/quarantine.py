@@ -25,12 +25,11 @@ import attrs
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lineage_quality.bounds import QuarantineBounds
+from lineage_quality.bounds import QUARANTINE_MAX_ROWS, QuarantineBounds
 from lineage_quality.engine import quarantine_bounds
 from lineage_quality.engine.analyzers import failing_condition
 from lineage_quality.engine.expressions import column
 from lineage_quality.engine.plan import build_plan
-from lineage_quality.producer.settings import DEFAULTS
 from lineage_quality.results import Quarantined, RuleResult, Status
 from lineage_quality.rules import Action
 
@@ -42,7 +41,7 @@ RULE_ID_COLUMN = "lq_rule_id"
 @attrs.frozen
 class QuarantineConfig:
     location: str  # a folder path or URI Spark can write to
-    max_rows: int = DEFAULTS.quarantine_max_rows  # the one default: Settings
+    max_rows: int = QUARANTINE_MAX_ROWS  # the one default (bounds.py), Settings' too
     bounds: QuarantineBounds = attrs.field(factory=QuarantineBounds)
 
     def __attrs_post_init__(self) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lineage_quality.producer.enrich import DatasetRef, enrich
+from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.spool import Spool
 

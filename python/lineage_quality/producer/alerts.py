@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.inert import slack, truncate
-from lineage_quality.producer.enrich import DatasetRef
 from lineage_quality.results import RuleResult, Status
 
 GENERIC = "generic"

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
 from openlineage.client.generated.data_quality_assertions_dataset import (
     Assertion,
     DataQualityAssertionsDatasetFacet,
 )
 from openlineage.client.generated.test_run import TestExecution
 
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.facets import (
     assertions_facet_json,
     dataset_metrics_facet,
@@ -36,33 +36,6 @@ from lineage_quality.version import PRODUCER
 ASSERTIONS_KEY = "dataQualityAssertions"
 METRICS_KEY = "dataQualityMetrics"
 TEST_RUN_KEY = "test"
-
-
-@attrs.frozen
-class DatasetRef:
-    """A dataset of an event: `role` is `inputs` or `outputs`, `index` its position there."""
-
-    role: str
-    index: int
-    namespace: str
-    name: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}:{self.name}"
-
-
-def datasets_of(event: Mapping[str, Any]) -> list[DatasetRef]:
-    refs: list[DatasetRef] = []
-    for role in ("inputs", "outputs"):
-        for i, ds in enumerate(event.get(role) or []):
-            if (
-                isinstance(ds, Mapping)
-                and isinstance(ds.get("namespace"), str)
-                and isinstance(ds.get("name"), str)
-            ):
-                refs.append(DatasetRef(role, i, ds["namespace"], ds["name"]))
-    return refs
 
 
 # Where our facet goes when another producer's facet already holds the standard key: a facet has

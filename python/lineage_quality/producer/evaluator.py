@@ -37,9 +37,9 @@ from lineage_quality.engine.patterns import ENGINE_JAR_NAME
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError, SparkStartError
+from lineage_quality.evaluation.refs import DatasetRef, datasets_of
 from lineage_quality.history.judge import NO_HISTORY_STORE, judge_and_record, without_history
 from lineage_quality.history.store import HistoryStore
-from lineage_quality.producer.enrich import DatasetRef, datasets_of
 from lineage_quality.producer.jvm import forget_dead_jvm, jvm_alive, kill_jvm
 from lineage_quality.producer.written import (
     LeftByRun,

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.results import RuleResult
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from lineage_quality.bounds import RunBookBounds
+from lineage_quality.bounds import QUARANTINE_MAX_ROWS, RunBookBounds
 from lineage_quality.producer.backoff import FORWARD_BACKOFF, Backoff
 from lineage_quality.producer.enrich import MAX_ADDED_BYTES
 
@@ -196,7 +196,8 @@ class Settings:
 
     # -- quarantine (the location itself is `--quarantine`) --------------------------------------
     quarantine_max_rows: int = _setting(
-        1000, "--quarantine-max-rows", "at most N rows per rule (default %(default)s)",
+        QUARANTINE_MAX_ROWS, "--quarantine-max-rows",
+        "at most N rows per rule (default %(default)s)",
         group="quarantine", metavar="N", validator=_positive,
     )  # fmt: skip
 

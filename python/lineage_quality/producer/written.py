@@ -20,7 +20,7 @@ import attrs
 
 from lineage_quality.datasets import AsOf
 from lineage_quality.errors import DatasetError
-from lineage_quality.producer.enrich import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.rawjson import JsonNumber
 from lineage_quality.storage import StoredFile
 

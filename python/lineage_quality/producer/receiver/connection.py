@@ -14,18 +14,42 @@ import email.utils
 import hmac
 import json
 import logging
+import socket
 import socketserver
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lineage_quality.producer.receiver.body import RejectedError, body_length, read_body
 from lineage_quality.producer.receiver.request import RequestError, RequestHead, read_head
 from lineage_quality.producer.receiver.routes import CREATED, LINEAGE_PATH, Reply, Route
 
 if TYPE_CHECKING:
-    from lineage_quality.producer.receiver.server import Receiver, Server
+    from lineage_quality.producer.receiver.routes import RouteTable
+    from lineage_quality.producer.settings import Settings
+
+
+class Host(Protocol):
+    """What a connection needs of the receiver it serves (server.py's Receiver): its settings and
+    routes, and the bookkeeping of open connections and their deadlines. Declared here, so that
+    this module does not import server.py, which imports it."""
+
+    settings: Settings
+    routes: RouteTable
+    on_refused: Callable[[int], None] | None
+
+    def opened(self, conn: socket.socket) -> None: ...
+
+    def closed(self, conn: socket.socket) -> None: ...
+
+    def deadline(self, conn: socket.socket, seconds: float | None) -> None: ...
+
+
+class HostServer(socketserver.ThreadingTCPServer):
+    """The TCP server a connection belongs to (server.py's Server): it knows its receiver."""
+
+    receiver: Host
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +100,7 @@ def authorized(header: str, key: str) -> bool:
 
 
 class Connection(socketserver.StreamRequestHandler):
-    server: Server
+    server: HostServer
     # answers are one write each, but a client's request may be: without this, Nagle + delayed
     # ACK stall kept-alive exchanges by ~40 ms
     disable_nagle_algorithm = True
@@ -85,7 +109,7 @@ class Connection(socketserver.StreamRequestHandler):
     tail = ""  # the path after a prefix route's (Request.tail)
     close_connection = False
     body_read = False  # whether the request's body was read (else the connection is closed)
-    receiver: Receiver
+    receiver: Host
 
     def setup(self) -> None:
         super().setup()

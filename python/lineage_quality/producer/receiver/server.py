@@ -7,13 +7,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
-import socketserver
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from lineage_quality.producer.receiver.connection import Connection
+from lineage_quality.producer.receiver.connection import Connection, HostServer
 from lineage_quality.producer.receiver.routes import RouteTable, route_table
 from lineage_quality.producer.settings import DEFAULTS, Settings
 
@@ -26,7 +25,7 @@ _FULL = (
 )
 
 
-class Server(socketserver.ThreadingTCPServer):
+class Server(HostServer):
     """A thread per connection, at most `max_connections` of them: beyond that a connection is
     answered 503 at once and closed, so idle or trickling clients cannot starve real senders of
     threads (and of memory)."""
