@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
+from lineage_quality import rawjson
 from lineage_quality.engine import verdict
 from lineage_quality.evaluation.refs import datasets_of
-from lineage_quality.producer import rawjson
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.forward import RawEvent
 from lineage_quality.producer.receiver import decode

@@ -23,8 +23,8 @@ import attrs
 
 from lineage_quality.contracts import BoundRules
 from lineage_quality.contracts.explain import Explanation, explain
-from lineage_quality.datasets import table_names
 from lineage_quality.errors import ConfigError
+from lineage_quality.evaluation.datasets import table_names
 from lineage_quality.inert import inert
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # one event line larger than this is refused

@@ -12,8 +12,8 @@ from typing import Any, TextIO
 from lineage_quality.contracts import BoundRules, load_file
 from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError, SparkStartError
+from lineage_quality.evaluation.jvm_output import JvmOutput
 from lineage_quality.history.judge import NOT_IN_CHECK, without_history
-from lineage_quality.jvm_output import JvmOutput
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
 
@@ -90,9 +90,9 @@ def run_check(
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    from lineage_quality.datasets import dataset_identity, read_location
     from lineage_quality.engine.run import evaluate_dataframe
-    from lineage_quality.producer.evaluator import evaluator_session
+    from lineage_quality.evaluation.datasets import dataset_identity, read_location
+    from lineage_quality.evaluation.evaluator import evaluator_session
 
     bindings = load_file(contract, shacl)
     namespace, name = dataset_identity(dataset)

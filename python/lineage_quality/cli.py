@@ -135,7 +135,7 @@ def _add_settings_flags(
 
 
 def _spark_conf(args: argparse.Namespace) -> dict[str, str]:
-    from lineage_quality.spark_conf import evaluator_conf
+    from lineage_quality.evaluation.spark_conf import evaluator_conf
 
     return evaluator_conf(args.properties_file, args.spark_conf or [])
 
@@ -529,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "pyspark":
             raise
-        from lineage_quality.spark_line import pyspark_version
+        from lineage_quality.evaluation.spark_line import pyspark_version
 
         try:
             pyspark_version()  # its ConfigError says what to install

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage_quality.errors import ConfigError
-from lineage_quality.spark_line import check_jar, jars_dir, running_line
+from lineage_quality.evaluation.spark_line import check_jar, jars_dir, running_line
 
 
 def spark_submit_path() -> str:

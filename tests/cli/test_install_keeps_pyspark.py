@@ -112,7 +112,7 @@ def test_an_unsupported_pyspark_is_refused_by_name(environment: tuple[Path, Path
         [
             str(python),
             "-c",
-            "from lineage_quality.spark_line import running_line; running_line()",
+            "from lineage_quality.evaluation.spark_line import running_line; running_line()",
         ],
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ import pytest
 
 from lineage_quality.cli import main
 from lineage_quality.errors import ConfigError
-from lineage_quality.spark_conf import evaluator_conf, parse_pairs, read_properties
+from lineage_quality.evaluation.spark_conf import evaluator_conf, parse_pairs, read_properties
 
 
 def test_properties_file_format_and_errors(tmp_path: Path) -> None:

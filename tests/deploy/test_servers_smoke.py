@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from lineage_quality.spark_line import jars_dir
+from lineage_quality.evaluation.spark_line import jars_dir
 
 from .metastore import HiveMetastore
 from .processes import PYSPARK_HOME, PYTHON, REPO_ROOT, DriverRun, run_driver

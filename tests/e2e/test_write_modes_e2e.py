@@ -267,7 +267,7 @@ def test_rawjson_writes_real_listener_events_as_the_python_writer_did(
     import importlib.util
     import json
 
-    from lineage_quality.producer import rawjson
+    from lineage_quality import rawjson
 
     spec = importlib.util.spec_from_file_location(
         "rawjson_reference", HERE.parent / "unit" / "test_rawjson.py"

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from openlineage.client.transport.file import FileConfig, FileTransport
 
+from lineage_quality import rawjson
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
-from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool, rawjson
+from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.events import now_iso
-from lineage_quality.producer.rawjson import JsonNumber
 from lineage_quality.producer.settings import Settings
+from lineage_quality.rawjson import JsonNumber
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 
 pytestmark = pytest.mark.spark

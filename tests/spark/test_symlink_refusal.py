@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
-from lineage_quality.producer.evaluator import Evaluator
+from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.results import Status
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 

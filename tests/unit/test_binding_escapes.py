@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern, normalize_name
-from lineage_quality.datasets import escaped_binding, location_of
 from lineage_quality.errors import DatasetError
-from lineage_quality.producer.evaluator import Evaluator
+from lineage_quality.evaluation.datasets import escaped_binding, location_of
+from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
 
 ROWS = Rule(id="rows", kind=RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_THAN, 0))

@@ -8,7 +8,7 @@ import pytest
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern, canonical_namespace
 from lineage_quality.contracts.explain import explain
 from lineage_quality.contracts.near_miss_log import NearMissLog
-from lineage_quality.datasets import (
+from lineage_quality.evaluation.datasets import (
     location_of,
     outside_table_location,
     quoted_table,

@@ -10,12 +10,12 @@ from typing import Any
 import attrs
 from openlineage.client.generated.data_quality_assertions_dataset import Assertion
 
+from lineage_quality import rawjson
 from lineage_quality.engine import verdict
 from lineage_quality.engine.verdicts import value_verdict
 from lineage_quality.evaluation.refs import DatasetRef, datasets_of
 from lineage_quality.facets import assertion_json
 from lineage_quality.measures import ColumnMeasures, DatasetMeasures
-from lineage_quality.producer import rawjson
 from lineage_quality.producer.enrich import OWN_PREFIX, enrich
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit

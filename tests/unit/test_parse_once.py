@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from lineage_quality import rawjson
 from lineage_quality.engine import verdict
 from lineage_quality.evaluation.refs import DatasetRef
-from lineage_quality.producer import Producer, Spool, rawjson
+from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer import service as service_module
 from lineage_quality.producer.settings import Settings
 from lineage_quality.results import RuleResult

@@ -15,7 +15,7 @@ import pytest
 import requests
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-from lineage_quality.producer import rawjson
+from lineage_quality import rawjson
 from lineage_quality.producer.backoff import refused_for_good as refused_by_sink
 from lineage_quality.producer.forward import Forwarder, RawEvent
 from lineage_quality.producer.http_fast import FastHttp

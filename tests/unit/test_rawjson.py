@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lineage_quality.producer import rawjson
-from lineage_quality.producer.rawjson import JsonNumber
+from lineage_quality import rawjson
+from lineage_quality.rawjson import JsonNumber
 
 
 def reference(value: Any) -> str:

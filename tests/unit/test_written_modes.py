@@ -1,4 +1,4 @@
-"""What a run left, per write mode (producer/written.py), and the listing it is read from
+"""What a run left, per write mode (evaluation/written.py), and the listing it is read from
 (storage.py): pure, no Spark."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from lineage_quality.evaluation.refs import DatasetRef
-from lineage_quality.producer.written import (
+from lineage_quality.evaluation.storage import StoredFile, hidden, parse_listing
+from lineage_quality.evaluation.written import (
     Written,
     completed_ms,
     files_change,
@@ -17,7 +18,6 @@ from lineage_quality.producer.written import (
     rows_change,
     still_there,
 )
-from lineage_quality.storage import StoredFile, hidden, parse_listing
 
 T = 1_800_000_000_000  # the COMPLETE's time, ms
 

@@ -12,7 +12,7 @@ import org.apache.hadoop.fs.RemoteIterator;
 
 /**
  * The data files below a dataset's location on any Hadoop filesystem (s3a, hdfs, abfs, ...), with
- * size and modification time, in one call (see lineage_quality.storage): the producer tells the
+ * size and modification time, in one call (see lineage_quality.evaluation.storage): the producer tells the
  * files a run left from those written after its COMPLETE. Iterating a listing through py4j would
  * cost several round trips per file.
  */

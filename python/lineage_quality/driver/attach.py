@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineage_quality.driver.gate import gate_message
 from lineage_quality.errors import ConfigError, QualityGateFailed
-from lineage_quality.spark_line import JarLineMismatch, check_jar, running_line
+from lineage_quality.evaluation.spark_line import JarLineMismatch, check_jar, running_line
 
 if TYPE_CHECKING:
     from openlineage.client.transport import Transport
@@ -266,8 +266,8 @@ def attach(
     from lineage_quality.contracts import load_contracts
     from lineage_quality.driver.runtime import DriverEvaluator, DriverProducer
     from lineage_quality.engine.quarantine import QuarantineConfig
+    from lineage_quality.evaluation.evaluator import engine_jar
     from lineage_quality.history.store import open_history
-    from lineage_quality.producer.evaluator import engine_jar
     from lineage_quality.producer.forward import Forwarder
     from lineage_quality.producer.settings import Settings
     from lineage_quality.producer.spool import Spool

@@ -20,14 +20,14 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from lineage_quality import rawjson
 from lineage_quality.contracts import BoundRules
 from lineage_quality.driver.gate import Blocking, blocking
 from lineage_quality.driver.own_runs import OwnRunFilter
 from lineage_quality.engine.quarantine import QuarantineConfig
+from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.history.store import HistoryStore
-from lineage_quality.producer import rawjson
-from lineage_quality.producer.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.service import JOB_GROUP_PREFIX, Producer
 from lineage_quality.producer.settings import Settings

@@ -418,7 +418,7 @@ class KeySetCounting:
     def _count(self, df: DataFrame, key_sets: Sequence[Sequence[str]], rows: int) -> None:
         try:
             # the caller's session, active on this JVM thread too: SQL settings read while
-            # planning (table-format catalogs) are otherwise the defaults (producer/evaluator.py)
+            # planning (table-format catalogs) are otherwise the defaults (evaluation/evaluator.py)
             spark = df.sparkSession
             spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(  # type: ignore[union-attr]
                 spark._jsparkSession

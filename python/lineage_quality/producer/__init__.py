@@ -14,7 +14,7 @@ from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.spool import Spool
 
 if TYPE_CHECKING:
-    from lineage_quality.producer.evaluator import Evaluator
+    from lineage_quality.evaluation.evaluator import Evaluator
     from lineage_quality.producer.service import Producer
 
 __all__ = ["DatasetRef", "Evaluator", "Forwarder", "Producer", "Spool", "enrich"]
@@ -22,7 +22,7 @@ __all__ = ["DatasetRef", "Evaluator", "Forwarder", "Producer", "Spool", "enrich"
 
 def __getattr__(name: str) -> Any:
     if name == "Evaluator":
-        from lineage_quality.producer.evaluator import Evaluator
+        from lineage_quality.evaluation.evaluator import Evaluator
 
         return Evaluator
     if name == "Producer":

@@ -29,8 +29,8 @@ import attrs
 
 from lineage_quality.bounds import AlertBounds
 from lineage_quality.producer.alerts import Alert, message_for
-from lineage_quality.producer.rawjson import storable
 from lineage_quality.producer.settings import DEFAULTS
+from lineage_quality.rawjson import storable
 
 log = logging.getLogger(__name__)
 

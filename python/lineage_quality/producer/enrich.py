@@ -20,6 +20,7 @@ from openlineage.client.generated.data_quality_assertions_dataset import (
 )
 from openlineage.client.generated.test_run import TestExecution
 
+from lineage_quality import rawjson
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.facets import (
     assertions_facet_json,
@@ -29,7 +30,6 @@ from lineage_quality.facets import (
     to_json_dict,
 )
 from lineage_quality.measures import DatasetMeasures
-from lineage_quality.producer import rawjson
 from lineage_quality.results import NOT_EVALUATED, RuleResult
 from lineage_quality.version import PRODUCER
 

@@ -20,8 +20,8 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 from openlineage.client.transport import Transport
 
+from lineage_quality import rawjson
 from lineage_quality.errors import ConfigError
-from lineage_quality.producer import rawjson
 from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.http_fast import FastHttp
 from lineage_quality.producer.poison import describe, deterministic

@@ -18,7 +18,7 @@ from lineage_quality.errors import SparkStartError
 from lineage_quality.producer.spool import Spool
 
 if TYPE_CHECKING:
-    from lineage_quality.producer.evaluator import Evaluator
+    from lineage_quality.evaluation.evaluator import Evaluator
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
+from lineage_quality.evaluation.written import completed_ms
 from lineage_quality.facets.assertions import facet_severity
-from lineage_quality.producer.written import completed_ms
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Rule
 

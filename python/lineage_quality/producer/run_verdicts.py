@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lineage_quality.evaluation.refs import DatasetRef
-from lineage_quality.producer.rawjson import storable
+from lineage_quality.rawjson import storable
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Action
 

@@ -33,15 +33,15 @@ import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from lineage_quality import rawjson
+from lineage_quality.evaluation.background import Evaluation
+from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
-from lineage_quality.producer import rawjson
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
 from lineage_quality.producer.backoff import status_refuses_for_good
 from lineage_quality.producer.counters import Counters
 from lineage_quality.producer.enrich import enrich
-from lineage_quality.producer.evaluation import Evaluation
-from lineage_quality.producer.evaluator import Evaluator
 from lineage_quality.producer.events import lane_of, late_skeleton, now_iso
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health

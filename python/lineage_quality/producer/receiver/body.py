@@ -13,7 +13,7 @@ import zlib
 from http import HTTPStatus
 from typing import Any
 
-from lineage_quality.producer import rawjson
+from lineage_quality import rawjson
 from lineage_quality.producer.events import InvalidEventError, check_event
 from lineage_quality.producer.receiver.request import RequestHead
 

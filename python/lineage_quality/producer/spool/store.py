@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from lineage_quality.producer import rawjson
+from lineage_quality import rawjson
 from lineage_quality.producer.events import lane_of
 from lineage_quality.producer.spool.reserve import Reserve, is_full
 

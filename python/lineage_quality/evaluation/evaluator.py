@@ -22,7 +22,11 @@ from pyspark.sql import DataFrame, SparkSession
 from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.contracts.binding import table_key
 from lineage_quality.contracts.near_miss_log import NearMissLog
-from lineage_quality.datasets import (
+from lineage_quality.engine.patterns import ENGINE_JAR_NAME
+from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
+from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.errors import DatasetError, SparkStartError
+from lineage_quality.evaluation.datasets import (
     AsOf,
     catalog_location,
     escaped_binding,
@@ -33,15 +37,11 @@ from lineage_quality.datasets import (
     same_location,
     table_names,
 )
-from lineage_quality.engine.patterns import ENGINE_JAR_NAME
-from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
-from lineage_quality.engine.run import evaluate_dataframe
-from lineage_quality.errors import DatasetError, SparkStartError
+from lineage_quality.evaluation.jvm import forget_dead_jvm, jvm_alive, kill_jvm
 from lineage_quality.evaluation.refs import DatasetRef, datasets_of
-from lineage_quality.history.judge import NO_HISTORY_STORE, judge_and_record, without_history
-from lineage_quality.history.store import HistoryStore
-from lineage_quality.producer.jvm import forget_dead_jvm, jvm_alive, kill_jvm
-from lineage_quality.producer.written import (
+from lineage_quality.evaluation.spark_line import check_jar, jars_dir, running_line
+from lineage_quality.evaluation.storage import StoredFile, list_files
+from lineage_quality.evaluation.written import (
     LeftByRun,
     Written,
     changed_message,
@@ -55,6 +55,8 @@ from lineage_quality.producer.written import (
     version_read,
     written,
 )
+from lineage_quality.history.judge import NO_HISTORY_STORE, judge_and_record, without_history
+from lineage_quality.history.store import HistoryStore
 from lineage_quality.results import (
     DATASET_REMOVED,
     RuleResult,
@@ -62,8 +64,6 @@ from lineage_quality.results import (
     error_result,
     skipped_result,
 )
-from lineage_quality.spark_line import check_jar, jars_dir, running_line
-from lineage_quality.storage import StoredFile, list_files
 
 log = logging.getLogger(__name__)
 

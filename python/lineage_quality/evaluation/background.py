@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lineage_quality.contracts import BoundRules
+from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
-from lineage_quality.producer.evaluator import Evaluator
 from lineage_quality.results import RUN_FAILED, RuleResult, error_result, skipped_result
 
 log = logging.getLogger(__name__)

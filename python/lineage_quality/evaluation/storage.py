@@ -1,7 +1,7 @@
 """The data files of a plain-file dataset as storage has them now: path, size, modification time.
 
 The producer tells the files a run left from those written after its COMPLETE by their
-modification times (see producer/written.py). Local paths are listed here; any other scheme
+modification times (see evaluation/written.py). Local paths are listed here; any other scheme
 (s3a, hdfs, abfs, ...) through Hadoop's FileSystem in the evaluator's JVM, in one call (JVM helper
 `lineagequality.FileListing`), or file by file over py4j without the helper jar. Which files
 count follows Spark's own reader: names starting with `.`, or with `_` and no `=`, are skipped.

@@ -48,7 +48,7 @@ LINES = (
     SparkLine(name="3.5", scala="2.12", jars="jars"),
     SparkLine(name="4", scala="2.13", jars="jars-spark4"),
 )
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def line_of(version: str) -> SparkLine:
