@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))
 from rulesets import ruleset  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "python"))
-from lineage_quality.spark_line import running_line  # noqa: E402
+from lineage_quality.evaluation.spark_line import running_line  # noqa: E402
 
 # Each Spark line has its own peers (bench/peers/<line>/*.txt pin them; make bench-peers SPARK=)
 LINE = running_line()
