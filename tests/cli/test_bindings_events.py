@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lineage_quality import bindings_report
+from lineage_quality.cli import bindings as bindings_report
 from lineage_quality.cli import main
 
 CONTRACT = """apiVersion: v3.0.2

@@ -182,7 +182,7 @@ def test_pgpassword_is_read_by_the_history_then_gone_before_the_evaluator_starts
     """The history store connects (libpq reads PGPASSWORD) before `serve` scrubs its
     environment; the producer, which starts the evaluator's JVM (PySpark launches it with
     os.environ), is made after: PGPASSWORD is not there any more."""
-    import lineage_quality.history_cli as history_cli
+    import lineage_quality.cli.history as history_cli
     import lineage_quality.producer as producer_module
 
     monkeypatch.setattr(os, "environ", {**os.environ, "PGPASSWORD": SECRET})
@@ -200,7 +200,9 @@ def test_pgpassword_is_read_by_the_history_then_gone_before_the_evaluator_starts
         raise Stop
 
     monkeypatch.setattr(history_cli, "history_store", history_store)
-    monkeypatch.setattr(cli, "history_store", history_store)
+    import lineage_quality.cli.serve as serve_cli
+
+    monkeypatch.setattr(serve_cli, "history_store", history_store)
     monkeypatch.setattr(producer_module, "Producer", producer)
     contracts = tmp_path / "contracts"
     contracts.mkdir()

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from lineage_quality.cli import main
+from lineage_quality.cli.history import add_history_flags, history_store
 from lineage_quality.history import HistoryBounds, Measured, open_history
-from lineage_quality.history_cli import add_history_flags, history_store
 
 DAY = 86_400_000
 RECENT = (int(time.time() * 1000) // DAY - 10) * DAY

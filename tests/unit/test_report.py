@@ -58,7 +58,7 @@ class _Tty(io.StringIO):
 
 
 def test_progress_line_is_drawn_and_cleared() -> None:
-    from lineage_quality.check import Progress
+    from lineage_quality.cli.check import Progress
 
     class Tracker:
         def getActiveStageIds(self) -> list[int]:

@@ -246,7 +246,7 @@ def test_a_lone_surrogate_in_a_run_id_or_a_name_is_kept_as_its_escape(tmp_path: 
 
 
 def test_a_symlinks_facet_of_any_shape_binds_nothing_and_raises_nothing() -> None:
-    from lineage_quality.evaluation.datasets import table_identities, table_names
+    from lineage_quality.evaluation.refs import table_identities, table_names
 
     for odd in (5, "x", {"a": 1}, None, [1, None, {"type": "TABLE"}]):
         facets = {"symlinks": {"identifiers": odd}}

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from lineage_quality.contracts.binding import normalize_name, pattern_from_location
 from lineage_quality.engine.run import short_error
 from lineage_quality.errors import DatasetError
+from lineage_quality.evaluation.refs import table_identities
 from lineage_quality.evaluation.spark_line import line_of
 
 FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "iceberg", "text")
@@ -136,38 +137,6 @@ def _time_travel(spark: SparkSession, reader: Any, fmt: str, location: str, as_o
         return reader.option("versionAsOf", as_of.version)
     when = datetime.datetime.fromtimestamp((as_of.timestamp_ms or 0) / 1000, datetime.UTC)
     return reader.option("timestampAsOf", when.isoformat(timespec="milliseconds"))
-
-
-def table_identities(facets: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    """(namespace, name) of each catalog table identity of a dataset (`symlinks`, type TABLE)."""
-    symlinks = (facets or {}).get("symlinks")
-    found: list[tuple[str, str]] = []
-    if isinstance(symlinks, Mapping):
-        for ident in _identifiers(symlinks):
-            if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
-                name = ident.get("name")
-                if isinstance(name, str) and name:
-                    found.append((str(ident.get("namespace") or ""), name))
-    return found
-
-
-def table_names(facets: Mapping[str, Any] | None) -> list[str]:
-    """The catalog table identities of a dataset (its `symlinks` facet, type TABLE)."""
-    symlinks = (facets or {}).get("symlinks")
-    names: list[str] = []
-    if isinstance(symlinks, Mapping):
-        for ident in _identifiers(symlinks):
-            if isinstance(ident, Mapping) and ident.get("type") == "TABLE":
-                name = ident.get("name")
-                if isinstance(name, str) and name:
-                    names.append(name)
-    return names
-
-
-def _identifiers(symlinks: Mapping[str, Any]) -> list[Any]:
-    """The facet's `identifiers`, or none when an event sent something else than a list."""
-    found = symlinks.get("identifiers")
-    return found if isinstance(found, list) else []
 
 
 def read_dataset(

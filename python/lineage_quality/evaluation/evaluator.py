@@ -35,10 +35,9 @@ from lineage_quality.evaluation.datasets import (
     outside_table_location,
     read_dataset,
     same_location,
-    table_names,
 )
 from lineage_quality.evaluation.jvm import forget_dead_jvm, jvm_alive, kill_jvm
-from lineage_quality.evaluation.refs import DatasetRef, datasets_of
+from lineage_quality.evaluation.refs import DatasetRef, datasets_of, table_names
 from lineage_quality.evaluation.spark_line import check_jar, jars_dir, running_line
 from lineage_quality.evaluation.storage import StoredFile, list_files
 from lineage_quality.evaluation.written import (

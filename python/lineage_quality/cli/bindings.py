@@ -12,6 +12,7 @@ it is used, so a bad one is one line naming the file and line (exit 2), never a 
 
 from __future__ import annotations
 
+import argparse
 import decimal
 import json
 import re
@@ -21,10 +22,11 @@ from typing import Any, BinaryIO
 
 import attrs
 
+from lineage_quality.cli.options import add_shacl_flags, shacl_options
 from lineage_quality.contracts import BoundRules
 from lineage_quality.contracts.explain import Explanation, explain
 from lineage_quality.errors import ConfigError
-from lineage_quality.evaluation.datasets import table_names
+from lineage_quality.evaluation.refs import table_names
 from lineage_quality.inert import inert
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # one event line larger than this is refused
@@ -267,3 +269,36 @@ def to_json(seen: Sequence[SeenDataset]) -> list[dict[str, Any]]:
         }
         for s in seen
     ]
+
+
+def add_parser(sub: Any) -> None:
+    """The `bindings` command."""
+    bindings = sub.add_parser(
+        "bindings",
+        help="which datasets of recorded events bind to which rules, and why others do not",
+    )
+    bindings.add_argument(
+        "--contracts", action="append", required=True, metavar="PATH",
+        help="contract file or folder (repeatable, as serve takes them)",
+    )  # fmt: skip
+    bindings.add_argument(
+        "--events", required=True, metavar="FILE",
+        help="OpenLineage events: JSON lines (the file transport's output) or a JSON array",
+    )  # fmt: skip
+    bindings.add_argument("--output", choices=["text", "json"], default="text")
+    add_shacl_flags(bindings)
+    bindings.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from lineage_quality.contracts import load_contracts
+
+    bindings = load_contracts(args.contracts, shacl=shacl_options(args))
+    seen = seen_datasets(bindings, read_events(Path(args.events)))
+    if args.output == "json":
+        print(json.dumps(to_json(seen), indent=2))
+    else:
+        print(to_text(seen))
+    return 0

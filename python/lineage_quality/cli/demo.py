@@ -7,6 +7,7 @@ event has been forwarded, and prints the verdicts found in the forwarded events.
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import shutil
@@ -19,7 +20,7 @@ from openlineage.client.transport.file import FileConfig, FileTransport
 from lineage_quality.contracts import load_contracts
 from lineage_quality.errors import ConfigError
 from lineage_quality.inert import inert
-from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+from lineage_quality.producer import Forwarder, Spool
 from lineage_quality.producer.settings import Settings
 from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
 
@@ -72,6 +73,9 @@ def format_table(rows: Iterable[tuple[str, dict[str, Any]]]) -> str:
 
 
 def run_demo(output_dir: Path | None = None) -> int:
+    # loaded on use: the command line starts (and says what to install) without PySpark
+    from lineage_quality.producer import Evaluator, Producer
+
     root = find_root()
     out = (output_dir or root / "demo-output").resolve()
     if out.exists():
@@ -118,3 +122,14 @@ def run_demo(output_dir: Path | None = None) -> int:
     failed = sum(1 for _, a in rows if not a["success"])
     print(f"\n{len(rows)} assertions, {failed} not passed (the demo data breaks rules on purpose)")
     return 0 if rows else 1
+
+
+def add_parser(sub: Any) -> None:
+    """The `demo` command."""
+    demo = sub.add_parser("demo", help="run the bundled pipeline end to end (file sink)")
+    demo.add_argument("--output-dir", help="default: demo-output/ in the checkout")
+    demo.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_demo(Path(args.output_dir) if args.output_dir else None)

@@ -14,6 +14,7 @@ import datetime
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from lineage_quality.errors import ConfigError
 from lineage_quality.inert import inert
@@ -103,3 +104,22 @@ def _sink_label(name: str) -> str:
 
     kind, _, url = name.partition(" ")
     return inert(Webhook(url, kind).label)
+
+
+def add_parser(sub: Any) -> None:
+    """The `dead-letters` command."""
+    dead = sub.add_parser(
+        "dead-letters",
+        help="events a sink (--alerts: alerts a webhook) kept refusing: list, show, retry, purge",
+    )
+    dead.add_argument("action", choices=["list", "show", "retry", "purge"])
+    dead.add_argument("ids", nargs="*", type=int, metavar="ID", help="dead letter ids")
+    dead.add_argument("--spool", default=_default_spool(), help="serve's --spool")
+    dead.add_argument("--alerts", action="store_true", help="alerts a webhook kept refusing")
+    dead.set_defaults(func=dead_letters)
+
+
+def _default_spool() -> str:
+    from lineage_quality.producer.settings import DEFAULTS
+
+    return str(DEFAULTS.spool)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import threading
@@ -9,6 +10,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from lineage_quality.cli.options import (
+    add_shacl_flags,
+    add_spark_conf_options,
+    shacl_options,
+    spark_conf,
+)
 from lineage_quality.contracts import BoundRules, load_file
 from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError, SparkStartError
@@ -130,3 +137,43 @@ def run_check(
         out.write(to_table(dataset, results) + "\n")
     failed = any(r.status in (Status.FAILED, Status.ERROR) for r in results)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    """The `check` command."""
+    check = sub.add_parser("check", help="check a dataset against a contract, without lineage")
+    check.add_argument(
+        "--contract",
+        required=True,
+        metavar="FILE",
+        help="ODCS .yaml, schema-rules .json, or SHACL .ttl",
+    )
+    check.add_argument("--dataset", required=True, metavar="LOCATION", help="path or URI")
+    check.add_argument(
+        "--format",
+        choices=["parquet", "csv", "json", "orc", "delta", "avro"],
+        help="storage format (default: the contract's server, else detected)",
+    )
+    check.add_argument("--output", choices=["table", "json"], default="table")
+    check.add_argument(
+        "--object", help="schema object / SHACL dataset to use when there are several"
+    )
+    add_shacl_flags(check)
+    check.add_argument(
+        "--spark-master", help="the same as --spark-conf spark.master=... (default local[*])"
+    )
+    add_spark_conf_options(check)
+    check.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_check(
+        Path(args.contract),
+        args.dataset,
+        args.format,
+        args.output,
+        args.object,
+        shacl_options(args),
+        args.spark_master,
+        spark_conf=spark_conf(args),
+    )

@@ -1,0 +1,81 @@
+"""`lineage-quality gate`: an orchestrator's step before the next job: exit 1 when a BLOCK rule
+of a run failed, 2 when the producer cannot tell (docs/operations.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """The `gate` command."""
+    gate = sub.add_parser(
+        "gate", help="exit 1 when a BLOCK rule of a run failed (for an orchestrator's next step)"
+    )
+    gate.add_argument("--run-id", required=True, help="the run's id, or its parent's")
+    gate.add_argument("--job", metavar="NAMESPACE/NAME", help="only this job's verdicts")
+    gate.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                      help="wait this long for the run's evaluation")  # fmt: skip
+    gate.add_argument("--url", default="http://127.0.0.1:5055", help="the producer (serve)")
+    gate.add_argument("--api-key-file", help="file with the API key (else LINEAGE_QUALITY_API_KEY)")
+    gate.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 when no BLOCK rule of the run failed, 1 when one did (listing them), 2 when it
+    cannot tell (unknown run, still pending after --wait, no answer)."""
+    import json
+    import time
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from lineage_quality.inert import inert
+    from lineage_quality.producer.run_verdicts import describe
+
+    key = os.environ.get("LINEAGE_QUALITY_API_KEY")
+    if args.api_key_file:
+        key = Path(args.api_key_file).read_text().strip()
+    url = f"{args.url.rstrip('/')}/api/v1/runs/{urllib.parse.quote(args.run_id, safe='')}"
+    deadline = time.monotonic() + args.wait
+    status, doc = 0, {}
+    while True:
+        request = urllib.request.Request(url)
+        if key:
+            request.add_header("Authorization", f"Bearer {key}")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                status, doc = answer.status, json.loads(answer.read() or b"{}")
+        except urllib.error.HTTPError as exc:
+            status, doc = exc.code, {}
+        except OSError as exc:
+            status, doc = 0, {"error": str(exc)}
+        if status == 200 or status in (401, 403) or time.monotonic() >= deadline:
+            break
+        time.sleep(min(2.0, max(0.1, deadline - time.monotonic())))
+    if status != 200:
+        why = {202: "still being evaluated", 404: "unknown run", 401: "wrong or missing API key"}
+        print(
+            inert(
+                f"lineage-quality gate: run {args.run_id}: "
+                f"{why.get(status, doc.get('error') or f'HTTP {status}')} (after {args.wait:g}s)"
+            ),
+            file=sys.stderr,
+        )
+        return 2
+    rows = doc.get("verdicts") or []
+    if args.job:
+        rows = [r for r in rows if r.get("job") == args.job]
+    from lineage_quality.producer.run_verdicts import blocking
+
+    failed = blocking(rows)
+    for row in failed:  # names and messages from events: no escape sequence to the terminal
+        print(f"BLOCK {inert(describe(row))}")
+    print(
+        inert(f"run {args.run_id}: {len(rows)} verdict(s), {len(failed)} failed BLOCK rule(s)"),
+        file=sys.stderr,
+    )
+    return 1 if failed else 0

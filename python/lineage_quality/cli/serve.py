@@ -1,0 +1,287 @@
+"""`lineage-quality serve`: receive OpenLineage events, add quality facets, forward (the
+producer, docs/producer.md), with every option that is a setting made from Settings."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import os
+import signal
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from lineage_quality.cli.history import add_history_flags, history_store
+from lineage_quality.cli.options import (
+    add_shacl_flags,
+    add_spark_conf_options,
+    shacl_options,
+    spark_conf,
+)
+from lineage_quality.errors import ConfigError
+from lineage_quality.version import __version__
+
+if TYPE_CHECKING:
+    from lineage_quality.contracts import BoundRules
+    from lineage_quality.engine.quarantine import QuarantineConfig
+    from lineage_quality.producer.alert_sender import AlertSender
+    from lineage_quality.producer.result_sinks import ResultSink
+    from lineage_quality.producer.settings import Settings
+
+log = logging.getLogger("lineage_quality")
+
+
+def add_parser(sub: Any) -> None:
+    """The `serve` command and its options."""
+    serve = sub.add_parser("serve", help="receive OpenLineage events, add quality facets, forward")
+    serve.add_argument(
+        "--contracts",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="contract file or folder (repeatable)",
+    )
+    serve.add_argument(
+        "--allow-no-auth",
+        action="store_true",
+        help="listen on a non-loopback --host without LINEAGE_QUALITY_API_KEY (logged loudly)",
+    )
+    serve.add_argument(
+        "--openlineage-config",
+        metavar="FILE",
+        help="openlineage.yml saying where to forward (else the usual lookup)",
+    )
+    serve.add_argument(
+        "--spark-master",
+        help="Spark master for evaluation: the same as --spark-conf spark.master=... "
+        "(default local[*]; on spark:// at most 2 cores unless spark.cores.max says more)",
+    )
+    add_spark_conf_options(serve)
+    add_shacl_flags(serve)
+    groups = {"reliability": serve.add_argument_group("reliability", "docs/reliability.md")}
+    quarantine = groups["quarantine"] = serve.add_argument_group("quarantine", "docs/quarantine.md")
+    quarantine.add_argument(
+        "--quarantine",
+        metavar="PATH",
+        help="write the failing rows of failed QUARANTINE rules here (Parquet, by run id)",
+    )
+    datahub = serve.add_argument_group(
+        "DataHub assertions", "needs pip install 'lineage-quality[datahub]'; docs/datahub.md"
+    )
+    datahub.add_argument(
+        "--datahub-gms",
+        metavar="URL",
+        help="send assertion MCPs to this GMS (token: DATAHUB_GMS_TOKEN)",
+    )
+    datahub.add_argument("--datahub-file", metavar="PATH", help="append assertion MCPs to a file")
+    datahub.add_argument("--datahub-env", help="dataset URN env (default PROD)")
+    datahub.add_argument("--datahub-platform-instance", help="dataset URN platform instance")
+    groups["alerts"] = _add_alert_flags(serve)
+    _add_settings_flags(serve, groups)  # once every group they go to exists
+    add_history_flags(serve)
+    serve.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from lineage_quality.contracts import load_contracts
+    from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+    from lineage_quality.producer.alerts import parse_min_severity
+    from lineage_quality.producer.secrets import (
+        environment_secrets,
+        redact_logs,
+        scrub_environment,
+        transport_secrets,
+    )
+
+    api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
+    _require_key_off_loopback(args.host, api_key, args.allow_no_auth)
+    redact = redact_logs(environment_secrets(os.environ))
+    # openlineage-python logs its transport config (custom headers too) at debug level
+    logging.getLogger("openlineage.client.transport").setLevel(logging.INFO)
+    if args.openlineage_config:
+        os.environ["OPENLINEAGE_CONFIG"] = args.openlineage_config
+    bindings = load_contracts(args.contracts, shacl=shacl_options(args))
+    conf = spark_conf(args)
+    # e.g. spark.hadoop.fs.s3a.secret.key: never in a log line
+    redact.add(
+        v
+        for k, v in conf.items()
+        if any(w in k.lower() for w in ("secret", "password", "token", "key", "credential"))
+    )
+    result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
+    settings = _settings(args, api_key, parse_min_severity(args.alert_min_severity))
+    alerts = _alert_sender(args, settings)
+    redact.add([*args.alert_webhook, *args.alert_slack_webhook])  # Slack URLs are secrets
+    forwarder = Forwarder()
+    redact.add(transport_secrets(forwarder.transport))
+    history = history_store(args)  # libpq reads PGPASSWORD (or PGPASSFILE) now, once
+    # Every secret has been read: none may reach the evaluator's JVM (started later).
+    scrubbed = scrub_environment(os.environ)
+    if scrubbed:
+        log.info("removed %s from the environment of the evaluator", ", ".join(scrubbed))
+    producer = Producer(
+        Evaluator(
+            bindings,
+            master=args.spark_master,
+            conf=conf,
+            quarantine=_quarantine(args, settings),
+            history=history,
+        ),
+        forwarder,
+        Spool(settings.spool, settings),
+        settings,
+        result_sinks=result_sinks,
+        alerts=alerts,
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    producer.start()
+    print(
+        f"lineage-quality {__version__} listening on {producer.url}/api/v1/lineage "
+        f"({sum(len(b.rules) for b in bindings)} rules on {len(bindings)} binding(s))",
+        flush=True,
+    )
+    stop.wait()
+    producer.stop(drain_timeout=settings.drain_seconds)
+    return 0
+
+
+def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int) -> Settings:
+    """The producer's settings: every `serve` option that is a setting (see settings.flags),
+    and what the CLI reads elsewhere (the key from the environment, the alert threshold)."""
+    from lineage_quality.producer.settings import Settings, flags
+
+    given = {f.name: getattr(args, f.name) for f in flags()}
+    try:
+        return Settings(
+            **given,
+            api_key=api_key,
+            alert_min_rank=alert_min_rank,
+            marquez_web_url=args.marquez_web_url,
+        )
+    except ValueError as exc:  # a validator's: e.g. --quarantine-max-rows 0
+        raise ConfigError(f"invalid serve option: {exc}") from exc
+
+
+def _add_settings_flags(
+    serve: argparse.ArgumentParser, groups: dict[str, argparse._ArgumentGroup]
+) -> None:
+    """The options of `serve` that are settings: name, default and help from settings.py."""
+    from lineage_quality.producer.settings import DEFAULTS, flags
+
+    for field in flags():
+        meta = field.metadata
+        where = groups[meta["group"]] if meta["group"] else serve
+        default = getattr(DEFAULTS, field.name)
+        kind = type(default) if default is not None else float
+        where.add_argument(
+            meta["flag"],
+            dest=field.name,
+            type=kind,
+            default=0 if default is None else default,
+            metavar=meta["metavar"],
+            help=meta["help"] or None,
+        )
+
+
+def _require_key_off_loopback(host: str, api_key: str | None, allowed: bool) -> None:
+    """Anyone who can reach a non-loopback address could post events (and make the producer
+    read data): refuse to listen there without a key unless told to."""
+    if api_key or _loopback(host):
+        return
+    if not allowed:
+        raise ConfigError(
+            f"refusing to listen on {host} without an API key: set LINEAGE_QUALITY_API_KEY "
+            "(the listener sends it with spark.openlineage.transport.auth.type=api_key), or pass "
+            "--allow-no-auth to accept unauthenticated events from the network"
+        )
+    log.warning(
+        "LISTENING ON %s WITHOUT AN API KEY (--allow-no-auth): anyone who can reach it can post "
+        "lineage events",
+        host,
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _quarantine(args: argparse.Namespace, settings: Settings) -> QuarantineConfig | None:
+    from lineage_quality.engine.quarantine import QuarantineConfig
+
+    if not args.quarantine:
+        return None
+    return QuarantineConfig(args.quarantine, settings.quarantine_max_rows)
+
+
+def _datahub_sinks(args: argparse.Namespace, bindings: Sequence[BoundRules]) -> list[ResultSink]:
+    """DataHub assertion sinks from `--datahub-*` (token from DATAHUB_GMS_TOKEN)."""
+    from lineage_quality.datahub.build import build_sink
+    from lineage_quality.datahub.config import DataHubConfig
+
+    config = DataHubConfig.from_options(
+        gms_url=args.datahub_gms,
+        file=args.datahub_file,
+        env=args.datahub_env,
+        platform_instance=args.datahub_platform_instance,
+    )
+    if not config.enabled:
+        if args.datahub_env or args.datahub_platform_instance:
+            raise ConfigError(
+                "--datahub-env/--datahub-platform-instance need --datahub-gms or --datahub-file"
+            )
+        return []
+    return [build_sink(config, bindings)]
+
+
+def _add_alert_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    alerts = serve.add_argument_group("alerts", "docs/operations.md")
+    alerts.add_argument(
+        "--alert-webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="POST a JSON alert here for failed rules whose action alerts (repeatable)",
+    )
+    alerts.add_argument(
+        "--alert-slack-webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="Slack incoming webhook for the same alerts (repeatable)",
+    )
+    alerts.add_argument(
+        "--alert-min-severity",
+        choices=["info", "warn", "error"],
+        default="info",
+        help="alert only for rules of this severity or above (default info: all)",
+    )
+    alerts.add_argument(
+        "--marquez-web-url",
+        metavar="URL",
+        help="the Marquez web UI (e.g. http://localhost:3000): alerts link to the dataset",
+    )
+    return alerts
+
+
+def _alert_sender(args: argparse.Namespace, settings: Settings) -> AlertSender | None:
+    from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
+    from lineage_quality.producer.alert_sender import AlertSender, Webhook
+    from lineage_quality.producer.alerts import GENERIC, SLACK
+
+    webhooks = [Webhook(u, GENERIC) for u in args.alert_webhook]
+    webhooks += [Webhook(u, SLACK) for u in args.alert_slack_webhook]
+    for hook in webhooks:
+        if not hook.url.startswith(("http://", "https://")):
+            raise ConfigError(f"alert webhook must be an http(s) URL: {hook.label}")
+    if not webhooks:
+        return None
+    outbox = AlertOutbox(outbox_path(settings.spool), max_pending=settings.alert_max_pending)
+    return AlertSender(outbox, webhooks)
