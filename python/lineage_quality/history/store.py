@@ -362,19 +362,9 @@ def open_history(
     bounds = bounds or HistoryBounds()
     text = str(where)
     if postgres_url(text):  # a mistyped URL is refused, not taken for a SQLite path
-        try:
-            import psycopg
-        except ImportError as exc:
-            raise ConfigError(
-                "a PostgreSQL history needs psycopg: pip install 'lineage-quality[postgres]'"
-            ) from exc
-        try:
-            shared = connect_postgres(text, password_file)  # postgres.py: where the password is
-            shared.read_only = read_only
-        except psycopg.Error as exc:
-            raise ConfigError(
-                f"cannot open the history at {_redacted(text)}: {masked(str(exc))}"
-            ) from None
+        # postgres.py: where the password comes from, and every failure a masked ConfigError
+        shared = connect_postgres(text, password_file)
+        shared.read_only = read_only
         return _checked(lambda: PostgresHistory(shared, bounds, read_only), shared, _redacted(text))
     path = Path(text[len("sqlite://") :] if text.startswith("sqlite://") else text)
     try:
