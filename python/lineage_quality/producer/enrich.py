@@ -125,8 +125,9 @@ def enrich(
         if measures is not None:
             added[METRICS_KEY] = _metrics_json(ref, measures, event)
         # the run's test facet repeats each assertion: about the assertions' size again
-        size = sum(len(rawjson.dumps(f)) for f in added.values())
-        size += len(rawjson.dumps(added[ASSERTIONS_KEY]))
+        size = sum(
+            len(rawjson.dumps(f)) * (2 if key == ASSERTIONS_KEY else 1) for key, f in added.items()
+        )
         if size <= budget:
             budget -= size
             facets = facets_of(ref)
