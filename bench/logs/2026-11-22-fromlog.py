@@ -1,7 +1,12 @@
-import json, re, sys, time
+import json
+import re
+import sys
+
 sys.path.insert(0, '/work/main/bench')
-from report import write_report
 from pathlib import Path
+
+from report import write_report
+
 log = Path('/work/main/bench/logs/2026-11-22-run.log').read_text().splitlines()
 cases = []
 cur = None

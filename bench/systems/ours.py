@@ -6,7 +6,8 @@ from typing import Any
 
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, engine_jar
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.kinds import RuleKind
+from lineage_quality.rules import Operator, Rule, Threshold
 
 _STAT = {"mean": "avg", "min": "min", "max": "max", "stddev": "stddev", "sum": "sum"}
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.history import judge_and_record, open_history
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.kinds import RuleKind
+from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.rules.history import parse_history
 from systems import ours
 

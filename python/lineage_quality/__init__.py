@@ -10,8 +10,9 @@ from lineage_quality.errors import (
     LineageQualityError,
     QualityGateFailed,
 )
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit
+from lineage_quality.rules import Operator, Rule, Threshold, Unit
 from lineage_quality.version import __version__
 
 __all__ = [

@@ -10,15 +10,6 @@ from typing import Any
 
 from lineage_quality.inert import inert
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import RuleKind
-
-# Per field, the order in which failures matter (seed 002): existence and type, then
-# completeness, then the value rules.
-_PRIORITY = {
-    RuleKind.COLUMN_TYPE: 0,
-    RuleKind.NULL_VALUES: 1,
-    RuleKind.MISSING_VALUES: 1,
-}
 
 
 def status_of(result: RuleResult) -> str:
@@ -77,7 +68,7 @@ def fundamental(results: Sequence[RuleResult]) -> list[tuple[str, RuleResult | N
     rows: list[tuple[str, RuleResult | None, int]] = []
     for field, rs in fields.items():
         failed = [r for r in rs if r.status in (Status.FAILED, Status.ERROR)]
-        failed.sort(key=lambda r: _PRIORITY.get(r.rule.kind, 2))
+        failed.sort(key=lambda r: r.rule.kind.priority)  # seed 002: existence, completeness, values
         rows.append((field, failed[0] if failed else None, len(rs)))
     return rows
 

@@ -8,7 +8,7 @@ import math
 import attrs
 
 from lineage_quality.measures import DatasetMeasures
-from lineage_quality.rules import Rule, RuleKind, Unit
+from lineage_quality.rules import Rule, Unit
 
 # skip_reason of the rules of an output whose run failed: reported in the run's test facet only.
 RUN_FAILED = "RUN_FAILED"
@@ -90,8 +90,9 @@ class RuleResult:
         if self.expected_text is not None:
             return self.expected_text
         rule = self.rule
-        if rule.kind is RuleKind.COLUMN_TYPE:
-            return rule.expected_type or "present"
+        declared = rule.kind.expected(rule)
+        if declared is not None:
+            return declared
         suffix = "%" if rule.unit is Unit.PERCENT else ""
         return rule.threshold.describe() + suffix
 

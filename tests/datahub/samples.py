@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 NS, NAME = "file", "/data/warehouse/orders"
 DATASET_URN = "urn:li:dataset:(urn:li:dataPlatform:file,/data/warehouse/orders,PROD)"

@@ -15,8 +15,8 @@ from samples import REF, check_metadata_file, event, result, rule
 from lineage_quality.datahub.file import McpFileWriter
 from lineage_quality.datahub.mcps import event_mcps, platform_mcp
 from lineage_quality.errors import ConfigError
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import Status
-from lineage_quality.rules import RuleKind
 
 
 def _every_kind_and_status() -> list:  # type: ignore[type-arg]

@@ -18,8 +18,9 @@ from lineage_quality.datahub.mcps import event_mcps, event_millis
 from lineage_quality.datahub.run_events import run_event
 from lineage_quality.datahub.urns import assertion_urn
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import Status
-from lineage_quality.rules import Operator, RuleKind, Threshold, Unit
+from lineage_quality.rules import Operator, Threshold, Unit
 
 ALL_KINDS = list(RuleKind)
 

@@ -17,7 +17,8 @@ from lineage_quality.engine.dictionary_values import DictionaryCounts, dictionar
 from lineage_quality.engine.footer_nulls import FooterCounts, footer_counts
 from lineage_quality.engine.plan import Metric, MetricKind
 from lineage_quality.engine.run import evaluate_dataframe
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.kinds import RuleKind
+from lineage_quality.rules import Operator, Rule, Threshold
 
 pytestmark = pytest.mark.spark
 

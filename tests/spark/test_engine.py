@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit
+from lineage_quality.rules import Operator, Rule, Threshold, Unit
 
 pytestmark = pytest.mark.spark
 

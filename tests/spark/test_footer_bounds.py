@@ -15,7 +15,8 @@ from lineage_quality.engine import footer_bounds
 from lineage_quality.engine import run as engine_run
 from lineage_quality.engine.footer_nulls import FooterCounts
 from lineage_quality.engine.run import evaluate_dataframe
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.kinds import RuleKind
+from lineage_quality.rules import Operator, Rule, Threshold
 
 pytestmark = pytest.mark.spark
 

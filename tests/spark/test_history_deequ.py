@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from lineage_quality.history import Point, history_verdict
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.rules.history import parse_history
 
 HERE = Path(__file__).resolve().parent

@@ -18,8 +18,9 @@ import pytest
 from lineage_quality.engine import key_sets, uniqueness
 from lineage_quality.engine import run as engine_run
 from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 pytestmark = pytest.mark.spark
 

@@ -10,9 +10,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.kinds import RuleKind
 from lineage_quality.measures import ColumnMeasures, DatasetMeasures
 from lineage_quality.results import RuleResult
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 pytestmark = pytest.mark.spark
 

@@ -13,11 +13,12 @@ from openlineage.client.transport.file import FileConfig, FileTransport
 
 from lineage_quality import rawjson
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
+from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.events import now_iso
 from lineage_quality.producer.settings import Settings
 from lineage_quality.rawjson import JsonNumber
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 pytestmark = pytest.mark.spark
 

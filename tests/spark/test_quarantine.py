@@ -16,8 +16,9 @@ from lineage_quality.engine.quarantine import (
 )
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.facets.assertions import assertion, to_json_dict
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 pytestmark = pytest.mark.spark
 

@@ -10,8 +10,9 @@ import pytest
 
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
 from lineage_quality.evaluation.evaluator import Evaluator
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 pytestmark = pytest.mark.spark
 

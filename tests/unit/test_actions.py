@@ -10,8 +10,9 @@ import pytest
 from lineage_quality.contracts import load_file
 from lineage_quality.errors import ContractError
 from lineage_quality.facets.assertions import assertion
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Action, Operator, Rule, RuleKind, Threshold, effective_action
+from lineage_quality.rules import Action, Operator, Rule, Threshold, effective_action
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from lineage_quality.cli import main
 from lineage_quality.engine import verdict
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.inert import TRUNCATED
+from lineage_quality.kinds import RuleKind
 from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
 from lineage_quality.producer.alert_sender import AlertSender, Webhook
 from lineage_quality.producer.alerts import (
@@ -32,7 +33,7 @@ from lineage_quality.producer.alerts import (
     slack_message,
 )
 from lineage_quality.results import RuleResult, error_result
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 EVENT = {
     "eventType": "COMPLETE",

@@ -12,7 +12,8 @@ from lineage_quality.contracts.binding import BoundRules, DatasetPattern, normal
 from lineage_quality.errors import DatasetError
 from lineage_quality.evaluation.datasets import escaped_binding, location_of
 from lineage_quality.evaluation.evaluator import Evaluator
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.kinds import RuleKind
+from lineage_quality.rules import Operator, Rule, Threshold
 
 ROWS = Rule(id="rows", kind=RuleKind.ROW_COUNT, threshold=Threshold(Operator.GREATER_THAN, 0))
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from lineage_quality.driver.gate import blocking, gate_message
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status, error_result
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 ZERO = Threshold(Operator.MUST_BE, 0)
 

@@ -17,8 +17,9 @@ from lineage_quality.errors import ContractError
 from lineage_quality.history import HistoryBounds, Measured, Point, history_verdict, open_history
 from lineage_quality.history.chart import svg
 from lineage_quality.history.judge import judge_and_record
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.rules.history import parse_history
 
 DAY = 86_400_000

@@ -15,8 +15,9 @@ import pytest
 from lineage_quality.cli import main
 from lineage_quality.history import HistoryBounds, Measured, Point, history_verdict, open_history
 from lineage_quality.history.judge import judge_and_record
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.rules.history import parse_history
 
 DAY = 86_400_000

@@ -17,12 +17,13 @@ import pytest
 from lineage_quality import logformat
 from lineage_quality.cli import main
 from lineage_quality.inert import inert
+from lineage_quality.kinds import RuleKind
 from lineage_quality.logformat import JsonFormatter, TextFormatter
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.report import to_table
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 FORGED = "nightly\n2026-11-25 12:00:00,000 ERROR lineage_quality: forged\r\x1b[2J\x9b31m\u2028x"
 TITLE = "\x1b]0;owned\x07"  # sets the terminal's title

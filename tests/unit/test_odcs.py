@@ -4,7 +4,8 @@ import pytest
 
 from lineage_quality.contracts import load_contracts, parse_odcs
 from lineage_quality.errors import ContractError
-from lineage_quality.rules import Operator, RuleKind, Unit
+from lineage_quality.kinds import RuleKind
+from lineage_quality.rules import Operator, Unit
 
 HEAD = """\
 apiVersion: v3.0.2

@@ -16,11 +16,12 @@ import pytest
 from lineage_quality import rawjson
 from lineage_quality.engine import verdict
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer import service as service_module
 from lineage_quality.producer.settings import Settings
 from lineage_quality.results import RuleResult
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 OUT = DatasetRef("outputs", 0, "file", "/out")
 RULE = Rule(

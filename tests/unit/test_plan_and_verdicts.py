@@ -2,8 +2,9 @@ from pathlib import Path
 
 from lineage_quality.engine import build_plan, verdict
 from lineage_quality.engine.plan import ROWS, MetricKind
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import Status
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold, Unit
+from lineage_quality.rules import Operator, Rule, Threshold, Unit
 
 ZERO = Threshold(Operator.MUST_BE, 0)
 

@@ -13,8 +13,9 @@ from lineage_quality.engine.measures import dataset_measures
 from lineage_quality.engine.plan import ROWS, Metric, MetricKind, stat_metric
 from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.errors import ContractError
+from lineage_quality.kinds import RuleKind
 from lineage_quality.measures import ColumnMeasures
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 ZERO = Threshold(Operator.MUST_BE, 0)
 SCHEMA = [("id", "bigint"), ("name", "string"), ("amount", "decimal(10,2)"), ("tags", "array<int>")]

@@ -1,9 +1,10 @@
 import io
 
 from lineage_quality.engine import verdict
+from lineage_quality.kinds import RuleKind
 from lineage_quality.report import fundamental, to_json, to_table
 from lineage_quality.results import RuleResult, Status, error_result, skipped_result
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 Z = Threshold(Operator.MUST_BE, 0)
 

@@ -4,7 +4,7 @@ import pytest
 
 from lineage_quality.contracts.schema_json import parse_schema_json
 from lineage_quality.errors import ContractError
-from lineage_quality.rules import RuleKind
+from lineage_quality.kinds import RuleKind
 
 
 def test_decomposition_defaults_and_dependencies(caplog: pytest.LogCaptureFixture) -> None:

@@ -2,7 +2,7 @@ import pytest
 
 from lineage_quality.contracts.shacl import ShaclOptions, parse_shacl
 from lineage_quality.errors import ContractError
-from lineage_quality.rules import RuleKind
+from lineage_quality.kinds import RuleKind
 
 PREFIXES = """\
 @prefix sh: <http://www.w3.org/ns/shacl#> .

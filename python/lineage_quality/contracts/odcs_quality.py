@@ -8,7 +8,6 @@ and `type: sql`. Every rule carries where it was declared, for messages.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,15 +15,8 @@ from open_data_contract_standard.model import DataQuality, SchemaProperty
 
 from lineage_quality.engine.types import known_type
 from lineage_quality.errors import ContractError
-from lineage_quality.rules import (
-    STATISTICS,
-    Operator,
-    Rule,
-    RuleKind,
-    Threshold,
-    Unit,
-    parse_action,
-)
+from lineage_quality.kinds import Kind, RuleKind, odcs_names, reading_odcs
+from lineage_quality.rules import Operator, Rule, Threshold, Unit, parse_action
 from lineage_quality.rules.history import HistoryCheck, parse_history
 from lineage_quality.rules.patterns import pattern_refusal
 
@@ -32,45 +24,6 @@ log = logging.getLogger(__name__)
 
 HISTORY_KEY = "lineageQuality.history"  # a quality entry's custom property: compare with the past
 
-# Library metric names (and the 3.0 / RFC spellings) -> kind.
-METRICS: dict[str, RuleKind] = {
-    "rowCount": RuleKind.ROW_COUNT,
-    "nullValues": RuleKind.NULL_VALUES,
-    "missingValues": RuleKind.MISSING_VALUES,
-    "invalidValues": RuleKind.INVALID_VALUES,
-    "duplicateValues": RuleKind.DUPLICATE_VALUES,
-    "duplicateCount": RuleKind.DUPLICATE_VALUES,
-    "noMissingValues": RuleKind.MISSING_VALUES,
-    "noInvalidValues": RuleKind.INVALID_VALUES,
-    **{s: RuleKind.STATISTIC for s in STATISTICS},
-}
-
-# Verb-style rules whose threshold is implied: name -> (kind, operator, value or argument key).
-_VERBS: dict[str, tuple[RuleKind, Operator, float | str]] = {
-    "hasNoNullValues": (RuleKind.NULL_VALUES, Operator.MUST_BE, 0),
-    "hasNoMissingValues": (RuleKind.MISSING_VALUES, Operator.MUST_BE, 0),
-    "hasValidValue": (RuleKind.INVALID_VALUES, Operator.MUST_BE, 0),
-    "hasValidValues": (RuleKind.INVALID_VALUES, Operator.MUST_BE, 0),
-    "isUnique": (RuleKind.DUPLICATE_VALUES, Operator.MUST_BE, 0),
-    "isCompoundUnique": (RuleKind.DUPLICATE_VALUES, Operator.MUST_BE, 0),
-    "hasRowCountGreaterThan": (RuleKind.ROW_COUNT, Operator.GREATER_THAN, "value"),
-    "hasRowCountLessThan": (RuleKind.ROW_COUNT, Operator.LESS_THAN, "value"),
-    "isOlderThan": (RuleKind.FRESHNESS, Operator.MUST_BE, 0),
-    "isNotOlderThan": (RuleKind.FRESHNESS, Operator.MUST_BE, 0),
-}
-
-_STAT_VERB = re.compile(
-    r"^has(Avg|Sum|Stddev|Median|Min|Max)"
-    r"(GreaterThan|LessThan|EqualTo|NotEqualTo|GreaterOrEqualTo|LessOrEqualTo)$"
-)
-_STAT_VERB_OPERATOR = {
-    "GreaterThan": Operator.GREATER_THAN,
-    "LessThan": Operator.LESS_THAN,
-    "EqualTo": Operator.MUST_BE,
-    "NotEqualTo": Operator.MUST_NOT_BE,
-    "GreaterOrEqualTo": Operator.GREATER_OR_EQUAL,
-    "LessOrEqualTo": Operator.LESS_OR_EQUAL,
-}
 # Arguments ODCS 3.0 wrote at the entry's top level (3.1 moved them under `arguments`).
 _TOP_LEVEL_ARGUMENTS = (
     "validValues",
@@ -87,7 +40,6 @@ _ENTRY_KEYS = frozenset(DataQuality.model_fields) | set(_TOP_LEVEL_ARGUMENTS)
 _ACTION_KEYS = ("action", "lineageQuality.action")
 _UNITS = {"rows": Unit.ROWS, "absolute": Unit.ROWS, "percent": Unit.PERCENT}
 _NOT_EXECUTABLE = ("text", "custom")
-_NEEDS_OPERATOR = (RuleKind.STATISTIC, RuleKind.SQL)
 
 
 def _exact(value: Any) -> int | float:
@@ -140,7 +92,7 @@ class QualityReader:
 
     # -- thresholds ---------------------------------------------------------------------------
 
-    def threshold(self, q: DataQuality, kind: RuleKind, where: Where) -> Threshold | None:
+    def threshold(self, q: DataQuality, where: Where) -> Threshold | None:
         given = [(op, getattr(q, op.value)) for op in Operator if getattr(q, op.value) is not None]
         if len(given) > 1:
             names = ", ".join(op.value for op, _ in given)
@@ -195,7 +147,7 @@ class QualityReader:
             raise self.fail("property has no name", where)
 
         fields: dict[str, Any] = {}
-        threshold = self.threshold(q, RuleKind.ROW_COUNT, where)
+        threshold = self.threshold(q, where)
         if qtype == "sql":
             name = "sql"
             kind = RuleKind.SQL
@@ -218,17 +170,14 @@ class QualityReader:
                     )
                 threshold = implied
         if threshold is None:
-            if kind in _NEEDS_OPERATOR:
+            if kind.needs_operator:
                 raise self.fail(f"{name} needs an operator such as mustBeGreaterThan", where)
-            # Thresholds implied by the metric: no offending rows; at least one row.
-            threshold = (
-                Threshold(Operator.GREATER_THAN, 0)
-                if kind is RuleKind.ROW_COUNT
-                else Threshold(Operator.MUST_BE, 0)
-            )
+            # The threshold the kind implies: no offending rows; at least one row.
+            operator, value = kind.implied
+            threshold = Threshold(Operator(operator), value)
 
         columns: tuple[str, ...] = (column,) if column else ()
-        if kind is RuleKind.DUPLICATE_VALUES and prop is None:
+        if kind.scan == "grouped" and prop is None:
             keys = args.get("properties")
             if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
                 raise self.fail(
@@ -236,9 +185,9 @@ class QualityReader:
                     where,
                 )
             columns = tuple(keys)
-        elif kind not in (RuleKind.ROW_COUNT, RuleKind.SQL) and prop is None:
+        elif kind.columns == "one" and prop is None:
             raise self.fail(f"{name} must be declared on a property", where)
-        elif kind is RuleKind.ROW_COUNT and prop is not None:
+        elif kind.columns == "none" and prop is not None:
             raise self.fail(f"{name} is a schema-level rule; declare it on the object", where)
 
         pattern = args.get("pattern")
@@ -251,7 +200,7 @@ class QualityReader:
         action = self._action(q, where)
         history = self._history(q, where)
         if history is not None:
-            explicit = self.threshold(q, kind, where)
+            explicit = self.threshold(q, where)
             if history.compare.uses_threshold and explicit is None:
                 raise self.fail(
                     f"a {history.compare.value} history rule needs an operator for the compared "
@@ -318,55 +267,18 @@ class QualityReader:
 
     def _kind(
         self, name: str, args: Mapping[str, Any], where: Where
-    ) -> tuple[RuleKind, Threshold | None, dict[str, Any]]:
-        """Kind, implied threshold (verb style) and extra rule fields of a metric name."""
-        if name in METRICS:
-            kind = METRICS[name]
-            fields: dict[str, Any] = {}
-            if kind is RuleKind.STATISTIC:
-                fields["statistic"] = name
-            if name.startswith("no"):  # noMissingValues / noInvalidValues: nothing may offend
-                return kind, Threshold(Operator.MUST_BE, 0), fields
-            return kind, None, fields
-        m = _STAT_VERB.match(name)
-        if m:
-            value = self._number(args, "value", name, where)
-            return (
-                RuleKind.STATISTIC,
-                Threshold(_STAT_VERB_OPERATOR[m.group(2)], value),
-                {"statistic": m.group(1).lower()},
-            )
-        if name in _VERBS:
-            kind, op, implied = _VERBS[name]
-            if kind is RuleKind.FRESHNESS:
-                seconds = self._age(args, name, where)
-                key = "min_age_seconds" if name == "isOlderThan" else "max_age_seconds"
-                return kind, Threshold(op, 0), {key: seconds}
-            value = (
-                self._number(args, implied, name, where) if isinstance(implied, str) else implied
-            )
-            return kind, Threshold(op, value), {}
-        known = ", ".join(sorted([*METRICS, *_VERBS, "has<Stat><Comparison>"]))
-        raise self.fail(f"unknown metric {name!r}; known: {known}", where)
-
-    def _number(self, args: Mapping[str, Any], key: str, name: str, where: Where) -> int | float:
-        value = args.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(f"{name} needs a numeric arguments.{key}", where)
-        return value
-
-    def _age(self, args: Mapping[str, Any], name: str, where: Where) -> float:
-        days, seconds = args.get("days"), args.get("seconds")
-        total = 0.0
-        for value, factor in ((days, 86400.0), (seconds, 1.0)):
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise self.fail(f"{name}: days/seconds must be non-negative numbers", where)
-            total += float(value) * factor
-        if days is None and seconds is None:
-            raise self.fail(f"{name} needs arguments.days and/or arguments.seconds", where)
-        return total
+    ) -> tuple[Kind, Threshold | None, dict[str, Any]]:
+        """Kind, implied threshold (verb style) and extra rule fields of a metric name: the
+        registered kind that reads the name says (kinds/)."""
+        kind = reading_odcs(name)
+        if kind is None:
+            known = ", ".join(sorted([*odcs_names(), "has<Stat><Comparison>"]))
+            raise self.fail(f"unknown metric {name!r}; known: {known}", where)
+        try:
+            implied, fields = kind.odcs(name, args)
+        except ValueError as exc:
+            raise self.fail(str(exc), where) from exc
+        return kind, implied, fields
 
     # -- the schema itself ------------------------------------------------------------------
 

@@ -26,7 +26,8 @@ from lineage_quality.contracts.schema_json_history import history_rules
 from lineage_quality.contracts.yaml_lines import LineDict, load_yaml
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.errors import ContractError
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.kinds import Kind, RuleKind, reading_json
+from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.rules.patterns import pattern_refusal
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,7 @@ def _patterns(dataset: Any, source: str) -> tuple[DatasetPattern, ...]:
 def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> list[Rule]:
     if not isinstance(item, dict):
         raise reader.fail("each rule is an object with a `field`", i)
-    unknown = sorted(set(item) - _FIELD_KEYS)
+    unknown = sorted(k for k in set(item) - _FIELD_KEYS if reading_json(k) is None)
     if unknown:
         raise reader.fail(f"unsupported key(s): {', '.join(unknown)}", i, unknown[0])
     if "table" in item:
@@ -215,11 +216,11 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
     where = f"{reader.source}: {reader.where(i)}"
     schema_id = f"schema_{field}"
 
-    def make(kind: RuleKind, rtype: str, **kw: Any) -> Rule:
+    def make(kind: Kind, rtype: str, threshold: Threshold = _ZERO, **kw: Any) -> Rule:
         return Rule(
             id=f"{rtype.lower()}_{field}" if rtype != "SCHEMA" else schema_id,
             kind=kind,
-            threshold=_ZERO,
+            threshold=threshold,
             columns=(field,),
             name=f"{rtype.lower()}_{field}",
             description=item.get("description"),
@@ -227,7 +228,7 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
             action=action,
             origin="schema-json",
             constraint=rtype,
-            category=_CATEGORY[rtype],
+            category=_CATEGORY.get(rtype, "VALIDITY"),
             case_sensitive=case_sensitive,
             source=where,
             depends_on=() if rtype == "SCHEMA" else (schema_id,),
@@ -286,4 +287,12 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
     if item.get("max_length") is not None:
         # Spark keeps no declared string length, so the length is checked on the data.
         rules.append(make(RuleKind.LENGTH_RANGE, "MAX_LENGTH", max_value=item["max_length"]))
+    for key in sorted(k for k in item if k not in _FIELD_KEYS):  # keys of registered kinds
+        kind = reading_json(key)
+        assert kind is not None  # unknown keys were refused above
+        try:
+            threshold, fields = kind.json_rule(item[key])
+            rules.append(make(kind, key.upper(), threshold, **fields))
+        except ValueError as exc:
+            raise reader.fail(str(exc), i, key) from exc
     return rules

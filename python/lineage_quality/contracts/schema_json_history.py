@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from lineage_quality.errors import ContractError
-from lineage_quality.rules import STATISTICS, Operator, Rule, RuleKind, Threshold
+from lineage_quality.kinds import RuleKind
+from lineage_quality.rules import STATISTICS, Operator, Rule, Threshold
 from lineage_quality.rules.history import parse_history
 
 _METRICS = {"rowCount": RuleKind.ROW_COUNT, "nullValues": RuleKind.NULL_VALUES}

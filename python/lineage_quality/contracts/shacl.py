@@ -28,7 +28,8 @@ from rdflib.term import Node
 from lineage_quality.contracts.binding import BoundRules, pattern_from_location
 from lineage_quality.contracts.files import read_contract
 from lineage_quality.errors import ContractError
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.kinds import Kind, RuleKind
+from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.rules.patterns import pattern_refusal
 
 SH = Namespace("http://www.w3.org/ns/shacl#")
@@ -171,7 +172,7 @@ def _property_rules(
     described = _constraint(graph, prop, SH.description) or _constraint(graph, prop, SH.message)
     where = f"{source}: {dataset} sh:property {field}"
 
-    def make(kind: RuleKind, constraint: str, description: str, **kw: Any) -> Rule:
+    def make(kind: Kind, constraint: str, description: str, **kw: Any) -> Rule:
         return Rule(
             id=f"{dataset}_{field}_{constraint}",
             kind=kind,

@@ -1,7 +1,8 @@
 """Rule -> the standard shape of a DataHub dataset assertion (scope, aggregation, operator,
 parameters) and its native parameters. Pure: enum values are DataHub's symbol names as strings.
 
-Two forms (docs/datahub.md has the table for every RuleKind):
+Each rule kind declares its shape (`Kind.datahub_shape`, kinds/); the builders are here. Two
+forms (docs/datahub.md has the table for every kind):
 
 - metric form: `aggregation(metric) operator threshold`, the rule's own verdict. The aggregation
   is the standard one where DataHub has it (ROW_COUNT, NULL_COUNT, MEAN, ...) and `_NATIVE_`
@@ -17,25 +18,25 @@ defines as fractions (divided by 100); `nativeParameters` always keep the contra
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
-import attrs
-
+from lineage_quality.datahub.shape import COLUMN, NATIVE, ROWS, Param, Shape, number
 from lineage_quality.rules import Operator, Rule, Threshold, Unit
 
-# DatasetAssertionScope
-COLUMN, ROWS, SCHEMA = "DATASET_COLUMN", "DATASET_ROWS", "DATASET_SCHEMA"
-NATIVE = "_NATIVE_"
-
-_STATISTIC_AGGREGATION = {
-    "avg": "MEAN",
-    "sum": "SUM",
-    "stddev": "STDDEV",
-    "median": "MEDIAN",
-    "min": "MIN",
-    "max": "MAX",
-}
+__all__ = [
+    "DESCRIPTIVE_PARAMS",
+    "Param",
+    "Shape",
+    "allows_no_offence",
+    "bounds_shape",
+    "counted_shape",
+    "identity_parameters",
+    "metric_shape",
+    "native_parameters",
+    "number",
+    "shape",
+    "threshold_key",
+]
 
 _OPERATOR = {
     Operator.MUST_BE: "EQUAL_TO",
@@ -55,17 +56,6 @@ DESCRIPTIVE_PARAMS = frozenset(
 )
 
 
-def number(value: int | float) -> str:
-    """A number as DataHub parameters and native parameters carry it: `0`, `2.5`; integers
-    exactly, whatever their size."""
-    if isinstance(value, int):
-        return str(value)
-    value = float(value)
-    if math.isfinite(value) and value.is_integer():
-        return str(int(value))
-    return repr(value)
-
-
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -74,26 +64,6 @@ def _text(value: Any) -> str:
     if isinstance(value, (int, float)):
         return number(value)
     return json.dumps(value, default=str)
-
-
-@attrs.frozen
-class Param:
-    """An AssertionStdParameter: `type` is NUMBER, STRING, LIST or SET."""
-
-    value: str
-    type: str = "NUMBER"
-
-
-@attrs.frozen
-class Shape:
-    scope: str
-    aggregation: str
-    operator: str
-    value: Param | None = None
-    min_value: Param | None = None
-    max_value: Param | None = None
-    on_metric: bool = True  # the operator applies to the rule's metric (else: to each value)
-    scale: float = 1.0  # rule metric -> aggregation value (0.01 for percent -> proportion)
 
 
 def threshold_key(threshold: Threshold) -> tuple[str, str]:
@@ -123,7 +93,8 @@ def allows_no_offence(rule: Rule) -> bool:
     return rule.threshold.holds(0.0) and not rule.threshold.holds(smallest)
 
 
-def _metric(rule: Rule, scope: str, aggregation: str, scale: float = 1.0) -> Shape:
+def metric_shape(rule: Rule, scope: str, aggregation: str, scale: float = 1.0) -> Shape:
+    """The metric form: `aggregation(metric) operator threshold` (`scale`: percent -> fraction)."""
     t = rule.threshold
     operator = _OPERATOR[t.operator]
     if t.operator.is_range:
@@ -139,7 +110,8 @@ def _metric(rule: Rule, scope: str, aggregation: str, scale: float = 1.0) -> Sha
     return Shape(scope, aggregation, operator, value=Param(number(t.value * scale)), scale=scale)
 
 
-def _bounds(rule: Rule, scope: str, aggregation: str) -> Shape:
+def bounds_shape(rule: Rule, scope: str, aggregation: str) -> Shape:
+    """The per-value form of a [min, max] rule: each value BETWEEN (or >=, <=) its bounds."""
     low, high = rule.min_value, rule.max_value
     if low is not None and high is not None:
         return Shape(
@@ -158,49 +130,17 @@ def _bounds(rule: Rule, scope: str, aggregation: str) -> Shape:
     return Shape(scope, aggregation, "LESS_THAN_OR_EQUAL_TO", Param(number(high)), on_metric=False)
 
 
-def _counted(rule: Rule, scope: str, std_rows: str, std_proportion: str) -> Shape:
+def counted_shape(rule: Rule, scope: str, std_rows: str, std_proportion: str) -> Shape:
+    """A count of rows in rows, or its proportion for `unit: percent`."""
     if rule.unit is Unit.PERCENT:
-        return _metric(rule, scope, std_proportion, scale=0.01)
-    return _metric(rule, scope, std_rows)
+        return metric_shape(rule, scope, std_proportion, scale=0.01)
+    return metric_shape(rule, scope, std_rows)
 
 
 def shape(rule: Rule) -> Shape:
-    """The standard assertion shape of `rule` (see the module docstring)."""
-    kind = rule.kind.value  # by value: kinds added later fall through to the native shape
-    strict = allows_no_offence(rule)
-    column_scope = COLUMN if rule.columns else ROWS
-    if kind == "rowCount":
-        return _metric(rule, ROWS, "ROW_COUNT")
-    if kind == "nullValues" or (kind == "missingValues" and not rule.missing_values):
-        return _counted(rule, COLUMN, "NULL_COUNT", "NULL_PROPORTION")
-    if kind == "invalidValues" and strict:
-        if rule.valid_values and not rule.pattern:
-            values = Param(json.dumps(list(rule.valid_values), default=str), "SET")
-            return Shape(COLUMN, "IDENTITY", "IN", values, on_metric=False)
-        if rule.pattern and not rule.valid_values:
-            return Shape(
-                COLUMN, "IDENTITY", "REGEX_MATCH", Param(rule.pattern, "STRING"), on_metric=False
-            )
-        return Shape(COLUMN, "IDENTITY", NATIVE, on_metric=False)
-    if kind == "valueRange" and strict:
-        return _bounds(rule, COLUMN, "IDENTITY")
-    if kind in ("lengthRange", "cardinality") and strict:
-        return _bounds(rule, COLUMN, NATIVE)  # the value's length / size, per row
-    if kind == "statistic":
-        return _metric(rule, COLUMN, _STATISTIC_AGGREGATION.get(rule.statistic or "", NATIVE))
-    if kind == "columnType":
-        if not strict:
-            return _metric(rule, SCHEMA, NATIVE)
-        if rule.expected_type:
-            expected = Param(rule.expected_type, "STRING")
-            return Shape(SCHEMA, NATIVE, "EQUAL_TO", expected, on_metric=False)
-        column = Param(rule.columns[0] if rule.columns else "", "STRING")
-        return Shape(SCHEMA, "COLUMNS", "CONTAIN", column, on_metric=False)
-    if kind == "extraColumns":
-        if strict and rule.valid_values:
-            declared = Param(json.dumps(list(rule.valid_values), default=str), "SET")
-            return Shape(SCHEMA, "COLUMNS", "IN", declared, on_metric=False)
-        return _metric(rule, SCHEMA, NATIVE)
-    # duplicateValues, dateFormat, freshness, sql, missingValues with a list, and every
-    # non-strict row-counting rule: the metric, with a native aggregation.
-    return _metric(rule, column_scope, NATIVE)
+    """The standard assertion shape of `rule`: the one its kind declares (kinds/), else the
+    metric form with a native aggregation."""
+    declared = rule.kind.datahub_shape(rule)
+    if declared is not None:
+        return declared
+    return metric_shape(rule, COLUMN if rule.columns else ROWS, NATIVE)

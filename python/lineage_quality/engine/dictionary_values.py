@@ -59,7 +59,7 @@ def dictionary_columns(metrics: Sequence[Metric], types: dict[str, str]) -> list
     """The string columns whose fused metrics are all value tests or null counts, with at least
     one value test (a MISSING without values is a null count): what the dictionaries can
     answer, so the scan needs nothing of them."""
-    kinds: dict[str, set[MetricKind]] = {}
+    kinds: dict[str, set[MetricKind | str]] = {}
     for m in metrics:
         if m.column is not None:
             kinds.setdefault(m.column, set()).add(m.kind)

@@ -48,7 +48,7 @@ class FooterCounts:
 def footer_columns(metrics: Sequence[Metric]) -> list[str]:
     """The columns every fused metric of which is a null count: the scan needs nothing else of
     them."""
-    kinds: dict[str, set[MetricKind]] = {}
+    kinds: dict[str, set[MetricKind | str]] = {}
     for m in metrics:
         if m.column is not None:
             kinds.setdefault(m.column, set()).add(m.kind)

@@ -1,7 +1,8 @@
 """Turn the rules of one dataset into one fused aggregation plus grouped passes.
 
 Pure: works on column names and Spark type strings, never touches Spark. In the manner of Deequ's
-analyzers, each rule declares the aggregate it needs; identical aggregates are computed once;
+analyzers, each rule's kind declares the aggregate it needs (`Kind.metric`, kinds/); identical
+aggregates are computed once;
 schema preconditions (the column exists, has a usable type, the pattern compiles) are checked
 here, before any scan, and a rule that fails them becomes an error result instead of breaking the
 scan for the others. Schema rules (column type, extra columns) are decided here outright, and
@@ -10,58 +11,16 @@ rules depending on a failed schema rule are SKIPPED (the schema-rules JSON seman
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
 
-from lineage_quality.engine.dates import java_pattern
-from lineage_quality.engine.types import (
-    is_array,
-    is_numeric,
-    is_temporal,
-    spark_type,
-    type_mismatch,
-)
+from lineage_quality.engine.metric import ROWS, Metric, MetricKind
+from lineage_quality.engine.types import is_numeric, spark_type, type_mismatch
 from lineage_quality.engine.verdicts import verdict
 from lineage_quality.results import RuleResult, Status, error_result, skipped_result
-from lineage_quality.rules import Rule, RuleKind
-from lineage_quality.rules.patterns import pattern_refusal
-
-
-class MetricKind(enum.Enum):
-    ROWS = "rows"  # count(*)
-    NULLS = "nulls"  # rows where the column is null
-    MISSING = "missing"  # rows where the column is null or one of the missing values
-    INVALID = "invalid"  # non-null rows that are not valid (value list and/or pattern)
-    OUT_OF_RANGE = "out_of_range"  # non-null rows outside [low, high]
-    LENGTH_OUT = "length_out"  # non-null rows whose length is outside [low, high]
-    CARDINALITY_OUT = "cardinality_out"  # rows whose value count is outside [low, high]
-    BAD_DATE = "bad_date"  # non-null string rows that do not parse with `arg`
-    TOO_NEW = "too_new"  # rows newer than now - low seconds
-    TOO_OLD = "too_old"  # rows older than now - low seconds
-    STAT = "stat"  # the statistic `arg` of the column
-
-
-@attrs.frozen
-class Metric:
-    """One aggregate expression of the fused scan."""
-
-    kind: MetricKind
-    column: str | None = None
-    values: tuple[Any, ...] | None = None
-    pattern: str | None = None
-    low: float | None = None
-    high: float | None = None
-    arg: str | None = None
-    array: bool = False  # the column is an array (length = element count)
-    typed: bool = False  # BAD_DATE on a date/timestamp column: nothing can be malformed
-    integral: bool = False  # STAT on an integer column: sum/min/max are computed exactly
-    wide: bool = False  # ... a 64-bit one: its sum can pass 2^63, a sum of narrower ones cannot
-
-
-ROWS = Metric(MetricKind.ROWS)
+from lineage_quality.rules import Rule
 
 
 @attrs.frozen
@@ -90,6 +49,9 @@ class Plan:
     profiled: bool = False  # the profile's metrics are among `metrics`: scan even if no rule needs
 
 
+__all__ = ["ROWS", "Metric", "MetricKind", "Plan", "Step", "build_plan", "resolve_column"]
+
+
 def resolve_column(name: str, columns: Sequence[str], case_insensitive: bool = True) -> str | None:
     """The dataset's spelling of `name`: exact, else case-insensitive (Spark's default)."""
     if name in columns:
@@ -98,14 +60,6 @@ def resolve_column(name: str, columns: Sequence[str], case_insensitive: bool = T
         return None
     folded = [c for c in columns if c.lower() == name.lower()]
     return folded[0] if len(folded) == 1 else None
-
-
-_NUMERIC_KINDS = (RuleKind.VALUE_RANGE, RuleKind.STATISTIC)
-# per-row counts checked against [min, max]: string length / array size, values per row
-_PER_ROW_RANGES = {
-    RuleKind.LENGTH_RANGE: MetricKind.LENGTH_OUT,
-    RuleKind.CARDINALITY: MetricKind.CARDINALITY_OUT,
-}
 
 
 def stat_metric(column: str, ctype: str, statistic: str) -> Metric:
@@ -131,61 +85,10 @@ def profile_metrics(schema: Sequence[tuple[str, str]]) -> list[Metric]:
     return out
 
 
-def _metric_for(rule: Rule, column: str, ctype: str) -> Metric | str:
-    """The metric a fused rule needs, or why it cannot run on this column."""
-    kind = rule.kind
-    if kind is RuleKind.NULL_VALUES:
-        return Metric(MetricKind.NULLS, column)
-    if kind is RuleKind.MISSING_VALUES:
-        values = tuple(v for v in (rule.missing_values or ()) if v is not None)
-        return Metric(MetricKind.MISSING, column, values=values)
-    if kind is RuleKind.INVALID_VALUES:
-        # A null is never invalid, so a null in the list changes nothing (and must not make
-        # `value IN (..., NULL)` null for every value that is not listed).
-        if rule.pattern is not None:
-            refused = pattern_refusal(rule.pattern)
-            if refused:
-                return refused
-        valid = None
-        if rule.valid_values is not None:
-            valid = tuple(v for v in rule.valid_values if v is not None)
-        return Metric(MetricKind.INVALID, column, values=valid, pattern=rule.pattern)
-    if kind in _NUMERIC_KINDS and not is_numeric(ctype):
-        return f"{rule.assertion} needs a numeric column; {column} is {ctype}"
-    if kind is RuleKind.VALUE_RANGE:
-        return Metric(MetricKind.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
-    if kind is RuleKind.STATISTIC:
-        return stat_metric(column, ctype, rule.statistic or "")
-    if kind in _PER_ROW_RANGES:
-        return Metric(
-            _PER_ROW_RANGES[kind],
-            column,
-            low=rule.min_value,
-            high=rule.max_value,
-            array=is_array(ctype),
-        )
-    if kind is RuleKind.DATE_FORMAT:
-        family = spark_type(ctype).family
-        if family not in ("string", "date", "timestamp"):
-            return f"dateFormat needs a string column; {column} is {ctype}"
-        try:
-            pattern = java_pattern(rule.date_format or "")
-        except ValueError as exc:
-            return str(exc)
-        return Metric(MetricKind.BAD_DATE, column, arg=pattern, typed=family != "string")
-    if kind is RuleKind.FRESHNESS:
-        if not is_temporal(ctype):
-            return f"freshness needs a date or timestamp column; {column} is {ctype}"
-        if rule.min_age_seconds is not None:
-            return Metric(MetricKind.TOO_NEW, column, low=rule.min_age_seconds)
-        return Metric(MetricKind.TOO_OLD, column, low=rule.max_age_seconds)
-    return f"no fused metric for {kind.value}"
-
-
 def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
     names = [n for n, _ in schema]
     types = dict(schema)
-    if rule.kind is RuleKind.EXTRA_COLUMNS:
+    if rule.kind.columns == "none":  # on the dataset: the columns that were not declared
         declared = list(rule.valid_values or ())
         extra = [n for n in names if resolve_column(n, declared, not rule.case_sensitive) is None]
         result = verdict(rule, len(extra), len(names))
@@ -230,7 +133,7 @@ def build_plan(
     # Schema rules first: their failures decide which dependents are skipped.
     decided: dict[str, RuleResult] = {}
     for rule in rules:
-        if rule.kind.is_schema:
+        if rule.kind.scan == "schema":
             decided[rule.id] = _schema_result(rule, schema)
 
     # By hash, not a list search: the profile of a wide table brings thousands of metrics.
@@ -249,7 +152,7 @@ def build_plan(
         return found
 
     for rule in rules:
-        if rule.kind.is_schema:
+        if rule.kind.scan == "schema":
             steps.append(Step(rule, result=decided[rule.id]))
             continue
         blocking = [decided[d] for d in rule.depends_on if d in decided and not decided[d].success]
@@ -258,7 +161,7 @@ def build_plan(
             reason = first.code or first.status.value
             steps.append(Step(rule, result=skipped_result(rule, reason, first.message)))
             continue
-        if rule.kind is RuleKind.SQL:
+        if rule.kind.scan == "sql":
             steps.append(Step(rule, sql=True))
             continue
         resolved = [resolve_column(c, columns, not rule.case_sensitive) for c in rule.columns]
@@ -268,9 +171,9 @@ def build_plan(
             steps.append(Step(rule, result=error_result(rule, message)))
             continue
         cols = tuple(r for r in resolved if r is not None)
-        if rule.kind is RuleKind.ROW_COUNT:
+        if rule.kind.scan == "rows":
             steps.append(Step(rule, metric=0))
-        elif rule.kind.is_grouped:
+        elif rule.kind.scan == "grouped":
             # (a, b) and (b, a) are one key set: the duplicate count does not depend on order.
             found = next((i for i, k in enumerate(key_sets) if set(k) == set(cols)), None)
             if found is None:
@@ -278,7 +181,7 @@ def build_plan(
                 found = len(key_sets) - 1
             steps.append(Step(rule, key_set=found))
         else:
-            metric = _metric_for(rule, cols[0], types[cols[0]])
+            metric = rule.kind.metric(rule, cols[0], types[cols[0]])
             if isinstance(metric, str):
                 steps.append(Step(rule, result=error_result(rule, metric)))
             else:

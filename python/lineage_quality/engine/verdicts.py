@@ -6,7 +6,7 @@ import math
 from decimal import Decimal
 
 from lineage_quality.results import RuleResult, Status
-from lineage_quality.rules import Rule, RuleKind, Unit
+from lineage_quality.rules import Rule, Unit
 
 
 def verdict(rule: Rule, measured: int, row_count: int) -> RuleResult:
@@ -16,7 +16,7 @@ def verdict(rule: Rule, measured: int, row_count: int) -> RuleResult:
     0 % offending rows (there is nothing to offend).
     """
     actual: int | float
-    if rule.kind is RuleKind.ROW_COUNT:
+    if rule.kind.scan == "rows":  # the row count itself
         actual = row_count
         failing = None
     elif rule.unit is Unit.PERCENT:

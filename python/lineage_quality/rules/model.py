@@ -1,51 +1,141 @@
-"""The canonical rule model every contract format compiles to. No Spark here."""
+"""The canonical rule model every contract format compiles to, and `Kind`, what a rule
+measures (the kinds themselves are in kinds/). No Spark here."""
 
 from __future__ import annotations
 
 import enum
-from typing import Any
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from lineage_quality.rules.actions import Action, effective_action, parse_action
 from lineage_quality.rules.history import HistoryCheck
-from lineage_quality.rules.threshold import Threshold
+from lineage_quality.rules.threshold import Operator, Threshold
+
+if TYPE_CHECKING:  # plain values, importing nothing of the rules
+    from lineage_quality.datahub.shape import Shape
+    from lineage_quality.engine.metric import Metric
 
 
-class RuleKind(enum.Enum):
-    """What a rule measures. The value is the ODCS library metric name where there is one."""
+Columns = Literal["none", "one", "optional"]
+Scan = Literal["rows", "fused", "grouped", "schema", "sql"]
 
-    ROW_COUNT = "rowCount"  # rows in the dataset
-    NULL_VALUES = "nullValues"  # rows where the column is null
-    MISSING_VALUES = "missingValues"  # rows where the column is null or one of `missing_values`
-    INVALID_VALUES = "invalidValues"  # non-null rows not in `valid_values` / not matching `pattern`
-    DUPLICATE_VALUES = "duplicateValues"  # extra occurrences of a non-null key (`columns`)
-    VALUE_RANGE = "valueRange"  # non-null rows outside [min_value, max_value]
-    LENGTH_RANGE = "lengthRange"  # non-null rows whose string length is outside [min, max]
-    CARDINALITY = (
-        "cardinality"  # rows whose value count (array size; 0/1 for scalars) is out of range
-    )
-    DATE_FORMAT = "dateFormat"  # non-null rows that do not parse with `date_format`
-    STATISTIC = "statistic"  # avg | sum | stddev | median | min | max of the column
-    FRESHNESS = "freshness"  # rows younger than `min_age_seconds` / older than `max_age_seconds`
-    SQL = "sql"  # the single number a read-only `query` returns
-    COLUMN_TYPE = "columnType"  # the column exists (and has `expected_type`): 0 or 1 mismatch
-    EXTRA_COLUMNS = "extraColumns"  # columns present but not declared (`valid_values`)
+
+@attrs.frozen
+class KindOptions:
+    """The typed parameters of a kind that brings its own (`Kind.options_type`); the fields of
+    `Rule` hold those of the built-in kinds."""
+
+    def params(self) -> dict[str, Any]:
+        """As carried into the facet's `params` (and DataHub's native parameters)."""
+        return {k: v for k, v in attrs.asdict(self).items() if v is not None}
+
+
+class Kind:
+    """What a rule measures: one instance per kind, registered by value (kinds/registry.py).
+
+    A kind declares its contract names, what it needs (a column, an operator), its assertion
+    name, whether it counts rows, how the plan measures it (`scan`, `metric`), its DataHub
+    shape, and, when it measures something no built-in metric does, its analyzer. The layers
+    above ask the kind; none of them lists the kinds (docs/architecture.md, "Add a metric kind").
+    """
+
+    value: str = ""  # the canonical name: the ODCS library metric where there is one
+    assertion_name: str = ""  # the facet's `assertion` (dbt style)
+    counts_rows: bool = False  # a count of offending rows: `unit: percent` applies, `failures`
+    columns: Columns = "one"  # "none": dataset-level; "one": on a column (or a key set)
+    scan: Scan = "fused"  # how it is measured: the row count, the fused scan, its own pass...
+    needs_operator: bool = False  # no implied threshold: the contract must give one
+    implied: tuple[str, int | float] = ("mustBe", 0)  # the threshold when none is given
+    priority: int = 2  # per field in `check`'s table: 0 existence, 1 completeness, 2 values
+    odcs_metrics: tuple[str, ...] = ()  # ODCS `metric:` names (and 3.0 / RFC spellings)
+    # verb-style ODCS names: (name, operator, the implied number or the argument holding it)
+    odcs_verbs: tuple[tuple[str, str, int | float | str], ...] = ()
+    json_key: str | None = None  # its key on a field of the schema-rules JSON format
+    options_type: type[KindOptions] | None = None  # its typed parameters, if it has its own
 
     @property
-    def is_grouped(self) -> bool:
-        """Grouped kinds need their own group-by pass; the others fuse into one aggregation."""
-        return self is RuleKind.DUPLICATE_VALUES
+    def name(self) -> str:
+        """`nullValues` -> `NULL_VALUES`, as the kinds are spelt in code."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", self.value).upper()
 
-    @property
-    def counts_rows(self) -> bool:
-        """Kinds whose metric is a count of offending rows (so `unit: percent` applies)."""
-        return self in _ROW_COUNTING
+    def __repr__(self) -> str:
+        return f"<Kind {self.value}>"
 
-    @property
-    def is_schema(self) -> bool:
-        """Kinds decided from the schema alone, without a scan."""
-        return self in (RuleKind.COLUMN_TYPE, RuleKind.EXTRA_COLUMNS)
+    def __copy__(self) -> Kind:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Kind:
+        return self  # one instance per kind: rules compare kinds by identity
+
+    def validate(self, rule: Rule) -> None:
+        """Raise ValueError, with the text a contract's author reads, for a rule that cannot
+        be measured as declared."""
+
+    def assertion(self, rule: Rule) -> str:
+        return self.assertion_name
+
+    def expected(self, rule: Rule) -> str | None:
+        """What `check` shows as expected, when it is not the threshold."""
+        return None
+
+    def reads_odcs(self, name: str) -> bool:
+        return name in self.odcs_metrics or any(verb[0] == name for verb in self.odcs_verbs)
+
+    def odcs(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> tuple[Threshold | None, dict[str, Any]]:
+        """The threshold an ODCS name implies (None: the entry's operator, or `implied`) and the
+        rule's fields from the entry's `arguments`. ValueError names what is wrong."""
+        threshold = None
+        for verb, operator, implied in self.odcs_verbs:
+            if verb == name:
+                number = (
+                    _argument_number(arguments, implied, name)
+                    if isinstance(implied, str)
+                    else implied
+                )
+                threshold = Threshold(Operator(operator), number)
+        return threshold, self.options(arguments)
+
+    def options(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """`{"options": ...}` of a kind with its own parameters, built from `arguments` (their
+        validation is the options class's: a ValueError or TypeError names the argument)."""
+        if self.options_type is None:
+            return {}
+        known = {f.name for f in attrs.fields(self.options_type)}
+        given = {k: v for k, v in arguments.items() if k in known}
+        try:
+            return {"options": self.options_type(**given)}
+        except TypeError as exc:
+            raise ValueError(f"{self.value}: {exc}") from exc
+
+    def json_rule(self, value: Any) -> tuple[Threshold, dict[str, Any]]:
+        """The threshold and fields of a schema-rules JSON field's `json_key: value`."""
+        raise ValueError(f"{self.value} has no schema-rules JSON key")
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric | str:
+        """The fused-scan metric this rule needs on `column` (Spark type `ctype`), or why it
+        cannot run there (the rule becomes an ERROR, the others still run)."""
+        return f"no fused metric for {self.value}"
+
+    def datahub_shape(self, rule: Rule) -> Shape | None:
+        """The DataHub assertion shape, or None for the metric form with a native aggregation."""
+        return None
+
+    def analyzer(self) -> object:
+        """The engine analyzer (engine/analyzers/base.py) of a metric named by this kind's value:
+        only for a kind that measures what no built-in MetricKind does."""
+        raise LookupError(f"{self.value} brings no analyzer")
+
+
+def _argument_number(arguments: Mapping[str, Any], key: str, name: str) -> int | float:
+    value = arguments.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} needs a numeric arguments.{key}")
+    return value
 
 
 class Unit(enum.Enum):
@@ -70,7 +160,7 @@ class Rule:
     """
 
     id: str
-    kind: RuleKind
+    kind: Kind
     threshold: Threshold
     columns: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     unit: Unit = Unit.ROWS
@@ -105,44 +195,21 @@ class Rule:
     source: str = ""
     # A history rule: its measurement is compared with its own earlier ones (rules/history.py)
     history: HistoryCheck | None = None
+    # The typed parameters of a kind that brings its own (Kind.options_type)
+    options: KindOptions | None = None
 
     def __attrs_post_init__(self) -> None:
         kind = self.kind
         if self.unit is Unit.PERCENT and not kind.counts_rows:
             raise ValueError(f"{kind.value} cannot use unit: percent")
-        if kind is RuleKind.INVALID_VALUES and not (self.valid_values or self.pattern):
-            raise ValueError("invalidValues needs validValues and/or pattern")
-        if kind in _DATASET_LEVEL and self.columns:
+        if kind.columns == "none" and self.columns:
             raise ValueError(f"{kind.value} is a schema-level rule and takes no column")
-        if kind not in _DATASET_LEVEL and kind is not RuleKind.SQL and not self.columns:
+        if kind.columns == "one" and not self.columns:
             raise ValueError(f"{kind.value} needs a column")
-        if kind in (RuleKind.VALUE_RANGE, RuleKind.LENGTH_RANGE, RuleKind.CARDINALITY):
-            if self.min_value is None and self.max_value is None:
-                raise ValueError(f"{kind.value} needs a minimum and/or a maximum")
-            if (
-                self.min_value is not None
-                and self.max_value is not None
-                and self.min_value > self.max_value
-            ):
-                raise ValueError(
-                    f"{kind.value}: minimum {self.min_value:g} is greater than "
-                    f"maximum {self.max_value:g}"
-                )
-        if kind is RuleKind.STATISTIC and self.statistic not in STATISTICS:
-            raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}")
-        if kind is RuleKind.DATE_FORMAT and not self.date_format:
-            raise ValueError("dateFormat needs a format")
-        if (
-            kind is RuleKind.FRESHNESS
-            and self.min_age_seconds is None
-            and (self.max_age_seconds is None)
-        ):
-            raise ValueError("freshness needs a minimum or maximum age")
-        if kind is RuleKind.SQL and not (self.query or "").strip():
-            raise ValueError("a sql rule needs a query")
+        kind.validate(self)
         if self.action is not None:
             parse_action(self.action)
-        if self.history is not None and kind.is_schema:
+        if self.history is not None and kind.scan == "schema":
             raise ValueError(f"{kind.value} measures no number to compare with the past")
 
     @property
@@ -158,15 +225,7 @@ class Rule:
     @property
     def assertion(self) -> str:
         """dbt-style assertion name used in the OpenLineage facet."""
-        if self.kind is RuleKind.INVALID_VALUES:
-            return "accepted_values" if self.valid_values else "matches_regex"
-        if self.kind is RuleKind.STATISTIC:
-            return f"column_{self.statistic}"
-        if self.kind is RuleKind.COLUMN_TYPE and self.expected_type is None:
-            return "column_exists"
-        if self.kind is RuleKind.DUPLICATE_VALUES and len(self.columns) > 1:
-            return "unique_combination"
-        return _ASSERTION[self.kind]
+        return self.kind.assertion(self)
 
     def params(self) -> dict[str, Any]:
         """The rule's parameters, as carried into the facet's `params`."""
@@ -206,38 +265,9 @@ class Rule:
         out["ruleId"] = self.id
         if self.history is not None:
             out["history"] = self.history.params()
+        if self.options is not None:
+            out.update(self.options.params())
         return out
 
 
 STATISTICS = ("avg", "sum", "stddev", "median", "min", "max")
-
-_DATASET_LEVEL = frozenset({RuleKind.ROW_COUNT, RuleKind.EXTRA_COLUMNS})
-
-_ROW_COUNTING = frozenset(
-    {
-        RuleKind.NULL_VALUES,
-        RuleKind.MISSING_VALUES,
-        RuleKind.INVALID_VALUES,
-        RuleKind.DUPLICATE_VALUES,
-        RuleKind.VALUE_RANGE,
-        RuleKind.LENGTH_RANGE,
-        RuleKind.CARDINALITY,
-        RuleKind.DATE_FORMAT,
-        RuleKind.FRESHNESS,
-    }
-)
-
-_ASSERTION = {
-    RuleKind.ROW_COUNT: "row_count",
-    RuleKind.NULL_VALUES: "not_null",
-    RuleKind.MISSING_VALUES: "not_missing",
-    RuleKind.DUPLICATE_VALUES: "unique",
-    RuleKind.VALUE_RANGE: "accepted_range",
-    RuleKind.LENGTH_RANGE: "value_length_between",
-    RuleKind.CARDINALITY: "cardinality",
-    RuleKind.DATE_FORMAT: "date_format",
-    RuleKind.FRESHNESS: "freshness",
-    RuleKind.SQL: "custom_sql",
-    RuleKind.COLUMN_TYPE: "column_type",
-    RuleKind.EXTRA_COLUMNS: "no_extra_columns",
-}

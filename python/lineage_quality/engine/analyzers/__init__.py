@@ -5,8 +5,9 @@
     counts.py   the kinds that count offending rows (nulls, missing, invalid, ranges, dates)
     stats.py    STAT: a column's statistic, exact where a double would round
 
-A new kind: its `MetricKind` and the rules that ask for it in plan.py (`_metric_for`, with its
-schema preconditions), its analyzer here.
+These are the built-in measurements; a rule kind (kinds/) asks for one in `Kind.metric`. A kind
+that measures something none of them does names its metric by its own value and brings its
+analyzer (`Kind.analyzer`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from lineage_quality.engine.analyzers.counts import (
 from lineage_quality.engine.analyzers.rows import Rows
 from lineage_quality.engine.analyzers.stats import Statistic
 from lineage_quality.engine.expressions import Expr
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.shared_columns import Shared
+from lineage_quality.kinds.registry import kind_named
 
 ANALYZERS: dict[MetricKind, Analyzer] = {
     MetricKind.ROWS: Rows(),
@@ -46,7 +48,13 @@ __all__ = ["ANALYZERS", "Analyzer", "analyzer", "failing_condition", "metric_col
 
 
 def analyzer(metric: Metric) -> Analyzer:
-    return ANALYZERS[metric.kind]
+    """The analyzer of a built-in MetricKind, else the one its registered kind brings."""
+    if isinstance(metric.kind, MetricKind):
+        return ANALYZERS[metric.kind]
+    found = kind_named(metric.kind).analyzer()
+    if not isinstance(found, Analyzer):
+        raise TypeError(f"kind {metric.kind}: analyzer() must return an engine Analyzer")
+    return found
 
 
 def failing_condition(metric: Metric, now: float, shared: Shared | None = None) -> Expr | None:

@@ -1,0 +1,29 @@
+"""columnType: the column exists (and has `expected_type`); decided from the schema, no scan."""
+
+from __future__ import annotations
+
+from lineage_quality.datahub.mapping import allows_no_offence, metric_shape
+from lineage_quality.datahub.shape import NATIVE, SCHEMA, Param, Shape
+from lineage_quality.rules.model import Kind, Rule
+
+
+class ColumnType(Kind):
+    value = "columnType"
+    assertion_name = "column_type"
+    scan = "schema"
+    priority = 0
+
+    def assertion(self, rule: Rule) -> str:
+        return "column_type" if rule.expected_type is not None else "column_exists"
+
+    def expected(self, rule: Rule) -> str:
+        return rule.expected_type or "present"
+
+    def datahub_shape(self, rule: Rule) -> Shape:
+        if not allows_no_offence(rule):
+            return metric_shape(rule, SCHEMA, NATIVE)
+        if rule.expected_type:
+            expected = Param(rule.expected_type, "STRING")
+            return Shape(SCHEMA, NATIVE, "EQUAL_TO", expected, on_metric=False)
+        column = Param(rule.columns[0] if rule.columns else "", "STRING")
+        return Shape(SCHEMA, "COLUMNS", "CONTAIN", column, on_metric=False)

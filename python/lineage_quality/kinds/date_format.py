@@ -1,0 +1,28 @@
+"""dateFormat: non-null rows that do not parse with `date_format`."""
+
+from __future__ import annotations
+
+from lineage_quality.engine.dates import java_pattern
+from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.engine.types import spark_type
+from lineage_quality.rules.model import Kind, Rule
+
+
+class DateFormat(Kind):
+    value = "dateFormat"
+    assertion_name = "date_format"
+    counts_rows = True
+
+    def validate(self, rule: Rule) -> None:
+        if not rule.date_format:
+            raise ValueError("dateFormat needs a format")
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric | str:
+        family = spark_type(ctype).family
+        if family not in ("string", "date", "timestamp"):
+            return f"dateFormat needs a string column; {column} is {ctype}"
+        try:
+            pattern = java_pattern(rule.date_format or "")
+        except ValueError as exc:
+            return str(exc)
+        return Metric(MetricKind.BAD_DATE, column, arg=pattern, typed=family != "string")

@@ -1,0 +1,22 @@
+"""extraColumns: columns present but not declared (`valid_values`); decided from the schema."""
+
+from __future__ import annotations
+
+import json
+
+from lineage_quality.datahub.mapping import allows_no_offence, metric_shape
+from lineage_quality.datahub.shape import NATIVE, SCHEMA, Param, Shape
+from lineage_quality.rules.model import Kind, Rule
+
+
+class ExtraColumns(Kind):
+    value = "extraColumns"
+    assertion_name = "no_extra_columns"
+    columns = "none"
+    scan = "schema"
+
+    def datahub_shape(self, rule: Rule) -> Shape:
+        if allows_no_offence(rule) and rule.valid_values:
+            declared = Param(json.dumps(list(rule.valid_values), default=str), "SET")
+            return Shape(SCHEMA, "COLUMNS", "IN", declared, on_metric=False)
+        return metric_shape(rule, SCHEMA, NATIVE)

@@ -1,0 +1,52 @@
+"""freshness: rows younger than `min_age_seconds` or older than `max_age_seconds`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.engine.types import is_temporal
+from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.threshold import Operator, Threshold
+
+
+class Freshness(Kind):
+    value = "freshness"
+    assertion_name = "freshness"
+    counts_rows = True
+    odcs_verbs = (
+        ("isOlderThan", "mustBe", 0),
+        ("isNotOlderThan", "mustBe", 0),
+    )
+
+    def validate(self, rule: Rule) -> None:
+        if rule.min_age_seconds is None and rule.max_age_seconds is None:
+            raise ValueError("freshness needs a minimum or maximum age")
+
+    def odcs(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> tuple[Threshold | None, dict[str, Any]]:
+        key = "min_age_seconds" if name == "isOlderThan" else "max_age_seconds"
+        return Threshold(Operator.MUST_BE, 0), {key: _age(arguments, name)}
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric | str:
+        if not is_temporal(ctype):
+            return f"freshness needs a date or timestamp column; {column} is {ctype}"
+        if rule.min_age_seconds is not None:
+            return Metric(MetricKind.TOO_NEW, column, low=rule.min_age_seconds)
+        return Metric(MetricKind.TOO_OLD, column, low=rule.max_age_seconds)
+
+
+def _age(arguments: Mapping[str, Any], name: str) -> float:
+    days, seconds = arguments.get("days"), arguments.get("seconds")
+    total = 0.0
+    for value, factor in ((days, 86400.0), (seconds, 1.0)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ValueError(f"{name}: days/seconds must be non-negative numbers")
+        total += float(value) * factor
+    if days is None and seconds is None:
+        raise ValueError(f"{name} needs arguments.days and/or arguments.seconds")
+    return total

@@ -1,0 +1,53 @@
+"""invalidValues: non-null rows not in `valid_values` and/or not matching `pattern`."""
+
+from __future__ import annotations
+
+import json
+
+from lineage_quality.datahub.mapping import allows_no_offence
+from lineage_quality.datahub.shape import COLUMN, NATIVE, Param, Shape
+from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.patterns import pattern_refusal
+
+
+class InvalidValues(Kind):
+    value = "invalidValues"
+    assertion_name = "accepted_values"
+    counts_rows = True
+    odcs_metrics = ("invalidValues",)
+    odcs_verbs = (
+        ("noInvalidValues", "mustBe", 0),
+        ("hasValidValue", "mustBe", 0),
+        ("hasValidValues", "mustBe", 0),
+    )
+
+    def validate(self, rule: Rule) -> None:
+        if not (rule.valid_values or rule.pattern):
+            raise ValueError("invalidValues needs validValues and/or pattern")
+
+    def assertion(self, rule: Rule) -> str:
+        return "accepted_values" if rule.valid_values else "matches_regex"
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric | str:
+        # A null is never invalid, so a null in the list changes nothing (and must not make
+        # `value IN (..., NULL)` null for every value that is not listed).
+        if rule.pattern is not None:
+            refused = pattern_refusal(rule.pattern)
+            if refused:
+                return refused
+        valid = None
+        if rule.valid_values is not None:
+            valid = tuple(v for v in rule.valid_values if v is not None)
+        return Metric(MetricKind.INVALID, column, values=valid, pattern=rule.pattern)
+
+    def datahub_shape(self, rule: Rule) -> Shape | None:
+        if not allows_no_offence(rule):
+            return None
+        if rule.valid_values and not rule.pattern:
+            values = Param(json.dumps(list(rule.valid_values), default=str), "SET")
+            return Shape(COLUMN, "IDENTITY", "IN", values, on_metric=False)
+        if rule.pattern and not rule.valid_values:
+            pattern = Param(rule.pattern, "STRING")
+            return Shape(COLUMN, "IDENTITY", "REGEX_MATCH", pattern, on_metric=False)
+        return Shape(COLUMN, "IDENTITY", NATIVE, on_metric=False)

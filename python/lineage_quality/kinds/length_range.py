@@ -1,0 +1,30 @@
+"""lengthRange: non-null rows whose string length (an array's size) is outside [min, max]."""
+
+from __future__ import annotations
+
+from lineage_quality.datahub.shape import COLUMN, NATIVE, Shape
+from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.engine.types import is_array
+from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
+from lineage_quality.rules.model import Kind, Rule
+
+
+class LengthRange(Kind):
+    value = "lengthRange"
+    assertion_name = "value_length_between"
+    counts_rows = True
+
+    def validate(self, rule: Rule) -> None:
+        validate_bounds(rule)
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric:
+        return Metric(
+            MetricKind.LENGTH_OUT,
+            column,
+            low=rule.min_value,
+            high=rule.max_value,
+            array=is_array(ctype),
+        )
+
+    def datahub_shape(self, rule: Rule) -> Shape | None:
+        return per_value_shape(rule, COLUMN, NATIVE)  # the value's length, per row

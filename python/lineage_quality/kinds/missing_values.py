@@ -1,0 +1,29 @@
+"""missingValues: rows where the column is null or one of `missing_values`."""
+
+from __future__ import annotations
+
+from lineage_quality.datahub.mapping import counted_shape
+from lineage_quality.datahub.shape import COLUMN, Shape
+from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.rules.model import Kind, Rule
+
+
+class MissingValues(Kind):
+    value = "missingValues"
+    assertion_name = "not_missing"
+    counts_rows = True
+    priority = 1
+    odcs_metrics = ("missingValues",)
+    odcs_verbs = (
+        ("noMissingValues", "mustBe", 0),
+        ("hasNoMissingValues", "mustBe", 0),
+    )
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric:
+        values = tuple(v for v in (rule.missing_values or ()) if v is not None)
+        return Metric(MetricKind.MISSING, column, values=values)
+
+    def datahub_shape(self, rule: Rule) -> Shape | None:
+        if rule.missing_values:
+            return None  # the count, with a native aggregation
+        return counted_shape(rule, COLUMN, "NULL_COUNT", "NULL_PROPORTION")

@@ -1,0 +1,23 @@
+"""nullValues: rows where the column is null."""
+
+from __future__ import annotations
+
+from lineage_quality.datahub.mapping import counted_shape
+from lineage_quality.datahub.shape import COLUMN, Shape
+from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.rules.model import Kind, Rule
+
+
+class NullValues(Kind):
+    value = "nullValues"
+    assertion_name = "not_null"
+    counts_rows = True
+    priority = 1
+    odcs_metrics = ("nullValues",)
+    odcs_verbs = (("hasNoNullValues", "mustBe", 0),)
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric:
+        return Metric(MetricKind.NULLS, column)
+
+    def datahub_shape(self, rule: Rule) -> Shape:
+        return counted_shape(rule, COLUMN, "NULL_COUNT", "NULL_PROPORTION")

@@ -1,0 +1,26 @@
+"""What the kinds checking a per-row [min, max] share (valueRange, lengthRange, cardinality)."""
+
+from __future__ import annotations
+
+from lineage_quality.datahub.mapping import allows_no_offence, bounds_shape
+from lineage_quality.datahub.shape import Shape
+from lineage_quality.rules.model import Rule
+
+
+def validate_bounds(rule: Rule) -> None:
+    value = rule.kind.value
+    if rule.min_value is None and rule.max_value is None:
+        raise ValueError(f"{value} needs a minimum and/or a maximum")
+    if (
+        rule.min_value is not None
+        and rule.max_value is not None
+        and rule.min_value > rule.max_value
+    ):
+        raise ValueError(
+            f"{value}: minimum {rule.min_value:g} is greater than maximum {rule.max_value:g}"
+        )
+
+
+def per_value_shape(rule: Rule, scope: str, aggregation: str) -> Shape | None:
+    """Each value within its bounds, when the rule allows no offending row; else the metric."""
+    return bounds_shape(rule, scope, aggregation) if allows_no_offence(rule) else None

@@ -1,0 +1,75 @@
+"""statistic: avg | sum | stddev | median | min | max of a numeric column, judged as a value."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from lineage_quality.datahub.mapping import metric_shape
+from lineage_quality.datahub.shape import COLUMN, NATIVE, Shape
+from lineage_quality.engine.metric import Metric
+from lineage_quality.engine.plan import stat_metric
+from lineage_quality.engine.types import is_numeric
+from lineage_quality.rules.model import STATISTICS, Kind, Rule
+from lineage_quality.rules.threshold import Operator, Threshold
+
+# The predefined-rules RFC's verbs: hasAvgGreaterThan, hasMaxLessOrEqualTo...
+_VERB = re.compile(
+    r"^has(Avg|Sum|Stddev|Median|Min|Max)"
+    r"(GreaterThan|LessThan|EqualTo|NotEqualTo|GreaterOrEqualTo|LessOrEqualTo)$"
+)
+_VERB_OPERATOR = {
+    "GreaterThan": Operator.GREATER_THAN,
+    "LessThan": Operator.LESS_THAN,
+    "EqualTo": Operator.MUST_BE,
+    "NotEqualTo": Operator.MUST_NOT_BE,
+    "GreaterOrEqualTo": Operator.GREATER_OR_EQUAL,
+    "LessOrEqualTo": Operator.LESS_OR_EQUAL,
+}
+_AGGREGATION = {
+    "avg": "MEAN",
+    "sum": "SUM",
+    "stddev": "STDDEV",
+    "median": "MEDIAN",
+    "min": "MIN",
+    "max": "MAX",
+}
+
+
+class Statistic(Kind):
+    value = "statistic"
+    assertion_name = "column_statistic"
+    needs_operator = True
+    odcs_metrics = STATISTICS
+
+    def validate(self, rule: Rule) -> None:
+        if rule.statistic not in STATISTICS:
+            raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}")
+
+    def assertion(self, rule: Rule) -> str:
+        return f"column_{rule.statistic}"
+
+    def reads_odcs(self, name: str) -> bool:
+        return name in STATISTICS or _VERB.match(name) is not None
+
+    def odcs(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> tuple[Threshold | None, dict[str, Any]]:
+        if name in STATISTICS:
+            return None, {"statistic": name}
+        verb = _VERB.match(name)
+        assert verb is not None
+        value = arguments.get("value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name} needs a numeric arguments.value")
+        threshold = Threshold(_VERB_OPERATOR[verb.group(2)], value)
+        return threshold, {"statistic": verb.group(1).lower()}
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric | str:
+        if not is_numeric(ctype):
+            return f"{rule.assertion} needs a numeric column; {column} is {ctype}"
+        return stat_metric(column, ctype, rule.statistic or "")
+
+    def datahub_shape(self, rule: Rule) -> Shape:
+        return metric_shape(rule, COLUMN, _AGGREGATION.get(rule.statistic or "", NATIVE))

@@ -1,0 +1,26 @@
+"""valueRange: non-null rows outside [min_value, max_value]."""
+
+from __future__ import annotations
+
+from lineage_quality.datahub.shape import COLUMN, Shape
+from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.engine.types import is_numeric
+from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
+from lineage_quality.rules.model import Kind, Rule
+
+
+class ValueRange(Kind):
+    value = "valueRange"
+    assertion_name = "accepted_range"
+    counts_rows = True
+
+    def validate(self, rule: Rule) -> None:
+        validate_bounds(rule)
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric | str:
+        if not is_numeric(ctype):
+            return f"{rule.assertion} needs a numeric column; {column} is {ctype}"
+        return Metric(MetricKind.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
+
+    def datahub_shape(self, rule: Rule) -> Shape | None:
+        return per_value_shape(rule, COLUMN, "IDENTITY")
