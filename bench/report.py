@@ -15,6 +15,7 @@ LABELS = {
     "floor_c": "floor (c): (a) + one `groupBy().count()` per key set",
     "ours": "**lineage-quality**",
     "ours_plain": "lineage-quality, JVM helpers off (the same expressions as floor (b))",
+    "ours_base": "lineage-quality at LQ_BENCH_BASE (before)",
     "ours_history": "lineage-quality, history kept (one SQLite transaction per evaluation)",
     "pydeequ": "PyDeequ",
     "soda": "Soda Core (no failed-row samples)",
@@ -62,7 +63,8 @@ def side_by_side(case: dict[str, Any]) -> list[str]:
         "| system | min s | median s | lineage-quality / system |",
         "|---|---:|---:|---:|",
     ]
-    for system in ("floor_a", "floor_b", "floor_c", "ours", "ours_plain", "ours_history", *PEERS):
+    variants = ("ours", "ours_base", "ours_plain", "ours_history")
+    for system in ("floor_a", "floor_b", "floor_c", *variants, *PEERS):
         if system in case["times"] or system in case.get("summary", {}):
             b = _best(case, system)
             median = _s(_median(case, system))
@@ -149,7 +151,8 @@ def headline(doc: dict[str, Any]) -> list[str]:
         f"| system | {head} |",
         "|---|" + "---:|" * len(cases),
     ]
-    for system in ("floor_a", "floor_b", "floor_c", "ours", "ours_plain", "ours_history", *PEERS):
+    variants = ("ours", "ours_base", "ours_plain", "ours_history")
+    for system in ("floor_a", "floor_b", "floor_c", *variants, *PEERS):
         cells = []
         for c in cases:
             t, ours = _best(c, system), _best(c, "ours")

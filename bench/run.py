@@ -57,6 +57,8 @@ SYSTEMS: dict[str, tuple[str, str]] = {
     "ours": ("main", "lineage-quality"),
     "ours_plain": ("main", "lineage-quality, JVM helpers off"),
     "ours_history": ("main", "lineage-quality, history kept (SQLite)"),
+    # another checkout's engine, for before/after figures (systems/ours_base.py; not by default)
+    "ours_base": ("main", "lineage-quality at LQ_BENCH_BASE"),
     "pydeequ": ("pydeequ", "PyDeequ"),
     "soda": ("soda", "Soda Core, no samples"),
     "soda_samples": ("soda", "Soda Core, failed-row samples"),
@@ -345,7 +347,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000000,10000000")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--systems", default=",".join(s for s in SYSTEMS if s != "ours_base"))
     parser.add_argument("--rulesets", default=",".join(SIDE_BY_SIDE + SCALING))
     parser.add_argument(
         "--budget",
