@@ -168,13 +168,14 @@ def test_what_was_built_before_a_wrong_output_is_closed(tmp_path: Path, recordin
     assert [s.closed for s in built] == [True]
 
 
-def test_serve_flags_are_settings_outputs() -> None:
+def test_serve_flags_are_settings_outputs(recording: None) -> None:
     args = build_parser().parse_args(
         [
             "serve", "--contracts", "c",
             "--datahub-gms", "http://gms:8080", "--datahub-file", "out.json",
             "--datahub-env", "dev",
             "--alert-webhook", "https://ops/hook", "--alert-slack-webhook", SLACK_URL,
+            "--output", '{"type": "recording", "name": "any type, by JSON"}',
         ]
     )  # fmt: skip
     settings = _settings(args, None, 0)
@@ -183,10 +184,14 @@ def test_serve_flags_are_settings_outputs() -> None:
         OutputSpec("datahub-file", {"path": "out.json", "env": "dev"}),
         OutputSpec("webhook", {"url": "https://ops/hook"}),
         OutputSpec("slack", {"url": SLACK_URL}),
+        OutputSpec("recording", {"name": "any type, by JSON"}),
     )
     # the Slack URL is a secret: redacted from the logs by serve, never in a repr
     assert secrets_of(settings.outputs) == ["https://ops/hook", SLACK_URL]
     assert SLACK_URL not in repr(settings)
+    args.output = ["{not json"]
+    with pytest.raises(ConfigError, match="--output: "):
+        _settings(args, None, 0)
 
 
 def test_each_kind_states_one_durability_rule() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
 import logging
 import os
 import signal
@@ -73,6 +74,14 @@ def add_parser(sub: Any) -> None:
     datahub.add_argument("--datahub-file", metavar="PATH", help="append assertion MCPs to a file")
     datahub.add_argument("--datahub-env", help="dataset URN env (default PROD)")
     datahub.add_argument("--datahub-platform-instance", help="dataset URN platform instance")
+    serve.add_argument(
+        "--output",
+        action="append",
+        default=[],
+        metavar="JSON",
+        help='an output by type, e.g. \'{"type": "webhook", "url": "https://..."}\' '
+        "(repeatable; types and options: docs/producer.md, Outputs)",
+    )
     groups["alerts"] = _add_alert_flags(serve)
     _add_settings_flags(serve, groups)  # once every group they go to exists
     add_history_flags(serve)
@@ -225,7 +234,7 @@ def _outputs(args: argparse.Namespace) -> list[OutputSpec]:
     """The outputs the flags ask for, as `Settings.outputs` (built by outputs/factory.py):
     `--datahub-gms` -> datahub-rest, `--datahub-file` -> datahub-file (both take
     `--datahub-env` / `--datahub-platform-instance`), `--alert-webhook` -> webhook,
-    `--alert-slack-webhook` -> slack."""
+    `--alert-slack-webhook` -> slack; then each `--output` JSON as it is."""
     from lineage_quality.producer.settings import OutputSpec
 
     naming = {"env": args.datahub_env, "platform_instance": args.datahub_platform_instance}
@@ -241,6 +250,11 @@ def _outputs(args: argparse.Namespace) -> list[OutputSpec]:
         specs.append(OutputSpec("datahub-file", {"path": args.datahub_file, **naming}))
     specs += [OutputSpec("webhook", {"url": url}) for url in args.alert_webhook]
     specs += [OutputSpec("slack", {"url": url}) for url in args.alert_slack_webhook]
+    for text in args.output:
+        try:
+            specs.append(OutputSpec.of(json.loads(text)))
+        except ValueError as exc:  # not JSON, or not an object with a "type"
+            raise ConfigError(f"--output: {exc}") from exc
     return specs
 
 
