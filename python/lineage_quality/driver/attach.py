@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lineage_quality.driver.runtime import DriverProducer
+    from lineage_quality.history.store import HistoryBounds
     from lineage_quality.producer.settings import OutputSpec
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class _Attached:
         spool = self.producer.spool
         if not self.own_spool:
             return
-        alerts = self.producer.producer.alerts
+        alerts = self.producer.alerts
         if alerts is not None and not alerts.outbox.pending():
             alerts.outbox.close()
             for path in alerts.outbox.path.parent.glob(alerts.outbox.path.name + "*"):
@@ -251,6 +252,8 @@ def attach(
     wait_seconds: float = DEFAULT_WAIT_SECONDS,
     hold_seconds: float = DEFAULT_HOLD_SECONDS,
     history: str | None = None,
+    history_bounds: HistoryBounds | None = None,
+    history_password_file: str | Path | None = None,
     outputs: Sequence[OutputSpec | Mapping[str, Any]] = (),
     alert_min_severity: str = "info",
     marquez_web_url: str | None = None,
@@ -266,7 +269,9 @@ def attach(
     per rule (default: serve's, Settings.quarantine_max_rows).
     `wait_seconds`: how long the end of the job waits for pending evaluations.
     `history`: where measured values are kept for history rules (a SQLite path or a
-    postgresql:// URL shared with serve; default history.db beside the spool; "off": none).
+    postgresql:// URL shared with serve; default history.db beside the spool; "off": none);
+    `history_bounds`, `history_password_file`: as serve's `--history-max-*`,
+    `--history-retention-days` and `--history-password-file`.
     `outputs`: result sinks and alert senders, as `serve` makes them from its flags (docs/
     producer.md, "Outputs"): each an `OutputSpec` or its config as a dict, e.g.
     `{"type": "datahub-file", "path": "assertions.json"}`, `{"type": "webhook", "url": ...}`,
@@ -325,7 +330,11 @@ def attach(
         atexit.register(_at_exit)
 
     where = history or str(spool_path.parent / "history.db")
-    store = None if where == "off" else open_history(where)
+    store = (
+        None
+        if where == "off"
+        else open_history(where, history_bounds, password_file=history_password_file)
+    )
     producer = DriverProducer(
         DriverEvaluator(bindings, quarantine_config, store),
         forwarder,

@@ -34,6 +34,7 @@ from lineage_quality.engine.quarantine import QuarantineConfig
 from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.history.store import HistoryStore
+from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.outputs.factory import NO_OUTPUTS, Outputs
 from lineage_quality.producer.service import JOB_GROUP_PREFIX, Producer
@@ -170,6 +171,10 @@ class DriverProducer:
     def url(self) -> str:
         return self.producer.url
 
+    @property
+    def alerts(self) -> AlertSender | None:
+        return self.producer.alerts
+
     def start(self) -> None:
         self.producer.start()
         self.intake.start()
@@ -177,7 +182,7 @@ class DriverProducer:
     def stop(self, drain_timeout: float = 0.0) -> None:
         """Stop, after waiting (within `drain_timeout`) for queued alerts to be delivered: the
         process ends next, and the alert outbox would wait for another `attach`."""
-        alerts = self.producer.alerts
+        alerts = self.alerts
         if alerts is not None and drain_timeout:
             left = alerts.wait_delivered(drain_timeout)
             if left:
