@@ -72,3 +72,37 @@ def test_attach_writes_the_datahub_assertions_to_the_mcp_file(run: Any) -> None:
     assert {r["entityUrn"] for r in runs} == set(infos)
     results = {r["aspect"]["json"]["result"]["type"] for r in runs}
     assert results == {"SUCCESS", "FAILURE"}  # the status rule failed, the others passed
+
+
+def test_zero_code_change_variant_takes_the_outputs_as_a_conf(tmp_path: Path) -> None:
+    """sitecustomize + `--conf spark.lineageQuality.outputs=[...]`: the same outputs, no code."""
+    pytest.importorskip("datahub.emitter.mcp", reason="pip install 'lineage-quality[datahub]'")
+    events, mcps = tmp_path / "events.jsonl", tmp_path / "assertions.json"
+    env = submit_env(
+        {
+            "OPENLINEAGE__TRANSPORT__TYPE": "file",
+            "OPENLINEAGE__TRANSPORT__LOG_FILE_PATH": str(events),
+            "OPENLINEAGE__TRANSPORT__APPEND": "true",
+        }
+    )
+    outputs = json.dumps([{"type": "datahub-file", "path": str(mcps), "env": "DEV"}])
+    raw, clean = tmp_path / "e2e-data" / "raw", tmp_path / "e2e-data" / "clean"
+    cmd = [
+        spark_submit_path(),
+        "--master", "local[1]",
+        "--driver-memory", "1g",
+        "--conf", "spark.ui.enabled=false",
+        "--py-files", str(REPO_ROOT / "examples" / "in-driver" / "sitecustomize.py"),
+        "--conf", f"spark.lineageQuality.contracts={REPO_ROOT / 'tests' / 'e2e' / 'contracts'}",
+        "--conf", f"spark.lineageQuality.outputs={outputs}",
+        str(REPO_ROOT / "tests" / "e2e" / "jobs" / "clean_job.py"), str(raw), str(clean), "valid",
+    ]  # fmt: skip
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    records = json.loads(mcps.read_text())
+    runs = [r for r in records if r.get("aspectName") == "assertionRunEvent"]
+    assert runs
+    # env DEV: the option reached the DataHub output
+    assert all(",DEV)" in r["aspect"]["json"]["asserteeUrn"] for r in runs), runs[0]
+    # everything was forwarded: the default per-process spool (and outbox) are gone
+    assert list((tmp_path / ".lineage-quality").glob("driver-*")) == []

@@ -292,3 +292,16 @@ def test_the_in_driver_producer_gets_the_same_outputs_as_serve(
     (alert,) = hook.taken
     assert alert["runId"] == "0190e6f0-0000-7000-8000-000000000001"
     hook.close()
+
+
+def test_the_zero_code_mode_reads_the_outputs_as_a_json_list() -> None:
+    from lineage_quality.driver.auto import outputs
+
+    assert outputs(None) == [] and outputs("") == []
+    assert outputs('[{"type": "webhook", "url": "http://x"}]') == [
+        {"type": "webhook", "url": "http://x"}
+    ]
+    with pytest.raises(ConfigError, match="not JSON"):
+        outputs("[{")
+    with pytest.raises(ConfigError, match="a JSON list"):
+        outputs('{"type": "webhook"}')
