@@ -322,7 +322,6 @@ def attach(
         )
     except ValueError as exc:  # an output that is not a dict with a type, a severity
         raise ConfigError(f"attach: {exc}") from exc
-    built = build_outputs(own, bindings)  # DataHub, alerts: as serve makes them
 
     def first_event() -> None:
         # Registered now, after pyspark's own exit hook (which may kill the JVM it launched):
@@ -335,6 +334,7 @@ def attach(
         if where == "off"
         else open_history(where, history_bounds, password_file=history_password_file)
     )
+    built = build_outputs(own, bindings)  # DataHub, alerts: as serve makes them
     producer = DriverProducer(
         DriverEvaluator(bindings, quarantine_config, store),
         forwarder,
