@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
 import logging
 import os
 import signal
 import threading
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lineage_quality.cli.history import add_history_flags, history_store
@@ -23,11 +23,8 @@ from lineage_quality.errors import ConfigError
 from lineage_quality.version import __version__
 
 if TYPE_CHECKING:
-    from lineage_quality.contracts import BoundRules
     from lineage_quality.engine.quarantine import QuarantineConfig
-    from lineage_quality.producer.alert_sender import AlertSender
-    from lineage_quality.producer.result_sinks import ResultSink
-    from lineage_quality.producer.settings import Settings
+    from lineage_quality.producer.settings import OutputSpec, Settings
 
 log = logging.getLogger("lineage_quality")
 
@@ -77,6 +74,14 @@ def add_parser(sub: Any) -> None:
     datahub.add_argument("--datahub-file", metavar="PATH", help="append assertion MCPs to a file")
     datahub.add_argument("--datahub-env", help="dataset URN env (default PROD)")
     datahub.add_argument("--datahub-platform-instance", help="dataset URN platform instance")
+    serve.add_argument(
+        "--output",
+        action="append",
+        default=[],
+        metavar="JSON",
+        help='an output by type, e.g. \'{"type": "webhook", "url": "https://..."}\' '
+        "(repeatable; types and options: docs/producer.md, Outputs)",
+    )
     groups["alerts"] = _add_alert_flags(serve)
     _add_settings_flags(serve, groups)  # once every group they go to exists
     add_history_flags(serve)
@@ -87,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from lineage_quality.contracts import load_contracts
     from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
     from lineage_quality.producer.alerts import parse_min_severity
+    from lineage_quality.producer.outputs.factory import build_outputs, secrets_of
     from lineage_quality.producer.secrets import (
         environment_secrets,
         redact_logs,
@@ -109,10 +115,10 @@ def run(args: argparse.Namespace) -> int:
         for k, v in conf.items()
         if any(w in k.lower() for w in ("secret", "password", "token", "key", "credential"))
     )
-    result_sinks = _datahub_sinks(args, bindings)  # fails here when misconfigured
+    # every output (DataHub, alerts) made from the settings by type; fails here when misconfigured
     settings = _settings(args, api_key, parse_min_severity(args.alert_min_severity))
-    alerts = _alert_sender(args, settings)
-    redact.add([*args.alert_webhook, *args.alert_slack_webhook])  # Slack URLs are secrets
+    redact.add(secrets_of(settings.outputs))  # Slack URLs, a DataHub token
+    outputs = build_outputs(settings, bindings)
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
     history = history_store(args)  # libpq reads PGPASSWORD (or PGPASSFILE) now, once
@@ -131,8 +137,8 @@ def run(args: argparse.Namespace) -> int:
         forwarder,
         Spool(settings.spool, settings),
         settings,
-        result_sinks=result_sinks,
-        alerts=alerts,
+        result_sinks=outputs.result_sinks,
+        alerts=outputs.alerts,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -150,13 +156,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int) -> Settings:
     """The producer's settings: every `serve` option that is a setting (see settings.flags),
-    and what the CLI reads elsewhere (the key from the environment, the alert threshold)."""
+    and what the CLI reads elsewhere (the key from the environment, the alert threshold, the
+    outputs from `--datahub-*` and `--alert-*`)."""
     from lineage_quality.producer.settings import Settings, flags
 
     given = {f.name: getattr(args, f.name) for f in flags()}
+    outputs = _outputs(args)
     try:
         return Settings(
             **given,
+            outputs=outputs,
             api_key=api_key,
             alert_min_rank=alert_min_rank,
             marquez_web_url=args.marquez_web_url,
@@ -221,24 +230,32 @@ def _quarantine(args: argparse.Namespace, settings: Settings) -> QuarantineConfi
     return QuarantineConfig(args.quarantine, settings.quarantine_max_rows)
 
 
-def _datahub_sinks(args: argparse.Namespace, bindings: Sequence[BoundRules]) -> list[ResultSink]:
-    """DataHub assertion sinks from `--datahub-*` (token from DATAHUB_GMS_TOKEN)."""
-    from lineage_quality.datahub.build import build_sink
-    from lineage_quality.datahub.config import DataHubConfig
+def _outputs(args: argparse.Namespace) -> list[OutputSpec]:
+    """The outputs the flags ask for, as `Settings.outputs` (built by outputs/factory.py):
+    `--datahub-gms` -> datahub-rest, `--datahub-file` -> datahub-file (both take
+    `--datahub-env` / `--datahub-platform-instance`), `--alert-webhook` -> webhook,
+    `--alert-slack-webhook` -> slack; then each `--output` JSON as it is."""
+    from lineage_quality.producer.settings import OutputSpec
 
-    config = DataHubConfig.from_options(
-        gms_url=args.datahub_gms,
-        file=args.datahub_file,
-        env=args.datahub_env,
-        platform_instance=args.datahub_platform_instance,
-    )
-    if not config.enabled:
-        if args.datahub_env or args.datahub_platform_instance:
-            raise ConfigError(
-                "--datahub-env/--datahub-platform-instance need --datahub-gms or --datahub-file"
-            )
-        return []
-    return [build_sink(config, bindings)]
+    naming = {"env": args.datahub_env, "platform_instance": args.datahub_platform_instance}
+    naming = {k: v for k, v in naming.items() if v}
+    if naming and not (args.datahub_gms or args.datahub_file):
+        raise ConfigError(
+            "--datahub-env/--datahub-platform-instance need --datahub-gms or --datahub-file"
+        )
+    specs = []
+    if args.datahub_gms:
+        specs.append(OutputSpec("datahub-rest", {"url": args.datahub_gms, **naming}))
+    if args.datahub_file:
+        specs.append(OutputSpec("datahub-file", {"path": args.datahub_file, **naming}))
+    specs += [OutputSpec("webhook", {"url": url}) for url in args.alert_webhook]
+    specs += [OutputSpec("slack", {"url": url}) for url in args.alert_slack_webhook]
+    for text in args.output:
+        try:
+            specs.append(OutputSpec.of(json.loads(text)))
+        except ValueError as exc:  # not JSON, or not an object with a "type"
+            raise ConfigError(f"--output: {exc}") from exc
+    return specs
 
 
 def _add_alert_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
@@ -269,19 +286,3 @@ def _add_alert_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         help="the Marquez web UI (e.g. http://localhost:3000): alerts link to the dataset",
     )
     return alerts
-
-
-def _alert_sender(args: argparse.Namespace, settings: Settings) -> AlertSender | None:
-    from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
-    from lineage_quality.producer.alert_sender import AlertSender, Webhook
-    from lineage_quality.producer.alerts import GENERIC, SLACK
-
-    webhooks = [Webhook(u, GENERIC) for u in args.alert_webhook]
-    webhooks += [Webhook(u, SLACK) for u in args.alert_slack_webhook]
-    for hook in webhooks:
-        if not hook.url.startswith(("http://", "https://")):
-            raise ConfigError(f"alert webhook must be an http(s) URL: {hook.label}")
-    if not webhooks:
-        return None
-    outbox = AlertOutbox(outbox_path(settings.spool), max_pending=settings.alert_max_pending)
-    return AlertSender(outbox, webhooks)

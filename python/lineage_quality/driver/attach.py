@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lineage_quality.driver.runtime import DriverProducer
+    from lineage_quality.history.store import HistoryBounds
+    from lineage_quality.producer.settings import OutputSpec
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +96,14 @@ class _Attached:
 
     def _remove_empty_spool(self) -> None:
         spool = self.producer.spool
-        if not self.own_spool or spool.pending():
+        if not self.own_spool:
+            return
+        alerts = self.producer.alerts
+        if alerts is not None and not alerts.outbox.pending():
+            alerts.outbox.close()
+            for path in alerts.outbox.path.parent.glob(alerts.outbox.path.name + "*"):
+                path.unlink(missing_ok=True)
+        if spool.pending():
             return  # events not forwarded yet stay for the next attach with this spool
         spool.close()
         for path in self.spool_path.parent.glob(self.spool_path.name + "*"):
@@ -243,6 +252,11 @@ def attach(
     wait_seconds: float = DEFAULT_WAIT_SECONDS,
     hold_seconds: float = DEFAULT_HOLD_SECONDS,
     history: str | None = None,
+    history_bounds: HistoryBounds | None = None,
+    history_password_file: str | Path | None = None,
+    outputs: Sequence[OutputSpec | Mapping[str, Any]] = (),
+    alert_min_severity: str = "info",
+    marquez_web_url: str | None = None,
 ) -> SparkSession.Builder:
     """Configure `builder` for in-driver quality checks and return it (call `.getOrCreate()`).
 
@@ -255,7 +269,14 @@ def attach(
     per rule (default: serve's, Settings.quarantine_max_rows).
     `wait_seconds`: how long the end of the job waits for pending evaluations.
     `history`: where measured values are kept for history rules (a SQLite path or a
-    postgresql:// URL shared with serve; default history.db beside the spool; "off": none).
+    postgresql:// URL shared with serve; default history.db beside the spool; "off": none);
+    `history_bounds`, `history_password_file`: as serve's `--history-max-*`,
+    `--history-retention-days` and `--history-password-file`.
+    `outputs`: result sinks and alert senders, as `serve` makes them from its flags (docs/
+    producer.md, "Outputs"): each an `OutputSpec` or its config as a dict, e.g.
+    `{"type": "datahub-file", "path": "assertions.json"}`, `{"type": "webhook", "url": ...}`,
+    `{"type": "slack", "url": ...}`, `{"type": "datahub-rest", "url": "http://gms:8080"}`.
+    `alert_min_severity` (info, warn, error), `marquez_web_url`: as serve's `--alert-*` options.
     """
     global _attached, _original_stop
     if _attached is not None and not _attached.finished:
@@ -268,7 +289,9 @@ def attach(
     from lineage_quality.engine.quarantine import QuarantineConfig
     from lineage_quality.evaluation.evaluator import engine_jar
     from lineage_quality.history.store import open_history
+    from lineage_quality.producer.alerts import parse_min_severity
     from lineage_quality.producer.forward import Forwarder
+    from lineage_quality.producer.outputs.factory import build_outputs
     from lineage_quality.producer.settings import Settings
     from lineage_quality.producer.spool import Spool
 
@@ -284,14 +307,21 @@ def attach(
     # The job itself waits for the evaluations at its end (`wait_seconds`), so no evaluation
     # deadline here; the Spark session is the job's, started by the job.
     api_key = secrets.token_urlsafe(24)
-    own = Settings(
-        port=0,
-        api_key=api_key,
-        workers=2,
-        evaluation_timeout=None,
-        cancel_after=None,
-        warm_evaluator=False,
-    )
+    try:
+        own = Settings(
+            port=0,
+            api_key=api_key,
+            workers=2,
+            evaluation_timeout=None,
+            cancel_after=None,
+            warm_evaluator=False,
+            spool=spool_path,  # the alert outbox goes beside it
+            outputs=outputs,
+            alert_min_rank=parse_min_severity(alert_min_severity),
+            marquez_web_url=marquez_web_url,
+        )
+    except ValueError as exc:  # an output that is not a dict with a type, a severity
+        raise ConfigError(f"attach: {exc}") from exc
 
     def first_event() -> None:
         # Registered now, after pyspark's own exit hook (which may kill the JVM it launched):
@@ -299,7 +329,12 @@ def attach(
         atexit.register(_at_exit)
 
     where = history or str(spool_path.parent / "history.db")
-    store = None if where == "off" else open_history(where)
+    store = (
+        None
+        if where == "off"
+        else open_history(where, history_bounds, password_file=history_password_file)
+    )
+    built = build_outputs(own, bindings)  # DataHub, alerts: as serve makes them
     producer = DriverProducer(
         DriverEvaluator(bindings, quarantine_config, store),
         forwarder,
@@ -307,6 +342,7 @@ def attach(
         own,
         hold_seconds=hold_seconds,
         on_first_event=first_event,
+        outputs=built,
     )
     producer.start()
     _attached = _Attached(producer, spool_path, wait_seconds, own_spool=spool is None)

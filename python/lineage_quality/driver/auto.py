@@ -12,6 +12,8 @@ which wraps `SparkSession.Builder.getOrCreate` so the job's own `getOrCreate()` 
     spark.lineageQuality.quarantine          LINEAGE_QUALITY_QUARANTINE
     spark.lineageQuality.quarantineMaxRows   LINEAGE_QUALITY_QUARANTINE_MAX_ROWS
     spark.lineageQuality.waitSeconds         LINEAGE_QUALITY_WAIT_SECONDS
+    spark.lineageQuality.outputs             LINEAGE_QUALITY_OUTPUTS (attach's `outputs`, a JSON
+                                             list, e.g. [{"type": "webhook", "url": "..."}])
 
 Forwarding uses the usual OpenLineage configuration (openlineage.yml, OPENLINEAGE__...).
 Without contracts configured nothing is attached.
@@ -20,8 +22,11 @@ Without contracts configured nothing is attached.
 from __future__ import annotations
 
 import functools
+import json
 import os
 from typing import Any
+
+from lineage_quality.errors import ConfigError
 
 SETTINGS = {
     "contracts": ("spark.lineageQuality.contracts", "LINEAGE_QUALITY_CONTRACTS"),
@@ -31,6 +36,7 @@ SETTINGS = {
         "LINEAGE_QUALITY_QUARANTINE_MAX_ROWS",
     ),
     "wait_seconds": ("spark.lineageQuality.waitSeconds", "LINEAGE_QUALITY_WAIT_SECONDS"),
+    "outputs": ("spark.lineageQuality.outputs", "LINEAGE_QUALITY_OUTPUTS"),
 }
 _MARK = "_lineage_quality_wrapped"
 
@@ -46,6 +52,19 @@ def _settings(builder: Any) -> dict[str, str]:
         if value:
             out[name] = str(value)
     return out
+
+
+def outputs(text: str | None) -> list[Any]:
+    """`spark.lineageQuality.outputs`: a JSON list of outputs (each checked by `attach`)."""
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"spark.lineageQuality.outputs is not JSON: {exc}") from exc
+    if not isinstance(value, list):
+        raise ConfigError("spark.lineageQuality.outputs must be a JSON list of outputs")
+    return value
 
 
 def install() -> None:
@@ -72,6 +91,7 @@ def install() -> None:
                         found.get("quarantine_max_rows", DEFAULTS.quarantine_max_rows)
                     ),
                     wait_seconds=float(found.get("wait_seconds", 600)),
+                    outputs=outputs(found.get("outputs")),
                 )
         return original(self)
 

@@ -8,14 +8,20 @@ Differences from `serve`, each for a reason:
 - evaluation uses `newSession()` of the job's session: same SparkContext, catalogs, Hadoop
   credentials and table versions, but our SQL settings (`EVALUATION_SQL_CONF`) do not leak into
   the job's session;
-- results are remembered so the end of the job can be gated on them (`finish`).
+- results are remembered so the end of the job can be gated on them (`GateResults`, a result
+  sink after the configured ones);
+- at its end the job waits (within `wait_seconds`) for queued alerts to be delivered.
+
+Composed from the producer's public parts: `Producer(accept=...)` takes `OwnRunIntake` in place
+of its own intake, `result_sinks=` the outputs made from `Settings.outputs` (outputs/factory.py,
+as in `serve`) and the gate.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -28,7 +34,9 @@ from lineage_quality.engine.quarantine import QuarantineConfig
 from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.history.store import HistoryStore
+from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.forward import Forwarder
+from lineage_quality.producer.outputs.factory import NO_OUTPUTS, Outputs
 from lineage_quality.producer.service import JOB_GROUP_PREFIX, Producer
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
@@ -63,7 +71,76 @@ class DriverEvaluator(Evaluator):
             return self._spark
 
 
-class DriverProducer(Producer):
+class OwnRunIntake:
+    """What the in-driver receiver hands each event to (`Producer(accept=...)`): the events of
+    the evaluation's own Spark work are dropped (`OwnRunFilter`), the others go to the spool
+    in their order; runs held past `hold_seconds` are let go by a ticker thread."""
+
+    def __init__(
+        self, spool: Spool, hold_seconds: float, on_first_event: Callable[[], None]
+    ) -> None:
+        self.spool = spool
+        self.own_runs = OwnRunFilter(JOB_GROUP_PREFIX, hold_seconds)
+        self._lock = threading.Lock()
+        self._on_first_event: Callable[[], None] | None = on_first_event
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._expire_held, name="lq-hold", daemon=True)
+
+    def accept(self, body: str, event: Any = None) -> None:
+        with self._lock:  # one at a time: a run's events keep their order
+            first, self._on_first_event = self._on_first_event, None
+            if first is not None:
+                first()
+            passed = self.own_runs.offer(rawjson.loads(body) if event is None else event, body)
+            for item in passed:
+                self.spool.put(item)
+
+    def release_held(self, expired_only: bool = False) -> None:
+        with self._lock:
+            bodies = self.own_runs.expire() if expired_only else self.own_runs.flush()
+            for body in bodies:
+                self.spool.put(body)
+
+    def start(self) -> None:
+        self._ticker.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _expire_held(self) -> None:
+        while not self._stop.wait(EXPIRE_EVERY):
+            self.release_held(expired_only=True)
+
+
+class GateResults:
+    """A result sink that remembers every result, so the end of the job can be gated on them.
+    A provisional (timed-out) result is replaced by the late one: the latest counts."""
+
+    def __init__(self) -> None:
+        self._results: dict[tuple[str, str, str], tuple[str, RuleResult]] = {}
+        self._lock = threading.Lock()
+
+    def emit(
+        self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
+    ) -> None:
+        run = str((event.get("run") or {}).get("runId"))
+        with self._lock:
+            for ref, rule_results in results.items():
+                for r in rule_results:  # the latest evaluation of a (run, dataset, rule) counts
+                    self._results[(run, ref.key, r.rule.id)] = (ref.key, r)
+
+    def close(self) -> None:
+        pass
+
+    def results(self) -> list[tuple[str, RuleResult]]:
+        with self._lock:
+            return list(self._results.values())
+
+
+class DriverProducer:
+    """A `Producer` composed with the in-driver parts: `OwnRunIntake` in front of the spool,
+    `GateResults` after the configured result sinks, and the same outputs as `serve`."""
+
     def __init__(
         self,
         evaluator: Evaluator,
@@ -72,55 +149,56 @@ class DriverProducer(Producer):
         settings: Settings,
         hold_seconds: float,
         on_first_event: Callable[[], None],
+        outputs: Outputs = NO_OUTPUTS,
     ) -> None:
-        super().__init__(evaluator, forwarder, spool, settings)
-        self.own_runs = OwnRunFilter(JOB_GROUP_PREFIX, hold_seconds)
-        self._filter_lock = threading.Lock()
-        self._on_first_event: Callable[[], None] | None = on_first_event
-        self._results: dict[tuple[str, str, str], tuple[str, RuleResult]] = {}
-        self._results_lock = threading.Lock()
-        self._ticker = threading.Thread(target=self._expire_held, name="lq-hold", daemon=True)
+        self.intake = OwnRunIntake(spool, hold_seconds, on_first_event)
+        self.gate = GateResults()
+        self.producer = Producer(
+            evaluator,
+            forwarder,
+            spool,
+            settings,
+            result_sinks=[*outputs.result_sinks, self.gate],  # the gate's after every sink
+            alerts=outputs.alerts,
+            accept=self.intake.accept,
+        )
+
+    @property
+    def spool(self) -> Spool:
+        return self.producer.spool
+
+    @property
+    def url(self) -> str:
+        return self.producer.url
+
+    @property
+    def alerts(self) -> AlertSender | None:
+        return self.producer.alerts
 
     def start(self) -> None:
-        super().start()
-        self._ticker.start()
+        self.producer.start()
+        self.intake.start()
 
-    def _accept(self, body: str, event: Any = None) -> None:
-        with self._filter_lock:  # one at a time: a run's events keep their order
-            first, self._on_first_event = self._on_first_event, None
-            if first is not None:
-                first()
-            passed = self.own_runs.offer(rawjson.loads(body) if event is None else event, body)
-            for item in passed:
-                self.spool.put(item)
-
-    def _expire_held(self) -> None:
-        while not self._stop.wait(EXPIRE_EVERY):
-            self.release_held(expired_only=True)
+    def stop(self, drain_timeout: float = 0.0) -> None:
+        """Stop, after waiting (within `drain_timeout`) for queued alerts to be delivered: the
+        process ends next, and the alert outbox would wait for another `attach`."""
+        alerts = self.alerts
+        if alerts is not None and drain_timeout:
+            left = alerts.wait_delivered(drain_timeout)
+            if left:
+                log.warning(
+                    "%d alert(s) not delivered before the end of the job; they stay in %s",
+                    left,
+                    alerts.outbox.path,
+                )
+        self.producer.stop(drain_timeout)
+        self.intake.stop()
 
     def release_held(self, expired_only: bool = False) -> None:
-        with self._filter_lock:
-            bodies = self.own_runs.expire() if expired_only else self.own_runs.flush()
-            for body in bodies:
-                self.spool.put(body)
-
-    def _results_ready(
-        self,
-        event: Mapping[str, Any],
-        results: Mapping[DatasetRef, Sequence[RuleResult]],
-        provisional: Collection[DatasetRef] = (),
-    ) -> None:
-        # A provisional (timed-out) result is replaced by the late one: the latest counts.
-        super()._results_ready(event, results, provisional)
-        run = str((event.get("run") or {}).get("runId"))
-        with self._results_lock:
-            for ref, rule_results in results.items():
-                for r in rule_results:  # the latest evaluation of a (run, dataset, rule) counts
-                    self._results[(run, ref.key, r.rule.id)] = (ref.key, r)
+        self.intake.release_held(expired_only)
 
     def results(self) -> list[tuple[str, RuleResult]]:
-        with self._results_lock:
-            return list(self._results.values())
+        return self.gate.results()
 
     def blocking(self) -> list[Blocking]:
         return blocking(self.results())

@@ -92,6 +92,16 @@ class AlertSender:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
+    def wait_delivered(self, timeout: float) -> int:
+        """Wait (at most `timeout` seconds) until no alert waits for delivery; how many still
+        do (the in-driver end of the job: the process ends next)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = self.outbox.pending()
+            if not left or time.monotonic() >= deadline:
+                return left
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:

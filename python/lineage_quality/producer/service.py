@@ -39,12 +39,12 @@ from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
-from lineage_quality.producer.backoff import status_refuses_for_good
 from lineage_quality.producer.counters import Counters
 from lineage_quality.producer.enrich import enrich
-from lineage_quality.producer.events import lane_of, late_skeleton, now_iso
+from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
+from lineage_quality.producer.intake import EVALUATED_TYPES, Accept, Intake
 from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
 from lineage_quality.producer.receiver import Receiver
@@ -57,7 +57,6 @@ from lineage_quality.results import RuleResult
 
 log = logging.getLogger(__name__)
 
-EVALUATED_TYPES = frozenset({"COMPLETE"})
 JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
 _STOP_POLL = 0.5
 
@@ -67,7 +66,9 @@ Results = Mapping[DatasetRef, Sequence[RuleResult]]
 class Producer:
     """The producer of one `Settings`: its receiver, `settings.workers` workers, and what they
     share (spool, evaluator, forwarder, metrics). `result_sinks` (e.g. DataHub assertions) and
-    `alerts` (webhooks) get each evaluation's results, on their own threads."""
+    `alerts` (webhooks) get each evaluation's results, on their own threads (both made from
+    `settings.outputs` by outputs/factory.py). `accept`: what the receiver hands each event to,
+    instead of the producer's own `intake` (write-through or spool; intake.py)."""
 
     def __init__(
         self,
@@ -78,6 +79,7 @@ class Producer:
         *,
         result_sinks: Sequence[ResultSink] = (),
         alerts: AlertSender | None = None,
+        accept: Accept | None = None,
     ) -> None:
         self.settings = settings
         self.alerts = alerts  # webhooks; delivered on their own thread, never blocking events
@@ -96,7 +98,7 @@ class Producer:
         self.counters = Counters()
         self.health = Health(evaluator, spool, warm=settings.warm_evaluator)
         self.receiver = Receiver(
-            self._accept,
+            accept or self._accept,
             settings,
             runs=self.run_status,
             ready=self.health.ready,
@@ -126,6 +128,7 @@ class Producer:
             settings.write_through_below,
             settings.write_through_timeout,
         )
+        self.intake = Intake(spool, evaluator, self.write_through, self.metrics, self._count)
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
             for i in range(max(1, settings.workers))
@@ -145,73 +148,8 @@ class Producer:
         self._counted[name].inc()
 
     def _accept(self, body: str, event: Any) -> None:
-        """Keep one event: forwarded at once when it needs nothing else and the sink is fast
-        (write_through.py), else stored in the spool. `event` is `body` parsed (by the receiver,
-        which validated it), or None to parse it here. A COMPLETE (to evaluate) or a FAIL (to
-        remember) is handed to the worker parsed, with its body: an event is parsed once."""
-        ids: list[str] = []
-        complete, lane, event_type, kept = False, None, None, None
-        if event is None:
-            event = _parse(body)
-        if isinstance(event, dict):
-            ids = run_ids(event)
-            kind = event.get("eventType")
-            event_type = kind if isinstance(kind, str) else ""
-            complete = kind in EVALUATED_TYPES
-            lane = lane_of(event)
-            if complete or kind == "FAIL":
-                kept = event
-            if self.write_through.wanted() and (
-                kept is None or (complete and not self.evaluator.bound(event))
-            ):
-                self._write_through(body, ids, complete, lane, event_type, kept)
-                return
-            # after an event of its run being written through, which may end up spooled
-            self.spool.wait_direct(lane)
-        self._spool(body, ids, complete, lane, event_type, kept)
-
-    def _write_through(
-        self,
-        body: str,
-        ids: list[str],
-        complete: bool,
-        lane: str,
-        event_type: str | None,
-        kept: Any,
-    ) -> None:
-        """To the sink before its 201, its lane held; else spooled (write_through.py)."""
-        spool = self.spool
-        if not spool.begin_direct(lane):
-            self._spool(body, ids, complete, lane, event_type, kept)
-            return
-        try:
-            status = self.write_through.send(body)
-            if 200 <= status < 300:
-                self.metrics.events_received.inc()
-                self.metrics.events_written_through.inc()
-                self._count("forwarded")
-                spool.forwarded_directly(ids)
-                return
-            self._count("forward_failures")
-            # spooled before the lane's next event (still held); a refusal counts to dead letters
-            refused = 1 if status_refuses_for_good(status) else 0
-            self._spool(body, ids, complete, lane, event_type, kept, refused)
-        finally:
-            spool.end_direct(lane)
-
-    def _spool(
-        self,
-        body: str,
-        ids: list[str],
-        complete: bool,
-        lane: str | None,
-        event_type: str | None,
-        kept: Any,
-        refused: int = 0,
-    ) -> None:
-        # durable before the receiver answers 201; the run is recorded in the same transaction
-        self.spool.put(body, ids, +1 if complete else 0, lane, event_type, kept, refused)
-        self.metrics.events_received.inc()
+        """The producer's own intake (intake.py): write-through or spool."""
+        self.intake.accept(body, event)
 
     @staticmethod
     def _run_of(body: str | None, event: Any = None) -> tuple[list[str], bool]:

@@ -13,6 +13,7 @@ undelivered alerts' and the quarantine's rows per rule are settings here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,31 @@ _not_negative = attrs.validators.ge(0)
 def _optional_positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is not None and value <= 0:
         raise ValueError(f"{attribute.name} must be positive (or 0: none), not {value}")
+
+
+@attrs.frozen
+class OutputSpec:
+    """One output of the producer's results besides the event itself: its `type` (a key of
+    `outputs/registry.py`: `datahub-rest`, `datahub-file`, `webhook`, `slack`, ...) and that
+    type's options, e.g. `OutputSpec("webhook", {"url": "https://ops.example.com/hook"})`.
+    Built by `outputs/factory.py`; the options are never in a repr (a Slack URL is a secret)."""
+
+    type: str
+    options: Mapping[str, Any] = attrs.field(factory=dict, repr=False, hash=False)
+
+    @classmethod
+    def of(cls, value: OutputSpec | Mapping[str, Any]) -> OutputSpec:
+        """`value` itself, or its config as a dict: `{"type": "webhook", "url": "..."}` (as
+        openlineage-python's transports are configured)."""
+        if isinstance(value, OutputSpec):
+            return value
+        if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+            raise ValueError(f"an output is a dict with a 'type', not {value!r}")
+        return cls(value["type"], {k: v for k, v in value.items() if k != "type"})
+
+
+def _outputs(values: Any) -> tuple[OutputSpec, ...]:
+    return tuple(OutputSpec.of(v) for v in values)
 
 
 @attrs.frozen
@@ -182,7 +208,10 @@ class Settings:
         validator=_not_negative,
     )  # fmt: skip
 
-    # -- alerts (the webhooks themselves are built by the CLI) -----------------------------------
+    # -- outputs: result sinks and alert senders, made by outputs/factory.py by `type` ---------
+    outputs: tuple[OutputSpec, ...] = attrs.field(default=(), converter=_outputs, kw_only=True)
+
+    # -- alerts (the webhooks are `outputs` of type webhook / slack) ------------------------------
     alert_min_rank: int = _setting(0)  # alerts.parse_min_severity of --alert-min-severity
     marquez_web_url: str | None = _setting(None)  # alerts link to the dataset in this UI
     # a long webhook outage during an alert flood: the newest alerts matter most, so past the

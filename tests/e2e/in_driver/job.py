@@ -1,12 +1,14 @@
 """A job using the in-driver mode: `lineage_quality.attach(...)` on its builder, nothing else.
 
-    job.py CONTRACTS DATA_DIR EVENTS_FILE QUARANTINE SPOOL pass|fail
+    job.py CONTRACTS DATA_DIR EVENTS_FILE QUARANTINE SPOOL pass|fail [OUTPUTS_JSON]
 
 `fail` writes a row with a null amount (a BLOCK rule fails) and ends without spark.stop(), so
 the gate runs at interpreter exit; `pass` stops the session itself. Both write two rows whose
 status is not valid (a QUARANTINE rule fails), then read the table back (a job of their own).
+OUTPUTS_JSON, when given: attach's `outputs` (DataHub, alerts), a JSON list.
 """
 
+import json
 import sys
 
 from pyspark.sql import SparkSession
@@ -14,6 +16,7 @@ from pyspark.sql import SparkSession
 import lineage_quality
 
 contracts, data, events, quarantine, spool, mode = sys.argv[1:7]
+outputs = json.loads(sys.argv[7]) if len(sys.argv) > 7 else []
 spark = lineage_quality.attach(
     SparkSession.builder.appName("in_driver_job"),
     contracts=contracts,
@@ -21,6 +24,7 @@ spark = lineage_quality.attach(
     quarantine=quarantine,
     spool=spool,
     namespace="in-driver",
+    outputs=outputs,
 ).getOrCreate()
 
 rows = [(1, 10.0, "open"), (2, 20.0, "bogus"), (3, 30.0, "closed"), (4, 40.0, "OPEN")]

@@ -1,0 +1,39 @@
+"""`datahub-file`: assertion MCPs of each evaluation appended to a JSON file of MCPs, the form
+`datahub ingest` (source `file`) reads (docs/datahub.md).
+
+    {"type": "datahub-file", "path": "assertions.json", "env": "PROD", "platform_instance": ...}
+
+Durability: dropped and counted (the sink's in-memory queue; `DataHubSink.dropped`, `.failed`);
+each batch taken is fsynced. Needs `pip install 'lineage-quality[datahub]'`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lineage_quality.datahub.build import build_sink
+from lineage_quality.datahub.config import DataHubConfig
+from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind
+
+if TYPE_CHECKING:
+    from lineage_quality.contracts import BoundRules
+
+
+def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
+    config = DataHubConfig.from_options(
+        file=str(options["path"]),
+        env=options.get("env"),
+        platform_instance=options.get("platform_instance"),
+    )
+    return build_sink(config, bindings)
+
+
+KIND = OutputKind(
+    "datahub-file",
+    Durability.DROPPED_AND_COUNTED,
+    build,
+    options=("path", "env", "platform_instance"),
+    required=("path",),
+    summary="assertion MCPs appended to a JSON file of MCPs",
+)

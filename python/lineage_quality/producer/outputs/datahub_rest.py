@@ -1,0 +1,40 @@
+"""`datahub-rest`: assertion MCPs of each evaluation to a DataHub GMS (docs/datahub.md).
+
+    {"type": "datahub-rest", "url": "http://gms:8080", "env": "PROD", "platform_instance": ...}
+
+`token` defaults to DATAHUB_GMS_TOKEN. Durability: dropped and counted (the sink's in-memory
+queue; `DataHubSink.dropped`, `.failed`). Needs `pip install 'lineage-quality[datahub]'`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lineage_quality.datahub.build import build_sink
+from lineage_quality.datahub.config import DataHubConfig
+from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind
+
+if TYPE_CHECKING:
+    from lineage_quality.contracts import BoundRules
+
+
+def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
+    config = DataHubConfig.from_options(
+        gms_url=options["url"],
+        env=options.get("env"),
+        platform_instance=options.get("platform_instance"),
+        token=options.get("token"),
+    )
+    return build_sink(config, bindings)
+
+
+KIND = OutputKind(
+    "datahub-rest",
+    Durability.DROPPED_AND_COUNTED,
+    build,
+    options=("url", "token", "env", "platform_instance"),
+    required=("url",),
+    secrets=("token",),
+    summary="assertion MCPs to a DataHub GMS",
+)

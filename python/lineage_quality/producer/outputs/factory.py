@@ -1,0 +1,71 @@
+"""`build_outputs`: the result sinks and the alert sender of a `Settings`, made from
+`settings.outputs` by `type` (registry.py). `serve` and the in-driver `attach` both call it and
+hand what it made to `Producer(result_sinks=..., alerts=...)`.
+
+Result-sink kinds each give one sink (in the order of `settings.outputs`); alert kinds each give
+one webhook, and all of them share one `AlertSender` over the producer's one durable outbox
+(`alert_outbox.outbox_path(settings.spool)`, bounded by `settings.alert_max_pending`).
+A wrong output fails here, at start-up, before anything is received; what was built before it
+is closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
+from lineage_quality.producer.alert_sender import AlertSender, Webhook
+from lineage_quality.producer.outputs.registry import kind_of
+from lineage_quality.producer.result_sinks import ResultSink, close_sinks
+from lineage_quality.producer.settings import OutputSpec, Settings
+
+if TYPE_CHECKING:
+    from lineage_quality.contracts import BoundRules
+
+
+@attrs.frozen
+class Outputs:
+    """What `Producer` takes: `result_sinks=`, `alerts=`."""
+
+    result_sinks: tuple[ResultSink, ...] = ()
+    alerts: AlertSender | None = None
+
+
+NO_OUTPUTS = Outputs()
+
+
+def build_outputs(settings: Settings, bindings: Sequence[BoundRules] = ()) -> Outputs:
+    """Every output of `settings.outputs`; ConfigError (naming the output) when one is wrong."""
+    sinks: list[ResultSink] = []
+    webhooks: list[Webhook] = []
+    try:
+        for spec in settings.outputs:
+            kind = kind_of(spec.type)
+            kind.check(spec.options)
+            built = kind.build(spec.options, bindings)
+            if isinstance(built, Webhook):
+                webhooks.append(built)
+            else:
+                sinks.append(built)
+    except BaseException:
+        close_sinks(sinks)
+        raise
+    alerts = None
+    if webhooks:
+        outbox = AlertOutbox(outbox_path(settings.spool), max_pending=settings.alert_max_pending)
+        alerts = AlertSender(outbox, webhooks)
+    return Outputs(tuple(sinks), alerts)
+
+
+def secrets_of(specs: Iterable[OutputSpec]) -> list[str]:
+    """The option values of `specs` that must never reach a log line (e.g. Slack URLs)."""
+    out = []
+    for spec in specs:
+        for name in kind_of(spec.type).secrets:
+            value = spec.options.get(name)
+            if value:
+                out.append(str(value))
+    return out
