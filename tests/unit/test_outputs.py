@@ -19,6 +19,7 @@ from lineage_quality.cli.serve import _settings
 from lineage_quality.engine import verdict
 from lineage_quality.errors import ConfigError
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer.alert_outbox import outbox_path
 from lineage_quality.producer.outputs import registry
@@ -26,7 +27,7 @@ from lineage_quality.producer.outputs.factory import Outputs, build_outputs, sec
 from lineage_quality.producer.outputs.kind import Durability
 from lineage_quality.producer.settings import OutputSpec, Settings
 from lineage_quality.results import RuleResult
-from lineage_quality.rules import Operator, Rule, RuleKind, Threshold
+from lineage_quality.rules import Operator, Rule, Threshold
 
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "lineage_quality"
 OUTPUTS = PACKAGE / "producer" / "outputs"
