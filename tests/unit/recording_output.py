@@ -1,4 +1,4 @@
-"""A new output kind, made the way docs/architecture-outputs.md says ("Add an output"): this one
+"""A new output kind, made the way docs/architecture.md says ("Add an output"): this one
 module, and one line in the registry, `register(recording_output.KIND)` (test_outputs.py makes
 it, as `outputs/registry.py` does for the built-in kinds). Nothing else is touched."""
 

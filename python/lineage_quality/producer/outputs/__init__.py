@@ -1,6 +1,6 @@
 """The producer's outputs besides the lineage event itself: result sinks (DataHub assertions) and
 alert senders (webhooks), made from `Settings.outputs` by `type`, the same for `serve` and the
-in-driver `attach` (docs/producer.md, "Outputs"; the recipe: docs/architecture-outputs.md).
+in-driver `attach` (docs/producer.md, "Outputs"; the recipe: docs/architecture.md).
 
     kind.py        OutputKind: what one kind declares (type, options, durability, build)
     registry.py    the one list of kinds, one line each; `register`, `kind_of`

@@ -1,6 +1,6 @@
 """The output kinds by `type`: the one place a kind is registered (one line each, below), the
 way openlineage-python registers its transports. A kind is one module of this package
-(docs/architecture-outputs.md: "Add an output")."""
+(docs/architecture.md: "Recipe: add an output")."""
 
 from __future__ import annotations
 
