@@ -109,3 +109,57 @@ def test_an_evaluated_complete_is_parsed_once(
     (text,) = sink.sent
     assert "dataQualityAssertions" in text  # enriched
     assert '"size":1.50' in text  # numbers as written
+
+
+def test_an_evaluated_complete_is_bound_once(tmp_path: Path) -> None:
+    """Issue 38: the binding of an event's datasets is computed once, at the intake, and the
+    worker and the evaluation take it from the event's envelope."""
+    calls: list[Any] = []
+
+    class Counting(Evaluator):
+        def bound(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[Any]]:
+            calls.append(event.get("eventType"))
+            return super().bound(event)
+
+    evaluator, sink = Counting(), Sink()
+    producer = Producer(evaluator, sink, Spool(tmp_path / "s.db"), Settings(port=0))  # type: ignore[arg-type]
+    producer.start()
+    try:
+        body = complete("0190e6f0-0000-7000-8000-000000000002")
+        producer._accept(body, rawjson.loads(body))
+        assert producer.spool.wait_empty(timeout=10)
+    finally:
+        producer.stop()
+    assert calls == ["COMPLETE"]
+    (text,) = sink.sent
+    assert "dataQualityAssertions" in text
+
+
+def test_the_in_driver_intake_hands_the_worker_its_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-driver mode (driver/runtime.py): the receiver's parse travels in the envelope through
+    the own-runs filter and the spool to the worker; before, the spool got the text alone and
+    the worker parsed it again."""
+    from lineage_quality.driver.runtime import OwnRunIntake
+
+    parses: list[str] = []
+    real_loads = rawjson.loads
+
+    def counting(text: str) -> Any:
+        parses.append(text)
+        return real_loads(text)
+
+    monkeypatch.setattr(rawjson, "loads", counting)
+    monkeypatch.setattr(service_module, "_parse", lambda body: pytest.fail("parsed again"))
+    spool = Spool(tmp_path / "s.db")
+    intake = OwnRunIntake(spool, hold_seconds=60, on_first_event=lambda: None)
+    body = complete("0190e6f0-0000-7000-8000-000000000003")
+    intake.accept(body, None)  # the in-driver receiver hands over its text: parsed here, once
+    intake.release_held()  # a COMPLETE without job details is held until the run is known
+    item = spool.claim(timeout=5)
+    assert item is not None and item.body == body
+    envelope = service_module._opened(item)  # what the worker works on
+    assert envelope.tree == real_loads(body) and envelope.complete
+    assert envelope.run_ids == ("0190e6f0-0000-7000-8000-000000000003",)
+    assert len(parses) == 1

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -55,13 +55,16 @@ def is_application_event(event: Mapping[str, Any]) -> bool:
     return "parent" not in _dict(_dict(event.get("run")).get("facets")) and job_type is None
 
 
+T = TypeVar("T")  # what is held and passed on: an event's envelope (or its text)
+
+
 @attrs.define
-class _Held:
+class _Held(Generic[T]):
     since: float
-    bodies: list[str]
+    bodies: list[T]
 
 
-class OwnRunFilter:
+class OwnRunFilter(Generic[T]):
     def __init__(
         self,
         group_prefix: str,
@@ -73,10 +76,10 @@ class OwnRunFilter:
         self._clock = clock
         self._ours: OrderedDict[str, None] = OrderedDict()
         self._theirs: OrderedDict[str, None] = OrderedDict()
-        self._held: dict[str, _Held] = {}
+        self._held: dict[str, _Held[T]] = {}
         self.dropped = 0
 
-    def offer(self, event: Mapping[str, Any], body: str) -> list[str]:
+    def offer(self, event: Mapping[str, Any], body: T) -> list[T]:
         """The bodies to pass on now, in order (this one, held ones, or none)."""
         run = run_id(event)
         if run is None or is_application_event(event):
@@ -104,13 +107,13 @@ class OwnRunFilter:
             held.bodies.append(body)
         return []
 
-    def expire(self) -> list[str]:
+    def expire(self) -> list[T]:
         """The bodies of runs held past `hold_seconds`, now passed as someone else's."""
         now = self._clock()
         late = [run for run, held in self._held.items() if now - held.since >= self.hold_seconds]
         return self._release(late)
 
-    def flush(self) -> list[str]:
+    def flush(self) -> list[T]:
         """Every held body (at shutdown: nothing is kept back for ever)."""
         return self._release(list(self._held))
 
@@ -118,8 +121,8 @@ class OwnRunFilter:
     def holding(self) -> int:
         return sum(len(h.bodies) for h in self._held.values())
 
-    def _release(self, runs: list[str]) -> list[str]:
-        out: list[str] = []
+    def _release(self, runs: list[str]) -> list[T]:
+        out: list[T] = []
         for run in runs:
             out.extend(self._held.pop(run).bodies)
             self._remember(self._theirs, run)

@@ -26,7 +26,6 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from lineage_quality import rawjson
 from lineage_quality.contracts import BoundRules
 from lineage_quality.driver.gate import Blocking, blocking
 from lineage_quality.driver.own_runs import OwnRunFilter
@@ -35,6 +34,7 @@ from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.history.store import HistoryStore
 from lineage_quality.producer.alert_sender import AlertSender
+from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.outputs.factory import NO_OUTPUTS, Outputs
 from lineage_quality.producer.service import JOB_GROUP_PREFIX, Producer
@@ -80,7 +80,7 @@ class OwnRunIntake:
         self, spool: Spool, hold_seconds: float, on_first_event: Callable[[], None]
     ) -> None:
         self.spool = spool
-        self.own_runs = OwnRunFilter(JOB_GROUP_PREFIX, hold_seconds)
+        self.own_runs: OwnRunFilter[Envelope] = OwnRunFilter(JOB_GROUP_PREFIX, hold_seconds)
         self._lock = threading.Lock()
         self._on_first_event: Callable[[], None] | None = on_first_event
         self._stop = threading.Event()
@@ -91,15 +91,19 @@ class OwnRunIntake:
             first, self._on_first_event = self._on_first_event, None
             if first is not None:
                 first()
-            passed = self.own_runs.offer(rawjson.loads(body) if event is None else event, body)
-            for item in passed:
-                self.spool.put(item)
+            # decoded once: the receiver's parse, kept in the envelope the spool and worker take
+            envelope = Envelope.read(body) if event is None else Envelope.of(body, event)
+            if not isinstance(envelope.tree, dict):
+                self.spool.keep(envelope)
+                return
+            for item in self.own_runs.offer(envelope.tree, envelope):
+                self.spool.keep(item)
 
     def release_held(self, expired_only: bool = False) -> None:
         with self._lock:
-            bodies = self.own_runs.expire() if expired_only else self.own_runs.flush()
-            for body in bodies:
-                self.spool.put(body)
+            held = self.own_runs.expire() if expired_only else self.own_runs.flush()
+            for envelope in held:
+                self.spool.keep(envelope)
 
     def start(self) -> None:
         self._ticker.start()

@@ -41,13 +41,16 @@ class Evaluation:
         cancel_after: float | None,
         kill_after_cancel: float,
         run_failed: bool = False,
+        bound: dict[DatasetRef, list[BoundRules]] | None = None,
     ) -> None:
         self.evaluator = evaluator
         self.kill_after_cancel = kill_after_cancel
         self.event = event
         self.job_group = job_group
         self.cancel_after = cancel_after
-        self.bound = evaluator.bound(event)
+        # `bound`: what `evaluator.bound(event)` gave, when the caller has it (an event is bound
+        # once: producer/envelope.py); a copy, as a failed run's outputs are taken out of it
+        self.bound = dict(evaluator.bound(event) if bound is None else bound)
         # A run that FAILed wrote nothing to judge (or half of it): its outputs' rules are
         # reported as skipped, in the run's test facet only; its inputs are evaluated.
         self.not_written: dict[DatasetRef, list[RuleResult]] = {}

@@ -6,31 +6,25 @@ Spark work filtered out first) as `Producer(accept=...)`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
-from lineage_quality import rawjson
 from lineage_quality.producer.backoff import status_refuses_for_good
-from lineage_quality.producer.events import lane_of
+from lineage_quality.producer.envelope import EVALUATED_TYPES, Binder, Envelope
 from lineage_quality.producer.metrics import Metrics
-from lineage_quality.producer.run_verdicts import run_ids
 from lineage_quality.producer.spool import Spool
 from lineage_quality.producer.write_through import WriteThrough
 
-EVALUATED_TYPES = frozenset({"COMPLETE"})
+__all__ = ["EVALUATED_TYPES", "Accept", "Intake"]
 
 # (body, event): the text as received and its parse by the receiver (None: parse it here)
 Accept = Callable[[str, Any], None]
-
-
-class Bound(Protocol):
-    def bound(self, event: Any) -> Any: ...
 
 
 class Intake:
     def __init__(
         self,
         spool: Spool,
-        evaluator: Bound,
+        evaluator: Binder,
         write_through: WriteThrough,
         metrics: Metrics,
         count: Callable[[str], None],
@@ -44,77 +38,40 @@ class Intake:
     def accept(self, body: str, event: Any) -> None:
         """Keep one event: forwarded at once when it needs nothing else and the sink is fast
         (write_through.py), else stored in the spool. `event` is `body` parsed (by the receiver,
-        which validated it), or None to parse it here. A COMPLETE (to evaluate) or a FAIL (to
-        remember) is handed to the worker parsed, with its body: an event is parsed once."""
-        ids: list[str] = []
-        complete, lane, event_type, kept = False, None, None, None
-        if event is None:
-            event = parse(body)
-        if isinstance(event, dict):
-            ids = run_ids(event)
-            kind = event.get("eventType")
-            event_type = kind if isinstance(kind, str) else ""
-            complete = kind in EVALUATED_TYPES
-            lane = lane_of(event)
-            if complete or kind == "FAIL":
-                kept = event
+        which validated it), or None to parse it here: either way once, into its envelope."""
+        envelope = Envelope.read(body) if event is None else Envelope.of(body, event)
+        if envelope.is_event:
             if self.write_through.wanted() and (
-                kept is None or (complete and not self.evaluator.bound(event))
+                not envelope.kept or (envelope.complete and not envelope.bound(self.evaluator))
             ):
-                self._write_through(body, ids, complete, lane, event_type, kept)
+                self._write_through(envelope)
                 return
             # after an event of its run being written through, which may end up spooled
-            self.spool.wait_direct(lane)
-        self._spool(body, ids, complete, lane, event_type, kept)
+            self.spool.wait_direct(envelope.lane or "")
+        self._spool(envelope)
 
-    def _write_through(
-        self,
-        body: str,
-        ids: list[str],
-        complete: bool,
-        lane: str,
-        event_type: str | None,
-        kept: Any,
-    ) -> None:
+    def _write_through(self, envelope: Envelope) -> None:
         """To the sink before its 201, its lane held; else spooled (write_through.py)."""
         spool = self.spool
+        lane = envelope.lane or ""
         if not spool.begin_direct(lane):
-            self._spool(body, ids, complete, lane, event_type, kept)
+            self._spool(envelope)
             return
         try:
-            status = self.write_through.send(body)
+            status = self.write_through.send(envelope.text)
             if 200 <= status < 300:
                 self.metrics.events_received.inc()
                 self.metrics.events_written_through.inc()
                 self._count("forwarded")
-                spool.forwarded_directly(ids)
+                spool.forwarded_directly(list(envelope.run_ids))
                 return
             self._count("forward_failures")
             # spooled before the lane's next event (still held); a refusal counts to dead letters
-            refused = 1 if status_refuses_for_good(status) else 0
-            self._spool(body, ids, complete, lane, event_type, kept, refused)
+            self._spool(envelope, 1 if status_refuses_for_good(status) else 0)
         finally:
             spool.end_direct(lane)
 
-    def _spool(
-        self,
-        body: str,
-        ids: list[str],
-        complete: bool,
-        lane: str | None,
-        event_type: str | None,
-        kept: Any,
-        refused: int = 0,
-    ) -> None:
+    def _spool(self, envelope: Envelope, refused: int = 0) -> None:
         # durable before the receiver answers 201; the run is recorded in the same transaction
-        self.spool.put(body, ids, +1 if complete else 0, lane, event_type, kept, refused)
+        self.spool.keep(envelope, refused)
         self.metrics.events_received.inc()
-
-
-def parse(body: str) -> Any:
-    """`body` parsed as the receiver parses it (rawjson: numbers as written, NaN/Infinity
-    refused), for an event read back from the database; None: not JSON."""
-    try:
-        return rawjson.loads(body)
-    except ValueError:
-        return None

@@ -41,6 +41,7 @@ from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
 from lineage_quality.producer.counters import Counters
 from lineage_quality.producer.enrich import enrich
+from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
@@ -151,24 +152,14 @@ class Producer:
         """The producer's own intake (intake.py): write-through or spool."""
         self.intake.accept(body, event)
 
-    @staticmethod
-    def _run_of(body: str | None, event: Any = None) -> tuple[list[str], bool]:
-        """The event's run ids (its run and parent), and whether it is a COMPLETE-like event;
-        of `event` when given (`body` parsed), else of `body`."""
-        if body is not None:
-            event = _parse(body)
-        if not isinstance(event, dict):
-            return [], False
-        return run_ids(event), event.get("eventType") in EVALUATED_TYPES
-
     def _note_run(self, item: SpooledEvent, step: int) -> None:
         """Keep `GET /api/v1/runs/{runId}` informed: a COMPLETE of the run waits (+1) or was
         handled (-1); any other event just makes the run known."""
-        ids, complete = self._run_of(item.body if item.event is None else None, item.event)
-        if not ids:
+        envelope = _opened(item)
+        if not envelope.run_ids:
             return
         try:
-            self.spool.run_seen(ids, step if complete else 0)
+            self.spool.run_seen(envelope.run_ids, step if envelope.complete else 0)
         except sqlite3.Error as exc:
             log.warning("could not record the run of an event: %s", exc)
 
@@ -222,8 +213,9 @@ class Producer:
     def process(self, body: str) -> str:
         """Evaluate and enrich one event's JSON, waiting as long as it takes; events with nothing
         bound come back unchanged."""
-        event = rawjson.loads(body)
-        if not self._needs_evaluation(event):
+        envelope = Envelope.read(body)
+        event = envelope.tree
+        if not self._needs_evaluation(envelope):
             return body
         results = self.evaluator.evaluate(event)
         self._results_ready(event, results)
@@ -268,8 +260,7 @@ class Producer:
             )  # fmt: skip
             reason = f"could not be handled: {describe(exc)}"
             if not item.enriched and item.kind != LATE:  # its run must not pass `gate` now
-                event = item.event if item.event is not None else _parse(item.body)
-                keep_unjudged(self.spool, self.evaluator, event, reason)
+                keep_unjudged(self.spool, self.evaluator, _opened(item).tree, reason)
             if self.delivery.bury(item, reason):
                 return
             backoff = self.settings.retry.maximum  # not even buried (a full disk): wait
@@ -288,32 +279,31 @@ class Producer:
             if delivery.forward(item, item.body):
                 delivery.delete(item, item.run_ids, 0)
             return True
-        # parsed once: by the receiver (kept with the body), or here when read back from the
-        # database; None: not JSON
-        event = item.event if item.event is not None else _parse(item.body)
+        # parsed once: by the receiver (its envelope kept with the body), or here when read back
+        # from the database
+        envelope = _opened(item)
         body = item.body
         if not item.enriched:
-            prepared = self._prepare(item, event)
+            prepared = self._prepare(item, envelope)
             if prepared is None:  # stopping, or a follow-up now held by its evaluation
                 return item.kind != LATE or self._stop.is_set()
             body = prepared
         if delivery.forward(item, body):
             # the run's waiting COMPLETE count drops in the delete's own transaction
-            ids, complete = self._run_of(None, event) if item.kind != LATE else ([], False)
-            delivery.delete(item, ids, -1 if complete else 0)
+            # a follow-up (LATE) records nothing: its COMPLETE did
+            late = item.kind == LATE
+            ids = [] if late else envelope.run_ids
+            delivery.delete(item, ids, -1 if envelope.complete and not late else 0)
         return True
 
-    def _needs_evaluation(self, event: Any) -> bool:
-        return (
-            isinstance(event, dict)
-            and event.get("eventType") in EVALUATED_TYPES
-            and bool(self.evaluator.bound(event))
-        )
+    def _needs_evaluation(self, envelope: Envelope) -> bool:
+        return envelope.complete and bool(envelope.bound(self.evaluator))
 
-    def _prepare(self, item: SpooledEvent, event: Any) -> str | None:
-        """What goes to the sink for `item` (`event`: its body parsed): its body as it is, or
-        enriched with the results of its evaluation. None while stopping or when a follow-up's
-        lane was handed to its evaluation."""
+    def _prepare(self, item: SpooledEvent, envelope: Envelope) -> str | None:
+        """What goes to the sink for `item`: its body as it is, or enriched with the results of
+        its evaluation. None while stopping or when a follow-up's lane was handed to its
+        evaluation."""
+        event = envelope.tree
         if event is None:
             log.error("event %d in the spool is not JSON; forwarding it as it is", item.id)
             return item.body
@@ -323,9 +313,9 @@ class Producer:
             return item.body
         if event.get("eventType") == "FAIL":
             self._remember_failure(event)
-        if not self._needs_evaluation(event):
+        if not self._needs_evaluation(envelope):
             return item.body
-        return self._evaluate(item, event)
+        return self._evaluate(item, event, envelope.bound(self.evaluator))
 
     def _remember_failure(self, event: Mapping[str, Any]) -> None:
         run_id = (event.get("run") or {}).get("runId")
@@ -343,7 +333,9 @@ class Producer:
         except sqlite3.Error:
             return False
 
-    def _start(self, event: Mapping[str, Any], item: SpooledEvent) -> Evaluation:
+    def _start(
+        self, event: Mapping[str, Any], item: SpooledEvent, bound: Any = None
+    ) -> Evaluation:
         group = f"{JOB_GROUP_PREFIX}{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
         evaluation = Evaluation(
             self.evaluator,
@@ -352,6 +344,7 @@ class Producer:
             self.settings.cancel_after,
             self.settings.kill_after_cancel,
             run_failed=self._run_failed(event),
+            bound=bound,
         )
         with self._running_lock:
             self._running[group] = evaluation
@@ -383,8 +376,8 @@ class Producer:
             waited += step
         return None
 
-    def _evaluate(self, item: SpooledEvent, event: dict[str, Any]) -> str | None:
-        evaluation = self._start(event, item)
+    def _evaluate(self, item: SpooledEvent, event: dict[str, Any], bound: Any) -> str | None:
+        evaluation = self._start(event, item, bound)
         with self.spool.parked(item.lane):  # other runs' events get another worker meanwhile
             in_time = self._wait(evaluation)
         if in_time is None:
@@ -526,6 +519,13 @@ def _needs_no_parse(item: SpooledEvent) -> bool:
         and item.event_type not in EVALUATED_TYPES
         and item.event_type != "FAIL"
     )
+
+
+def _opened(item: SpooledEvent) -> Envelope:
+    """`item`'s envelope: the intake's, kept with it in memory, else its body parsed once."""
+    if isinstance(item.event, Envelope):
+        return item.event
+    return Envelope.of(item.body, item.event if item.event is not None else _parse(item.body))
 
 
 def _parse(body: str) -> Any:

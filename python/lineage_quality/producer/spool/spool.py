@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.spool.commit import RUNS_ONLY, Delete, GroupCommit, Put
 from lineage_quality.producer.spool.dead_letters import DeadLetter, DeadLetters
@@ -83,6 +84,20 @@ class Spool:
         )
         with self.lanes.putting(lane):
             return self.commit.put(entry)
+
+    def keep(self, envelope: Envelope, refused: int = 0) -> int:
+        """`put` of an event as the intake decoded it (producer/envelope.py): its facts come from
+        the envelope, and a COMPLETE or a FAIL is kept in memory with it, so the worker neither
+        parses it again nor binds it twice."""
+        return self.put(
+            envelope.text,
+            envelope.run_ids,
+            +1 if envelope.complete else 0,
+            envelope.lane,
+            envelope.event_type,
+            envelope if envelope.kept else None,
+            refused,
+        )
 
     def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
         """The event was forwarded (or is not needed any more): delete it, and record `run_ids`

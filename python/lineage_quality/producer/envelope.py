@@ -1,0 +1,87 @@
+"""`Envelope`: one event as received, decoded once (issue 38).
+
+The receiver parses a body once (rawjson: numbers as written); the envelope keeps that parse with
+the facts every later step asks of it: the event type, the run ids (its run and its parent's),
+the lane (the run the spool orders it in), and, asked once and remembered, the datasets that have
+rules (`bound`). The intake, the spool (in memory, with the text), the worker, the evaluation and
+the in-driver intake take it; nothing parses the text again, and no fact is derived twice. An
+event read back from the database (after a restart, a retry) is parsed once, into an envelope.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import attrs
+
+from lineage_quality import rawjson
+from lineage_quality.producer.events import lane_of
+from lineage_quality.producer.run_verdicts import run_ids
+
+EVALUATED_TYPES = frozenset({"COMPLETE"})
+
+
+class Binder(Protocol):
+    """What binds an event's datasets to rules (the evaluator)."""
+
+    def bound(self, event: Any) -> Any: ...
+
+
+def parse(body: str) -> Any:
+    """`body` parsed as the receiver parses it (rawjson: numbers as written, NaN/Infinity
+    refused); None: not JSON."""
+    try:
+        return rawjson.loads(body)
+    except ValueError:
+        return None
+
+
+@attrs.frozen(eq=False)
+class Envelope:
+    """`text` as received and `tree`, its parse (None: not JSON). `event_type` is the event's
+    `eventType` ("" when it has none), None when the text is not a JSON object; `lane` is None
+    then too (the spool files it under "")."""
+
+    text: str
+    tree: Any
+    event_type: str | None
+    run_ids: tuple[str, ...]
+    lane: str | None
+    _bound: list[Any] = attrs.field(factory=list, repr=False, alias="_bound")  # asked once
+
+    @classmethod
+    def of(cls, text: str, tree: Any) -> Envelope:
+        """The envelope of `text`, given its parse."""
+        if not isinstance(tree, dict):
+            return cls(text, tree, None, (), None)
+        kind = tree.get("eventType")
+        return cls(
+            text, tree, kind if isinstance(kind, str) else "", tuple(run_ids(tree)), lane_of(tree)
+        )
+
+    @classmethod
+    def read(cls, text: str) -> Envelope:
+        """`text` parsed once, into its envelope."""
+        return cls.of(text, parse(text))
+
+    @property
+    def is_event(self) -> bool:
+        """A JSON object (the receiver checked the rest)."""
+        return self.event_type is not None
+
+    @property
+    def complete(self) -> bool:
+        """Of a type that is evaluated."""
+        return self.event_type in EVALUATED_TYPES
+
+    @property
+    def kept(self) -> bool:
+        """Kept parsed for the worker: a COMPLETE to evaluate or a FAIL to remember; the others
+        are forwarded as received (the spool keeps only their text in memory)."""
+        return self.complete or self.event_type == "FAIL"
+
+    def bound(self, binder: Binder) -> Any:
+        """`binder.bound(tree)`, computed on first use and remembered (one binder per process)."""
+        if not self._bound:
+            self._bound.append(binder.bound(self.tree))
+        return self._bound[0]
