@@ -38,16 +38,16 @@ def add_parser(sub: Any) -> None:
         metavar="PATH|URL",
         help="serve's --history: a SQLite file or a postgresql:// URL",
     )
-    parser.add_argument("--history-password-file", metavar="FILE", help=_PASSWORD_FILE_HELP)
+    parser.add_argument("--history-password-file", metavar="FILE", help=PASSWORD_FILE_HELP)
     parser.add_argument("--dataset", help="NAMESPACE:NAME as in the facets (omit: list datasets)")
     parser.add_argument("--rule", metavar="ID", help="one rule's points (its rule id)")
     parser.add_argument("--since", metavar="DATE", help="ISO date or time (UTC unless given)")
     parser.add_argument("--plot", metavar="FILE", help="write the rule's chart: .svg or .html")
     parser.set_defaults(func=run)
-    add_parsers(parser, _PASSWORD_FILE_HELP)
+    add_parsers(parser, PASSWORD_FILE_HELP)
 
 
-_PASSWORD_FILE_HELP = (
+PASSWORD_FILE_HELP = (
     "the PostgreSQL password, on the first line of FILE, for a --history URL without one (or "
     "libpq's PGPASSFILE / ~/.pgpass, PGPASSWORD): a password in the URL shows in `ps`"
 )
@@ -62,7 +62,7 @@ def add_history_flags(serve: argparse.ArgumentParser) -> None:
         "history.db beside --spool) or a postgresql:// URL shared by several producers; "
         "'off' keeps none (history rules are then ERRORs saying so)",
     )
-    group.add_argument("--history-password-file", metavar="FILE", help=_PASSWORD_FILE_HELP)
+    group.add_argument("--history-password-file", metavar="FILE", help=PASSWORD_FILE_HELP)
     group.add_argument(
         "--history-max-points",
         type=int,

@@ -217,6 +217,11 @@ class QualityReader:
                         f"{name} implies its threshold; remove {threshold.operator.value}", where
                     )
                 threshold = implied
+        history = self._history(q, where)
+        if threshold is None and history is not None and not history.compare.uses_threshold:
+            # a stddev or seasonal band comes from k: the metric needs no operator of its own
+            # (this one is never applied: the history verdict replaces the engine's)
+            threshold = Threshold(Operator.GREATER_OR_EQUAL, 0)
         if threshold is None:
             if kind in _NEEDS_OPERATOR:
                 raise self.fail(f"{name} needs an operator such as mustBeGreaterThan", where)
@@ -249,7 +254,6 @@ class QualityReader:
             if problem:  # one ERROR result at evaluation; the contract's other rules still run
                 log.warning("%s: %s: %s", self.source, where, problem)
         action = self._action(q, where)
-        history = self._history(q, where)
         if history is not None:
             explicit = self.threshold(q, kind, where)
             if history.compare.uses_threshold and explicit is None:

@@ -107,8 +107,9 @@ def threshold_key(threshold: Threshold) -> tuple[str, str]:
 def native_parameters(rule: Rule) -> dict[str, str]:
     """`Rule.params()` as strings, plus the threshold (`mustBe: 0` -> `{"mustBe": "0"}`)."""
     out = {k: _text(v) for k, v in rule.params().items() if v is not None}
-    key, value = threshold_key(rule.threshold)
-    out[key] = value
+    if rule.history is None or rule.history.compare.uses_threshold:  # not a stddev band's
+        key, value = threshold_key(rule.threshold)
+        out[key] = value
     return out
 
 
@@ -169,6 +170,8 @@ def shape(rule: Rule) -> Shape:
     kind = rule.kind.value  # by value: kinds added later fall through to the native shape
     strict = allows_no_offence(rule)
     column_scope = COLUMN if rule.columns else ROWS
+    if rule.history is not None:  # compared with the past: no standard shape holds it
+        return Shape(column_scope, NATIVE, NATIVE)
     if kind == "rowCount":
         return _metric(rule, ROWS, "ROW_COUNT")
     if kind == "nullValues" or (kind == "missingValues" and not rule.missing_values):
