@@ -57,10 +57,11 @@ class Baseline:
         if joined:
             out["failedButJoined"] = joined[-LISTED:]
         left = [
-            {"run": p.run_id, "time": iso_ms(p.event_ms), "value": p.value, "why": why}
+            {"run": p.run_id, "time": iso_ms(p.event_ms, "milliseconds"), "value": p.value,
+             "why": why}
             for p, why in self.left_out
-            if oldest is None or p.event_ms >= oldest
-        ]
+            if (oldest is None or p.event_ms >= oldest) and p.run_id not in ids
+        ]  # fmt: skip
         if left:
             out["leftOut"] = left[-LISTED:]
             out["leftOutCount"] = len(left)

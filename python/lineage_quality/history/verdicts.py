@@ -131,7 +131,7 @@ def _change(result: RuleResult, check: HistoryCheck, value: float, chosen: Basel
         confirmed = _quantity(check, value, newer.value)
         if confirmed is not None and threshold.holds(confirmed):
             account = _previous(newer, "the latest run, FAILED: this run confirms its level")
-            used = [*chosen.joined[-1:], newer]
+            used = [newer]
             return _judged(
                 result, True, confirmed, expected, (*account, *_account(chosen, used, check))
             )
