@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+
 from history_month import (
     DATASET,
     DAYS,
@@ -22,7 +23,6 @@ from history_month import (
     replay,
     run_id,
 )
-
 from lineage_quality.cli import main
 from lineage_quality.history import open_history
 from lineage_quality.results import RuleResult, Status
