@@ -121,7 +121,8 @@ def test_json_rules_every_measuring_metric() -> None:
          "recoverAfter": 5},
         {"metric": "median", "field": "amount", "compare": "absoluteChange", "min": -5, "max": 5},
     ]  # fmt: skip
-    bound = parse_schema_json(json.dumps({"rules": [{"field": "id"}], "history": history}), "h.json")
+    doc = {"rules": [{"field": "id"}], "history": history}
+    bound = parse_schema_json(json.dumps(doc), "h.json")
     rules = [r for r in bound.rules if r.history is not None]
     kinds = [r.kind for r in rules]
     assert kinds == [
