@@ -73,8 +73,8 @@ def history_rules() -> list[Rule]:
     return [r for r in bound.rules if r.history is not None]
 
 
-def rows(day: int) -> list[tuple[int, int, str | None, float]]:
-    """(day, id, email, amount) of one day's write."""
+def plan(day: int) -> tuple[int, int, float]:
+    """(rows, null emails, mean amount) of one day's write."""
     weekend = day % 7 in (5, 6)
     n = (40 if weekend else 50) + (day * 3) % 5 - 2
     nulls = 1 + (day % 3 == 0)
@@ -87,12 +87,34 @@ def rows(day: int) -> list[tuple[int, int, str | None, float]]:
     mean = 100 + ((day * 7) % 5 - 2) * 0.8
     if day >= SHIFT:
         mean *= 1.3
-    out = []
-    for i in range(n):
-        email = None if i < nulls else f"u{i}@example.com"
-        amount = mean + (i % 3 - 1) * 2.0 if n % 3 == 0 else mean  # symmetric: the mean holds
-        out.append((day, i, email, amount))
-    return out
+    return n, nulls, mean
+
+
+def rows(day: int) -> list[tuple[int, int, str | None, float]]:
+    """(day, id, email, amount) of one day's write: the first `nulls` emails null; amounts
+    spread around the mean (-2, 0, +2) when the count is a multiple of 3, else all the mean."""
+    n, nulls, mean = plan(day)
+    return [
+        (day, i, None if i < nulls else f"u{i}@example.com", _amount(n, i, mean)) for i in range(n)
+    ]
+
+
+def _amount(n: int, i: int, mean: float) -> float:
+    return mean + (i % 3 - 1) * 2.0 if n % 3 == 0 else mean
+
+
+# The same rows in Spark SQL (no Python workers): one VALUES row per day, exploded.
+def rows_sql() -> str:
+    days = ", ".join(
+        f"({day}, {n}, {nulls}, {mean!r})" for day, (n, nulls, mean) in
+        ((d, plan(d)) for d in range(DAYS))
+    )  # fmt: skip
+    return (
+        "SELECT day, id, IF(id < nulls, NULL, CONCAT('u', id, '@example.com')) AS email, "
+        "CAST(IF(n % 3 = 0, mean + (id % 3 - 1) * 2.0, mean) AS DOUBLE) AS amount "
+        f"FROM (VALUES {days}) AS t(day, n, nulls, mean) "
+        "LATERAL VIEW explode(sequence(0, n - 1)) ids AS id"
+    )
 
 
 def measured(day: int) -> dict[str, float]:
