@@ -107,9 +107,8 @@ def threshold_key(threshold: Threshold) -> tuple[str, str]:
 def native_parameters(rule: Rule) -> dict[str, str]:
     """`Rule.params()` as strings, plus the threshold (`mustBe: 0` -> `{"mustBe": "0"}`)."""
     out = {k: _text(v) for k, v in rule.params().items() if v is not None}
-    if rule.history is None or rule.history.compare.uses_threshold:  # not a stddev band's
-        key, value = threshold_key(rule.threshold)
-        out[key] = value
+    key, value = threshold_key(rule.threshold)
+    out[key] = value
     return out
 
 

@@ -98,9 +98,16 @@ class HistoryCheck:
             "runs": self.runs,
             "minRuns": self.min_runs,
             **({"k": self.k} if not self.compare.uses_threshold else {}),
+            # only when not the defaults: the params are part of a DataHub assertion's identity,
+            # which a rule declared before these settings existed keeps
             **(
-                {"baseline": self.baseline.value, "recoverAfter": self.recover_after}
-                if self.compare is not Compare.FRESHNESS
+                {"baseline": self.baseline.value}
+                if self.baseline is not BaselineMode.NORMAL
+                else {}
+            ),
+            **(
+                {"recoverAfter": self.recover_after}
+                if self.recover_after != DEFAULT_RECOVER_AFTER
                 else {}
             ),
         }
