@@ -47,13 +47,17 @@ def add_parsers(history: argparse.ArgumentParser, password_help: str) -> None:
 
 
 def _common(parser: argparse.ArgumentParser, password_help: str) -> None:
+    # SUPPRESS: given before the sub-command (`history --history H accept ...`), the value stays
     parser.add_argument(
         "--history",
-        default=".lineage-quality/history.db",
+        default=argparse.SUPPRESS,
         metavar="PATH|URL",
-        help="serve's --history: a SQLite file or a postgresql:// URL",
+        help="serve's --history: a SQLite file or a postgresql:// URL "
+        "(default .lineage-quality/history.db)",
     )
-    parser.add_argument("--history-password-file", metavar="FILE", help=password_help)
+    parser.add_argument(
+        "--history-password-file", default=argparse.SUPPRESS, metavar="FILE", help=password_help
+    )
     parser.add_argument("--dataset", required=True, help="NAMESPACE:NAME as in the facets")
     parser.add_argument("--rule", required=True, metavar="ID", help="the rule id")
     parser.add_argument("--why", required=True, metavar="TEXT", help="recorded with it, shown")
