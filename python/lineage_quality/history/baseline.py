@@ -5,6 +5,8 @@ why. Pure; docs/history.md "Which runs form the baseline" says the same in prose
 latest rebaseline:
 - a run that PASSED, or was SKIPPED for too little history, joins;
 - a FAILED run that a user accepted (`history accept`, not undone) joins;
+- a FAILED run of a stddev or seasonal rule within twice its band (mean ± 2k sd) joins: the band,
+  from few runs or from runs that happened to be close, was too tight for a normal value;
 - a FAILED run that is one of `recover_after` (default 3) or more failed runs in a row joins,
   with the whole streak: a change that lasts (a new level, or a band that started too tight and
   keeps failing normal values) becomes the baseline instead of failing run after run;
@@ -34,12 +36,14 @@ LISTED = 10  # runs named in params.baseline's lists (the latest); the rest are 
 
 @attrs.frozen
 class Baseline:
+    """The runs a rule may compare with (`joined`), the ones left out and why, and the failed
+    runs since the latest joined one (`pending`)."""
+
     joined: tuple[Point, ...]  # oldest first
     left_out: tuple[tuple[Point, str], ...]  # oldest first, with why
     pending: tuple[Point, ...]  # failed runs after the latest joined one, not joined (yet)
     why_joined: tuple[tuple[str, str], ...] = ()  # (run id, why) of failed runs that joined
     since_ms: int | None = None
-    before_since: int = 0  # runs left out as older than the rebaseline
 
     def params(self, used: Sequence[Point], mode: BaselineMode) -> dict[str, object]:
         """params.baseline's account of it: the runs `used` (the window the verdict read), and
@@ -72,9 +76,8 @@ def choose(earlier: Sequence[Point], check: HistoryCheck, feedback: FeedbackStat
     """The baseline of `check` among `earlier` (finite values, oldest first)."""
     since = feedback.since_ms
     candidates = [p for p in earlier if since is None or p.event_ms >= since]
-    before = len(earlier) - len(candidates)
     if check.baseline is BaselineMode.ALL:
-        return Baseline(tuple(candidates), (), (), (), since, before)
+        return Baseline(tuple(candidates), (), (), (), since)
     joined: list[Point] = []
     left: list[tuple[Point, str]] = []
     why_joined: list[tuple[str, str]] = []
@@ -103,7 +106,9 @@ def choose(earlier: Sequence[Point], check: HistoryCheck, feedback: FeedbackStat
             close(streak, final=False)
             streak = []
             joined.append(point)
-            why_joined.append((point.run_id, "failed by less than its band's half-width"))
+            why_joined.append(
+                (point.run_id, "FAILED within twice its band: the band was too tight")
+            )
         elif point.status == Status.FAILED.value:
             streak.append(point)
         else:
@@ -124,7 +129,7 @@ def choose(earlier: Sequence[Point], check: HistoryCheck, feedback: FeedbackStat
         )
     joined.sort(key=lambda p: p.event_ms)
     left.sort(key=lambda pw: pw[0].event_ms)
-    return Baseline(tuple(joined), tuple(left), pending, tuple(why_joined), since, before)
+    return Baseline(tuple(joined), tuple(left), pending, tuple(why_joined), since)
 
 
 def _marginal(point: Point) -> bool:

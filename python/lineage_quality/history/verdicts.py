@@ -74,10 +74,8 @@ def history_verdict(
     base = attrs.evolve(result, measured=value, failing_rows=result.failing_rows)
     if check.compare is Compare.FRESHNESS:
         since = feedback.since_ms
-        return _freshness(
-            base, check, value, [p for p in earlier if since is None or p.event_ms >= since],
-            event_ms,
-        )  # fmt: skip
+        kept = [p for p in earlier if since is None or p.event_ms >= since]
+        return _freshness(base, check, value, kept, event_ms)
     chosen = choose(earlier, check, feedback)
     if check.compare in (Compare.ABSOLUTE_CHANGE, Compare.RELATIVE_CHANGE):
         return _change(base, check, value, chosen)
