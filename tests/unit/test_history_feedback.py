@@ -155,3 +155,21 @@ def test_an_older_store_without_feedback_reads_as_none(tmp_path: Path) -> None:
     assert viewer.feedback(DS, RULE) == []
     viewer.close()
     assert main(["history", "--history", str(db), "--dataset", DS, "--rule", RULE]) == 0
+
+
+def test_check_refuses_a_bad_history_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lineage_quality.evaluation import evaluator
+
+    def no_spark(*_: object, **__: object) -> None:
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(evaluator, "evaluator_session", no_spark)
+    contract = tmp_path / "rules.json"
+    contract.write_text('{"rules": [{"field": "id"}]}')
+    code = main(["check", "--contract", str(contract), "--dataset", str(tmp_path),
+                 "--history", "postgresq://lq:secret-pw@db/x"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "neither a SQLite path nor a postgresql:// URL" in err, err
+    assert "secret-pw" not in err
