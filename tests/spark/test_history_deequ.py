@@ -1,7 +1,12 @@
 """The history rules' verdicts agree with Deequ's anomaly detection strategies on the same series,
 where the definitions match (docs/history.md says where they differ): absoluteChange with
 AbsoluteChangeStrategy, relativeChange with RelativeRateOfChangeStrategy, stddev with
-BatchNormalStrategy on the rule's window. Deequ runs in its own JVM (jvm-config/test-pom.xml)."""
+BatchNormalStrategy on the rule's window. Deequ runs in its own JVM (jvm-config/test-pom.xml).
+
+Issue 42: also day by day over the month and a half of tests/history_month.py (a weekly rhythm, a
+spike, a null-rate jump, a lasting new level), each rule judged on its own earlier verdicts with
+`baseline: all` (every measured run, Deequ's semantics): Deequ's strategy on the same series says
+the same, day by day."""
 
 from __future__ import annotations
 
@@ -14,7 +19,9 @@ from typing import Any
 
 import pytest
 
+from history_month import DAYS, SPIKE, measured
 from lineage_quality.history import Point, history_verdict
+from lineage_quality.history.judge import band_of
 from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, Threshold
@@ -68,16 +75,83 @@ def _ours(case: dict[str, Any]) -> bool:
     return result.status is Status.FAILED
 
 
-def test_verdicts_agree_with_deequs_strategies(tmp_path: Path) -> None:
+# The month's rules with Deequ's semantics, and the Deequ strategy each one matches.
+STDDEV_ALL = {"compare": "stddev", "runs": 7, "baseline": "all"}
+MONTH = {
+    "rows_ratio": ("rows", {"compare": "relativeChange", "baseline": "all"}, "relative", 0.7, 1.4),
+    "rows_change": ("rows", {"compare": "absoluteChange", "baseline": "all"}, "absolute", -20, 20),
+    "rows_usual": ("rows", STDDEV_ALL, "batchNormal", 3, 3),
+    "null_rate_usual": ("null_rate", STDDEV_ALL, "batchNormal", 3, 3),
+    "mean_amount_usual": ("mean", STDDEV_ALL, "batchNormal", 3, 3),
+}
+_VALUE = {"rows": "rows_usual", "null_rate": "null_rate_usual", "mean": "mean_amount_usual"}
+
+
+def _month(mode: str = "all") -> tuple[list[dict[str, Any]], list[bool]]:
+    """Per rule and day with enough history: Deequ's case (the series up to that day; for
+    batchNormal the rule's window and the day) and our verdict (FAILED?) on that day."""
+    cases, ours = [], []
+    for name, (series, check, strategy, low, high) in MONTH.items():
+        values = [measured(day)[_VALUE[series]] for day in range(DAYS)]
+        threshold = Threshold(Operator.GREATER_OR_EQUAL, 0)
+        if strategy != "batchNormal":
+            threshold = Threshold(Operator.BETWEEN, low, high)
+        rule = Rule(
+            id=name, kind=RuleKind.STATISTIC, statistic="avg", columns=("x",),
+            threshold=threshold, history=parse_history({**check, "baseline": mode}),
+        )  # fmt: skip
+        points: list[Point] = []
+        for day, value in enumerate(values):
+            measured_now = RuleResult(rule=rule, status=Status.PASSED, actual=value)
+            result = history_verdict(measured_now, points, day * DAY)
+            low_band, high_band = band_of(result)
+            points.append(
+                Point(f"d{day}", day * DAY, value, result.status.value, low_band, high_band)
+            )
+            if result.status is Status.SKIPPED:
+                continue
+            assert result.status in (Status.PASSED, Status.FAILED), result
+            window = values[: day + 1] if strategy != "batchNormal" else values[day - 7 : day + 1]
+            cases.append({"strategy": strategy, "low": low, "high": high, "series": window,
+                          "rule": name, "day": day})  # fmt: skip
+            ours.append(result.status is Status.FAILED)
+    return cases, ours
+
+
+def _deequ(cases: list[dict[str, Any]]) -> list[bool]:
     if not DEEQU.is_file():
         pytest.fail(f"{DEEQU} is missing: run `make test-jars`")
-    cases = _cases()
     done = subprocess.run(
         [sys.executable, str(HERE / "deequ_anomalies.py"), str(DEEQU)],
         input=json.dumps(cases), capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
-    deequ = json.loads(done.stdout.strip().splitlines()[-1])
+    answers: list[bool] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answers
+
+
+def test_verdicts_agree_with_deequs_strategies(tmp_path: Path) -> None:
+    cases = _cases()
+    month, month_ours = _month()
+    answers = _deequ([*cases, *month])
+    deequ, month_deequ = answers[: len(cases)], answers[len(cases) :]
+    # the month, day by day, with baseline: all
+    differ = [
+        (c["rule"], c["day"], d, o)
+        for c, d, o in zip(month, month_deequ, month_ours, strict=True)
+        if d != o
+    ]
+    assert not differ, differ
+    assert len(month) > 4 * 30 and sum(month_deequ) >= 5  # the anomalies were there to find
+    # the default baseline differs where docs/history.md says: the run after the spike
+    normal, normal_ours = _month("normal")
+    assert [(c["rule"], c["day"]) for c in normal] == [(c["rule"], c["day"]) for c in month]
+    changes = [
+        (c["rule"], c["day"])
+        for c, d, o in zip(normal, month_deequ, normal_ours, strict=True)
+        if d != o and c["rule"] in ("rows_ratio", "rows_change")
+    ]
+    assert changes == [("rows_ratio", SPIKE + 1), ("rows_change", SPIKE + 1)], changes
     ours = [_ours(case) for case in cases]
     disagree = [(c, d, o) for c, d, o in zip(cases, deequ, ours, strict=True) if d != o]
     assert not disagree, disagree[:5]

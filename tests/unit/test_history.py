@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from lineage_quality.contracts.odcs import parse_odcs
@@ -82,9 +83,11 @@ def test_too_little_history_is_skipped_never_a_pass() -> None:
     assert result.status is Status.SKIPPED and not result.success
     assert result.skip_reason == "HISTORY_TOO_SHORT"
     assert result.message == "needs 5 runs, has 2"
-    # failed points are not part of a baseline
-    failed = history_verdict(_measured(rule, 100), _points([100] * 6, "FAILED"), T0 + 7 * DAY)
-    assert failed.status is Status.SKIPPED
+    # isolated failed points are not part of a baseline (failures alternating with passes)
+    mixed = _points([100, 100, 100, 100, 100, 100])
+    mixed = [p if i % 2 else attrs.evolve(p, status="FAILED") for i, p in enumerate(mixed)]
+    failed = history_verdict(_measured(rule, 100), mixed, T0 + 7 * DAY)
+    assert failed.status is Status.SKIPPED and failed.message == "needs 5 runs, has 3"
 
 
 def test_seasonal_uses_the_same_weekday_and_hour() -> None:

@@ -1,15 +1,25 @@
-"""`lineage-quality check`: the same engine on a dataset without any lineage."""
+"""`lineage-quality check`: the same engine on a dataset without any lineage.
+
+With `--history PATH|URL` (a SQLite file or a PostgreSQL URL, as `serve`'s) the check keeps its
+measured values and judges its history rules on them, as `serve` does: the run is this
+invocation (a new run id, the time it finished), the dataset is named as in the facets
+(`file:/lake/orders`), so a daily orchestrated check and a `serve` sharing the store read one
+series. Without it, history rules are SKIPPED (never a pass)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from lineage_quality.cli.history import PASSWORD_FILE_HELP
 from lineage_quality.cli.options import (
     add_shacl_flags,
     add_spark_conf_options,
@@ -20,7 +30,8 @@ from lineage_quality.contracts import BoundRules, load_file
 from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError, SparkStartError
 from lineage_quality.evaluation.jvm_output import JvmOutput
-from lineage_quality.history.judge import NOT_IN_CHECK, without_history
+from lineage_quality.history.judge import NOT_IN_CHECK, judge_and_record, without_history
+from lineage_quality.history.store import HistoryStore, open_history
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
 
@@ -94,12 +105,12 @@ def run_check(
     out: TextIO | None = None,
     err: TextIO | None = None,
     spark_conf: Mapping[str, str] | None = None,
+    history: str | None = None,
+    history_password_file: str | None = None,
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    from lineage_quality.engine.run import evaluate_dataframe
-    from lineage_quality.evaluation.datasets import dataset_identity, read_location
-    from lineage_quality.evaluation.evaluator import evaluator_session
+    from lineage_quality.evaluation.datasets import dataset_identity
 
     bindings = load_file(contract, shacl)
     namespace, name = dataset_identity(dataset)
@@ -111,6 +122,36 @@ def run_check(
             else ""
         )
         err.write(f"lineage-quality: warning: {contract} declares no rules{hint}\n")
+    # opened before Spark: a bad store fails fast, and libpq has read PGPASSWORD before the
+    # JVM (which runs contract SQL) starts without it, as in serve
+    store = None if history is None else open_history(history, password_file=history_password_file)
+    if store is not None:
+        os.environ.pop("PGPASSWORD", None)
+    try:
+        return _evaluate(
+            contract, dataset, fmt, output, chosen, master, out, err, spark_conf, store
+        )
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _evaluate(
+    contract: Path,
+    dataset: str,
+    fmt: str | None,
+    output: str,
+    chosen: BoundRules,
+    master: str | None,
+    out: TextIO,
+    err: TextIO,
+    spark_conf: Mapping[str, str] | None,
+    store: HistoryStore | None,
+) -> int:
+    from lineage_quality.engine.run import evaluate_dataframe
+    from lineage_quality.evaluation.datasets import dataset_identity, read_location
+    from lineage_quality.evaluation.evaluator import evaluator_session
+
     jvm = JvmOutput()
     try:
         with jvm.starting():
@@ -130,7 +171,14 @@ def run_check(
             results = evaluate_dataframe(df, list(chosen.rules))
     else:
         results = evaluate_dataframe(df, list(chosen.rules))
-    results = without_history(results, Status.SKIPPED, NOT_IN_CHECK)
+    if store is None:
+        results = without_history(results, Status.SKIPPED, NOT_IN_CHECK)
+    else:
+        namespace, name = dataset_identity(dataset)
+        run_id = str(uuid.uuid4())
+        results = judge_and_record(
+            store, f"{namespace}:{name}", run_id, int(time.time() * 1000), results
+        )
     if output == "json":
         out.write(json.dumps(to_json(dataset, results), indent=2) + "\n")
     else:
@@ -163,6 +211,14 @@ def add_parser(sub: Any) -> None:
         "--spark-master", help="the same as --spark-conf spark.master=... (default local[*])"
     )
     add_spark_conf_options(check)
+    check.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="keep this check's measured values and judge its history rules, as serve does: a "
+        "SQLite file or a postgresql:// URL (docs/history.md); without it history rules are "
+        "SKIPPED",
+    )
+    check.add_argument("--history-password-file", metavar="FILE", help=PASSWORD_FILE_HELP)
     check.set_defaults(func=run)
 
 
@@ -176,4 +232,6 @@ def run(args: argparse.Namespace) -> int:
         shacl_options(args),
         args.spark_master,
         spark_conf=spark_conf(args),
+        history=args.history,
+        history_password_file=args.history_password_file,
     )

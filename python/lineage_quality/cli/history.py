@@ -5,7 +5,9 @@
         --since 2026-11-01 --plot orders.html
 
 Without `--rule`, the rules kept for the dataset; with it, the rule's points (time, run, value,
-status, band). `--plot` writes the chart (`.svg`, or `.html` holding it). Text from events
+status, band, and a note for runs accepted as normal or before a rebaseline) and what users said
+about them (`history accept`, `history rebaseline`: cli/history_feedback.py). `--plot` writes the
+chart (`.svg`, or `.html` holding it). Text from events
 (dataset names, run ids) is made inert for the terminal. The store is opened read-only: the
 viewer never changes it, nor any other file it is pointed at (docs/history.md).
 """
@@ -13,13 +15,14 @@ viewer never changes it, nor any other file it is pointed at (docs/history.md).
 from __future__ import annotations
 
 import argparse
-import datetime
 import math
 from pathlib import Path
 from typing import Any
 
+from lineage_quality.cli.history_feedback import add_parsers, since_ms
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.chart import page, svg
+from lineage_quality.history.feedback import FeedbackState
 from lineage_quality.history.postgres import postgres_url
 from lineage_quality.history.store import HistoryBounds, SqlHistory, open_history
 from lineage_quality.history.times import iso_ms
@@ -35,15 +38,16 @@ def add_parser(sub: Any) -> None:
         metavar="PATH|URL",
         help="serve's --history: a SQLite file or a postgresql:// URL",
     )
-    parser.add_argument("--history-password-file", metavar="FILE", help=_PASSWORD_FILE_HELP)
+    parser.add_argument("--history-password-file", metavar="FILE", help=PASSWORD_FILE_HELP)
     parser.add_argument("--dataset", help="NAMESPACE:NAME as in the facets (omit: list datasets)")
     parser.add_argument("--rule", metavar="ID", help="one rule's points (its rule id)")
     parser.add_argument("--since", metavar="DATE", help="ISO date or time (UTC unless given)")
     parser.add_argument("--plot", metavar="FILE", help="write the rule's chart: .svg or .html")
     parser.set_defaults(func=run)
+    add_parsers(parser, PASSWORD_FILE_HELP)
 
 
-_PASSWORD_FILE_HELP = (
+PASSWORD_FILE_HELP = (
     "the PostgreSQL password, on the first line of FILE, for a --history URL without one (or "
     "libpq's PGPASSFILE / ~/.pgpass, PGPASSWORD): a password in the URL shows in `ps`"
 )
@@ -58,7 +62,7 @@ def add_history_flags(serve: argparse.ArgumentParser) -> None:
         "history.db beside --spool) or a postgresql:// URL shared by several producers; "
         "'off' keeps none (history rules are then ERRORs saying so)",
     )
-    group.add_argument("--history-password-file", metavar="FILE", help=_PASSWORD_FILE_HELP)
+    group.add_argument("--history-password-file", metavar="FILE", help=PASSWORD_FILE_HELP)
     group.add_argument(
         "--history-max-points",
         type=int,
@@ -101,15 +105,7 @@ def history_store(args: argparse.Namespace) -> SqlHistory | None:
 
 
 def _since_ms(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        when = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        raise ConfigError(f"--since {text!r}: not an ISO date or time") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
-    return int(when.timestamp() * 1000)
+    return None if text is None else since_ms(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -139,22 +135,41 @@ def run(args: argparse.Namespace) -> int:
         points = store.series(args.dataset, args.rule, since_ms=_since_ms(args.since))
         if not points:
             raise ConfigError(f"no points of rule {args.rule!r} on {args.dataset!r}")
-        print("time\trun\tvalue\tstatus\tband")
+        records = store.feedback(args.dataset, args.rule)
+        state = FeedbackState.of(records)
+        print("time\trun\tvalue\tstatus\tband\tnote")
         for p in points:
             band = "" if p.lower is None and p.upper is None else f"{_g(p.lower)}..{_g(p.upper)}"
+            note = _note(p.run_id, p.event_ms, state)
             # fields from events made inert one by one: the tabs between them stay tabs
             print(
-                f"{iso_ms(p.event_ms)}\t{inert(p.run_id)}\t{_g(p.value)}\t{inert(p.status)}\t{band}"
+                f"{iso_ms(p.event_ms)}\t{inert(p.run_id)}\t{_g(p.value)}\t{inert(p.status)}\t"
+                f"{band}\t{inert(note)}"
             )
+        if records:
+            print("feedback:")
+            for record in records:
+                print(f"  {inert(record.describe())}")
         if args.plot:
             title = f"{args.rule} on {args.dataset}"
-            text = svg(title, points) if args.plot.lower().endswith(".svg") else page(title, points)
+            text = (
+                svg(title, points, records)
+                if args.plot.lower().endswith(".svg")
+                else page(title, points, records)
+            )
             Path(args.plot).write_text(text, encoding="utf-8")
             failed = sum(p.status == "FAILED" for p in points)
             print(f"wrote {args.plot}: {len(points)} point(s), {failed} failed")
         return 0
     finally:
         store.close()
+
+
+def _note(run_id: str, event_ms: int, state: FeedbackState) -> str:
+    if state.since_ms is not None and event_ms < state.since_ms:
+        return "before the rebaseline"
+    by = dict(state.accepted_by)
+    return f"accepted as normal by {by[run_id]}" if run_id in by else ""
 
 
 def _g(value: float | None) -> str:

@@ -169,6 +169,25 @@ class QualityReader:
                         f"{name} implies its threshold; remove {threshold.operator.value}", where
                     )
                 threshold = implied
+        history = self._history(q, where)
+        if history is not None:
+            explicit = self.threshold(q, where)
+            if history.compare.uses_threshold and explicit is None:
+                raise self.fail(
+                    f"a {history.compare.value} history rule needs an operator for the compared "
+                    "quantity (e.g. mustBeBetween: [0.7, 1.3] for relativeChange)",
+                    where,
+                )
+            if not history.compare.uses_threshold and explicit is not None:
+                raise self.fail(
+                    f"a {history.compare.value} history rule takes its band from k, not from "
+                    f"{explicit.operator.value}",
+                    where,
+                )
+        if threshold is None and history is not None and not history.compare.uses_threshold:
+            # a stddev or seasonal band comes from k: the metric needs no operator of its own
+            # (this one is never applied: the history verdict replaces the engine's)
+            threshold = Threshold(Operator.GREATER_OR_EQUAL, 0)
         if threshold is None:
             if kind.needs_operator:
                 raise self.fail(f"{name} needs an operator such as mustBeGreaterThan", where)
@@ -198,21 +217,6 @@ class QualityReader:
             if problem:  # one ERROR result at evaluation; the contract's other rules still run
                 log.warning("%s: %s: %s", self.source, where, problem)
         action = self._action(q, where)
-        history = self._history(q, where)
-        if history is not None:
-            explicit = self.threshold(q, where)
-            if history.compare.uses_threshold and explicit is None:
-                raise self.fail(
-                    f"a {history.compare.value} history rule needs an operator for the compared "
-                    "quantity (e.g. mustBeBetween: [0.7, 1.3] for relativeChange)",
-                    where,
-                )
-            if not history.compare.uses_threshold and explicit is not None:
-                raise self.fail(
-                    f"a {history.compare.value} history rule takes its band from k, not from "
-                    f"{explicit.operator.value}",
-                    where,
-                )
         unit = _UNITS.get((q.unit or "rows").lower())
         if unit is None:
             raise self.fail(f"unit must be rows or percent, not {q.unit!r}", where.child("unit"))

@@ -40,7 +40,11 @@ def describe(rule: Rule) -> str:
     what = rule.kind.value
     if rule.statistic:
         what = f"{what} {rule.statistic}"
-    text = f"{target}: {what} {rule.threshold.describe()}{suffix}"
+    expected = f"{rule.threshold.describe()}{suffix}"
+    if rule.history is not None:  # compared with the past (docs/history.md)
+        band = not rule.history.compare.uses_threshold
+        expected = rule.history.describe() + ("" if band else f" {expected}")
+    text = f"{target}: {what} {expected}"
     if rule.description:
         return f"{rule.description} ({text})"
     return f"{rule.name}: {text}" if rule.name else text

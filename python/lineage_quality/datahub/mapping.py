@@ -139,8 +139,12 @@ def counted_shape(rule: Rule, scope: str, std_rows: str, std_proportion: str) ->
 
 def shape(rule: Rule) -> Shape:
     """The standard assertion shape of `rule`: the one its kind declares (kinds/), else the
-    metric form with a native aggregation."""
+    metric form with a native aggregation. A rule compared with the past has no standard shape
+    (its verdict comes from its history, not from a threshold)."""
+    column_scope = COLUMN if rule.columns else ROWS
+    if rule.history is not None:
+        return Shape(column_scope, NATIVE, NATIVE)
     declared = rule.kind.datahub_shape(rule)
     if declared is not None:
         return declared
-    return metric_shape(rule, COLUMN if rule.columns else ROWS, NATIVE)
+    return metric_shape(rule, column_scope, NATIVE)

@@ -108,6 +108,8 @@ def failures(result: RuleResult) -> int | None:
 
 
 def _threshold(rule: Rule) -> dict[str, Any]:
+    if rule.history is not None and not rule.history.compare.uses_threshold:
+        return {"band": rule.history.describe()}  # stddev, seasonal: no operator applies
     t = rule.threshold
     bound: Any = [t.value, t.high] if t.operator.is_range else t.value
     return {t.operator.value: bound}

@@ -4,7 +4,10 @@ Each point is a run's value (a `circle`, `data-status` PASSED or FAILED; failed 
 marked with a cross), the line joins them in time order, and the band each verdict held its value
 to (a history rule's mean ± k sd, or a threshold, as the store kept it) is a shaded area. Every
 element that carries data has `data-*` attributes, so the chart can be read back (and tested)
-without rendering it.
+without rendering it. What users said (history/feedback.py) is drawn too: a run accepted as
+normal gets a green ring (`class="accepted"`, `data-by`, `data-why`), a rebaseline a dashed
+vertical line at its `since` (`class="rebaseline"`); the HTML page lists every record under the
+chart (`<ul class="feedback">`).
 
 Everything the store holds came from events or from other producers sharing the store: every text
 is written escaped for HTML and XML, control characters escaped as visible text (`\\x1b`, as the
@@ -20,8 +23,9 @@ import math
 import re
 from collections.abc import Sequence
 
+from lineage_quality.history.feedback import Action, Feedback, FeedbackState
+from lineage_quality.history.points import Point
 from lineage_quality.history.times import iso_ms
-from lineage_quality.history.verdicts import Point
 from lineage_quality.inert import inert
 from lineage_quality.results import NON_FINITE
 
@@ -49,8 +53,10 @@ def band(points: Sequence[Point]) -> list[tuple[float, float] | None]:
     ]
 
 
-def svg(title: str, points: Sequence[Point]) -> str:
+def svg(title: str, points: Sequence[Point], feedback: Sequence[Feedback] = ()) -> str:
     bands = band(points)
+    state = FeedbackState.of(feedback)
+    why = {r.run_id: r for r in feedback if r.action is Action.ACCEPT}
     values = [p.value for p in points if math.isfinite(p.value)]
     values += [v for b in bands if b for v in b]
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
@@ -76,7 +82,8 @@ def svg(title: str, points: Sequence[Point]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" data-points="{len(points)}" '
         f'data-failed="{sum(p.status == "FAILED" for p in points)}" '
-        f'data-nonfinite="{sum(not math.isfinite(p.value) for p in points)}">',
+        f'data-nonfinite="{sum(not math.isfinite(p.value) for p in points)}" '
+        f'data-accepted="{sum(p.run_id in state.accepted for p in points)}">',
         f"<title>{safe_title}</title>",
         f'<text x="{PAD}" y="24" font-family="sans-serif" font-size="14">{safe_title}</text>',
         f'<line x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}" '
@@ -96,8 +103,30 @@ def svg(title: str, points: Sequence[Point]) -> str:
     if len(line) > 1:
         path = " ".join(f"{x(i):.1f},{y(p.value):.1f}" for i, p in line)
         parts.append(f'<polyline points="{path}" fill="none" stroke="#3182bd"/>')
+    rebaseline = next((r for r in reversed(feedback) if r.action is Action.REBASELINE), None)
+    if rebaseline is not None and rebaseline.since_ms is not None and len(points) > 1:
+        first, last = points[0].event_ms, points[-1].event_ms
+        since = min(max(rebaseline.since_ms, first), last)
+        rx = PAD + (WIDTH - 2 * PAD) * (since - first) / span_t
+        label = text(f"rebaseline from {iso_ms(rebaseline.since_ms)} by {rebaseline.by}")
+        parts.append(
+            f'<line class="rebaseline" x1="{rx:.1f}" y1="{PAD}" x2="{rx:.1f}" '
+            f'y2="{HEIGHT - PAD}" stroke="#31a354" stroke-dasharray="4 3" '
+            f'data-time="{text(iso_ms(rebaseline.since_ms))}" data-by="{text(rebaseline.by)}" '
+            f'data-why="{text(rebaseline.why)}"><title>{label}: {text(rebaseline.why)}</title>'
+            "</line>"
+        )
     for i, p in enumerate(points):
         failed = p.status == "FAILED"
+        if p.run_id in state.accepted and p.run_id in why:
+            record = why[p.run_id]
+            parts.append(
+                f'<circle class="accepted" cx="{x(i):.1f}" cy="{y(p.value):.1f}" r="9" '
+                f'fill="none" stroke="#31a354" stroke-width="2" data-run="{text(p.run_id)}" '
+                f'data-by="{text(record.by)}" data-why="{text(record.why)}">'
+                f"<title>accepted as normal by {text(record.by)}: {text(record.why)}</title>"
+                "</circle>"
+            )
         when = text(iso_ms(p.event_ms))
         status = text(p.status)
         value = _value(p.value)
@@ -132,11 +161,13 @@ def svg(title: str, points: Sequence[Point]) -> str:
     return "\n".join(parts)
 
 
-def page(title: str, points: Sequence[Point]) -> str:
+def page(title: str, points: Sequence[Point], feedback: Sequence[Feedback] = ()) -> str:
+    listed = "".join(f"<li>{text(r.describe())}</li>" for r in feedback)
+    notes = f'<ul class="feedback">{listed}</ul>\n' if feedback else ""
     return (
         '<!doctype html>\n<html><head><meta charset="utf-8">'
         f"<title>{text(title)}</title></head><body>\n"
-        f"{svg(title, points)}\n</body></html>\n"
+        f"{svg(title, points, feedback)}\n{notes}</body></html>\n"
     )
 
 

@@ -11,8 +11,10 @@ from collections.abc import Sequence
 
 import attrs
 
+from lineage_quality.history.feedback import FeedbackState
+from lineage_quality.history.points import Point
 from lineage_quality.history.store import HistoryStore, Measured
-from lineage_quality.history.verdicts import Point, history_verdict, history_window_ms
+from lineage_quality.history.verdicts import history_verdict, history_window_ms
 from lineage_quality.results import (
     HISTORY_TOO_SHORT,
     RuleResult,
@@ -51,19 +53,24 @@ def judge_and_record(
             if check is None:
                 judged.append(result)
                 continue
+            feedback = FeedbackState.of(store.feedback(dataset, result.rule.id))
             window = history_window_ms(check)
-            limit = None if window is not None else check.runs * 4 + 10
+            # enough runs for the window, the failed ones left out, and a streak of them
+            limit = None if window is not None else check.runs * 4 + 10 + check.recover_after
             if check.compare is Compare.FRESHNESS:
                 limit = FRESHNESS_LOOKBACK  # the streak of unchanged values may be long
+            since = None if window is None else event_ms - window
+            if feedback.since_ms is not None:
+                since = max(since or feedback.since_ms, feedback.since_ms)
             past: list[Point] = store.series(
                 dataset,
                 result.rule.id,
                 before_ms=event_ms,
                 limit=limit,
-                since_ms=None if window is None else event_ms - window,
+                since_ms=since,
                 finite_only=True,  # a NaN or an infinity is in no baseline
             )
-            judged.append(history_verdict(result, past, event_ms))
+            judged.append(history_verdict(result, past, event_ms, feedback))
     except Exception as exc:
         log.error("history of %s cannot be read: %s", dataset, exc)
         message = f"the history store cannot be read: {str(exc).splitlines()[0][:300]}"

@@ -8,6 +8,10 @@ clock: an event time cannot move it) expire, past `max_points` rows or `max_byte
 (a batch at a time), a name past its length bound is cut and ends in a hash of the whole (two long
 names never share a series), and a time more than a day ahead of the clock is never kept.
 
+What users said about a rule's history (accept, undo, rebaseline: feedback.py) is kept in
+`lq_history_feedback`, one row per record with who, when and why; bounded by the same retention
+and by `MAX_FEEDBACK` rows (the oldest go).
+
 A measured value that is not a finite number (NaN, an infinity) is kept as no number: `value`
 NULL and its name in `nonfinite`. It is shown by the viewer and the chart, never read into a
 baseline (`series(finite_only=True)`).
@@ -31,9 +35,10 @@ import attrs
 
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS
 from lineage_quality.errors import ConfigError
+from lineage_quality.history.feedback import Action, Feedback
+from lineage_quality.history.points import Point
 from lineage_quality.history.postgres import connect as connect_postgres
 from lineage_quality.history.postgres import postgres_url
-from lineage_quality.history.verdicts import Point
 from lineage_quality.masking import masked
 from lineage_quality.results import NON_FINITE
 
@@ -78,6 +83,23 @@ _EXPIRE_OLDEST = (
     "SUM(row_bytes) OVER (ORDER BY event_ms ROWS UNBOUNDED PRECEDING) - row_bytes AS bytes_before "
     "FROM lq_history) AS oldest WHERE n <= ? OR bytes_before < ?)"
 )
+_FEEDBACK_TABLE = """CREATE TABLE IF NOT EXISTS lq_history_feedback (
+    dataset TEXT NOT NULL,
+    rule_id TEXT NOT NULL,
+    action TEXT NOT NULL,
+    run_id TEXT,
+    since_ms BIGINT,
+    by_whom TEXT NOT NULL,
+    why TEXT NOT NULL,
+    at_ms BIGINT NOT NULL
+)"""
+_FEEDBACK_INDEX = (
+    "CREATE INDEX IF NOT EXISTS lq_history_feedback_rule "
+    "ON lq_history_feedback (dataset, rule_id, at_ms)"
+)
+_FEEDBACK_COLUMNS = "dataset, rule_id, action, run_id, since_ms, by_whom, why, at_ms"
+MAX_FEEDBACK = 100_000  # feedback rows kept at most (the oldest go)
+MAX_WHY = 1000  # characters of a feedback's why (and 128 of its who)
 _NEEDED = {"dataset", "rule_id", "run_id", "metric", "value", "status", "event_ms"}
 
 MAX_NAME = 512  # a dataset name or rule id longer than this is cut and ends in a hash
@@ -87,6 +109,7 @@ MAX_FUTURE_MS = MAX_FUTURE_SKEW_SECONDS * 1000  # as the receiver's bound on eve
 _FROM_NAME = {name: float(name) for name in NON_FINITE.values()}
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL (PostgreSQL refuses it), lone surrogates
 MIB = 1024 * 1024
+_ACTIONS = frozenset(a.value for a in Action)
 
 
 @attrs.frozen
@@ -152,6 +175,8 @@ class SqlHistory:
             with self._transaction() as cur:
                 for statement in _INDEXES:
                     cur.execute(statement)
+                cur.execute(_FEEDBACK_TABLE)
+                cur.execute(_FEEDBACK_INDEX)
         try:
             columns = self._columns()
         except Exception as exc:  # each DB-API module has its own classes: any is "cannot"
@@ -291,6 +316,88 @@ class SqlHistory:
         if finite_only:  # a store upgraded from one holding infinities as numbers
             found = [p for p in found if math.isfinite(p.value)]
         return found[::-1]
+
+    def record(self, feedback: Feedback) -> None:
+        """Keep one feedback record (accept, undo, rebaseline); the oldest past the bounds go."""
+        if self.read_only:
+            raise ConfigError("this history store was opened read-only")
+        row = (
+            key(feedback.dataset),
+            key(feedback.rule_id),
+            feedback.action.value,
+            None if feedback.run_id is None else key(feedback.run_id, MAX_RUN_ID),
+            feedback.since_ms,
+            _cut(feedback.by, 128) or "",
+            _cut(feedback.why, MAX_WHY) or "",
+            feedback.at_ms,
+        )
+        now = int(time.time() * 1000)
+        with self._transaction() as cur:
+            cur.execute(
+                self._sql(
+                    f"INSERT INTO lq_history_feedback ({_FEEDBACK_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                ),
+                row,
+            )
+            oldest_kept = now - int(self.bounds.retention_days * 86_400_000)
+            cur.execute(
+                self._sql("DELETE FROM lq_history_feedback WHERE at_ms < ?"), (oldest_kept,)
+            )
+            cur.execute("SELECT COUNT(*) FROM lq_history_feedback")
+            excess = int(cur.fetchone()[0]) - MAX_FEEDBACK
+            if excess > 0:
+                cur.execute(
+                    self._sql(
+                        "DELETE FROM lq_history_feedback WHERE at_ms <= (SELECT MAX(at_ms) FROM "
+                        "(SELECT at_ms FROM lq_history_feedback ORDER BY at_ms LIMIT ?) AS o)"
+                    ),
+                    (excess,),
+                )
+
+    def feedback(self, dataset: str, rule_id: str | None = None) -> list[Feedback]:
+        """The feedback records of the dataset's rule (every rule: None), oldest first; none
+        from a store written before feedback was kept."""
+        where, args = "dataset = ?", [key(dataset)]
+        if rule_id is not None:
+            where += " AND rule_id = ?"
+            args.append(key(rule_id))
+        try:
+            with self._transaction() as cur:
+                cur.execute(
+                    self._sql(
+                        f"SELECT {_FEEDBACK_COLUMNS} FROM lq_history_feedback WHERE {where} "
+                        "ORDER BY at_ms"
+                    ),
+                    args,
+                )
+                rows = cur.fetchall()
+        except Exception:
+            if self.read_only and not self._has_feedback_table():
+                return []  # an older store, opened by the viewer: nothing was said
+            raise
+        return [
+            Feedback(
+                dataset=str(r[0]),
+                rule_id=str(r[1]),
+                action=Action(str(r[2])),
+                run_id=None if r[3] is None else str(r[3]),
+                since_ms=None if r[4] is None else int(r[4]),
+                by=str(r[5]),
+                why=str(r[6]),
+                at_ms=int(r[7]),
+            )
+            for r in rows
+            if str(r[2]) in _ACTIONS
+        ]
+
+    def _has_feedback_table(self) -> bool:
+        try:
+            with self._transaction() as cur:
+                cur.execute("SELECT * FROM lq_history_feedback LIMIT 0")
+        except Exception:
+            return False
+        return True
 
     def rules(self, dataset: str) -> list[tuple[str, str, int]]:
         """(rule id, metric, points) of every rule kept for the dataset."""

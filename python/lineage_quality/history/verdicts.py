@@ -1,11 +1,12 @@
 """A history rule's verdict: its measurement against the values it measured before. Pure.
 
-The baseline is built from earlier points that did not fail (PASSED, or SKIPPED while the history
-was too short): a run that failed is an anomaly, and one anomaly must not make the next, normal
-run fail too (as Deequ's OnlineNormalStrategy ignores
-anomalies). Freshness reads every measured point: it asks when the value last changed. A point
-whose value is not a finite number (NaN, an infinity) is in no baseline, freshness's included:
-one would make every mean, deviation and ratio after it NaN.
+Which earlier points form the baseline is baseline.py's choice (normal runs, accepted ones and
+lasting changes by default; every run with `baseline: all`), after the rule's latest rebaseline.
+A change rule compares with the latest run of its baseline and, when the runs after that one
+failed, with the latest of those too (it passes if either change holds). Freshness reads every
+measured point: it asks when the value last changed. A point whose value is not a finite number
+(NaN, an infinity) is in no baseline, freshness's included: one would make every mean, deviation
+and ratio after it NaN.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from collections.abc import Sequence
 
 import attrs
 
+from lineage_quality.history.baseline import Baseline, choose
+from lineage_quality.history.feedback import NO_FEEDBACK, FeedbackState
+from lineage_quality.history.points import Point
 from lineage_quality.history.times import iso_ms
 from lineage_quality.results import (
     HISTORY_TOO_SHORT,
@@ -28,17 +32,7 @@ from lineage_quality.rules.history import SEASON_TOLERANCE_SECONDS, Compare, His
 
 WEEK_MS = 7 * 24 * 3600 * 1000
 
-
-@attrs.frozen
-class Point:
-    """One measured value of a rule on a dataset, from one run."""
-
-    run_id: str
-    event_ms: int
-    value: float
-    status: str  # PASSED / FAILED, or SKIPPED (a history rule with too little history yet)
-    lower: float | None = None  # the band the verdict used, in the value's terms, if any
-    upper: float | None = None
+__all__ = ["WEEK_MS", "Point", "history_verdict", "history_window_ms"]
 
 
 def history_window_ms(check: HistoryCheck) -> int | None:
@@ -48,9 +42,15 @@ def history_window_ms(check: HistoryCheck) -> int | None:
     return None
 
 
-def history_verdict(result: RuleResult, past: Sequence[Point], event_ms: int) -> RuleResult:
+def history_verdict(
+    result: RuleResult,
+    past: Sequence[Point],
+    event_ms: int,
+    feedback: FeedbackState = NO_FEEDBACK,
+) -> RuleResult:
     """`result` (the engine's measurement of a history rule) judged against `past` (earlier
-    points of the same rule and dataset, any order). Errors stay errors."""
+    points of the same rule and dataset, any order), with what users said about them
+    (`feedback`: accepted runs, a rebaseline). Errors stay errors."""
     check = result.rule.history
     if check is None or result.status not in (Status.PASSED, Status.FAILED):
         return result
@@ -71,20 +71,24 @@ def history_verdict(result: RuleResult, past: Sequence[Point], event_ms: int) ->
         (p for p in past if p.event_ms < event_ms and math.isfinite(p.value)),
         key=lambda p: p.event_ms,
     )
-    # a run judged too early to compare was a normal measurement: it belongs to baselines
-    accepted = [p for p in earlier if p.status in (Status.PASSED.value, Status.SKIPPED.value)]
     base = attrs.evolve(result, measured=value, failing_rows=result.failing_rows)
-    if check.compare in (Compare.ABSOLUTE_CHANGE, Compare.RELATIVE_CHANGE):
-        return _change(base, check, value, accepted)
     if check.compare is Compare.FRESHNESS:
-        return _freshness(base, check, value, earlier, event_ms)
-    window = accepted[-check.runs :]
+        since = feedback.since_ms
+        kept = [p for p in earlier if since is None or p.event_ms >= since]
+        return _freshness(base, check, value, kept, event_ms)
+    chosen = choose(earlier, check, feedback)
+    if check.compare in (Compare.ABSOLUTE_CHANGE, Compare.RELATIVE_CHANGE):
+        return _change(base, check, value, chosen)
+    window = list(chosen.joined[-check.runs :])
     if check.compare is Compare.SEASONAL:
-        window = _same_season(accepted, event_ms, check.runs)
-    return _band(base, check, value, window)
+        window = _same_season(list(chosen.joined), event_ms, check.runs)
+    return _band(base, check, value, window, chosen)
 
 
-def _too_short(result: RuleResult, check: HistoryCheck, has: int, what: str) -> RuleResult:
+def _too_short(
+    result: RuleResult, check: HistoryCheck, has: int, what: str, chosen: Baseline | None = None
+) -> RuleResult:
+    account = () if chosen is None else tuple(chosen.params([], check.baseline).items())
     return attrs.evolve(
         result,
         status=Status.SKIPPED,
@@ -92,7 +96,7 @@ def _too_short(result: RuleResult, check: HistoryCheck, has: int, what: str) -> 
         skip_reason=HISTORY_TOO_SHORT,
         message=f"needs {check.min_runs} {what}, has {has}",
         expected_text=check.describe(),
-        baseline=(("runs", has),),
+        baseline=(("runs", has), *((k, v) for k, v in account if k != "runs")),
     )
 
 
@@ -112,36 +116,64 @@ def _judged(
     )
 
 
-def _change(
-    result: RuleResult, check: HistoryCheck, value: float, accepted: list[Point]
-) -> RuleResult:
-    if len(accepted) < check.min_runs:
-        return _too_short(result, check, len(accepted), "earlier run(s)")
-    previous = accepted[-1]
-    baseline = (
-        ("previous", previous.value),
-        ("previousRun", previous.run_id),
-        ("previousTime", _iso(previous.event_ms)),
-    )
-    if check.compare is Compare.ABSOLUTE_CHANGE:
-        quantity = value - previous.value
-    else:
-        if previous.value == 0:
-            return attrs.evolve(
-                error_result(result.rule, "the previous value is 0: no ratio to compare"),
-                measured=value,
-                baseline=baseline,
-            )
-        quantity = value / previous.value
+def _change(result: RuleResult, check: HistoryCheck, value: float, chosen: Baseline) -> RuleResult:
+    if len(chosen.joined) < check.min_runs:
+        return _too_short(result, check, len(chosen.joined), "earlier run(s)", chosen)
     threshold = result.rule.threshold
     expected = f"{check.describe()} {threshold.describe()}"
+    previous = chosen.joined[-1]
+    quantity = _quantity(check, value, previous.value)
+    newer = chosen.pending[-1] if chosen.pending else None
+    if (quantity is None or not threshold.holds(quantity)) and newer is not None:
+        # the runs after the baseline's latest failed: this one may confirm their new level
+        confirmed = _quantity(check, value, newer.value)
+        if confirmed is not None and threshold.holds(confirmed):
+            account = _previous(newer, "the latest run, FAILED: this run confirms its level")
+            used = [newer]
+            return _judged(
+                result, True, confirmed, expected, (*account, *_account(chosen, used, check))
+            )
+    baseline = (
+        *_previous(previous, "the latest run of the baseline"),
+        *_account(chosen, [previous], check),
+    )
+    if quantity is None:
+        return attrs.evolve(
+            error_result(result.rule, "the previous value is 0: no ratio to compare"),
+            measured=value,
+            baseline=baseline,
+        )
     return _judged(result, threshold.holds(quantity), quantity, expected, baseline)
 
 
-def _band(result: RuleResult, check: HistoryCheck, value: float, window: list[Point]) -> RuleResult:
+def _quantity(check: HistoryCheck, value: float, previous: float) -> float | None:
+    """The compared change: a difference, or a ratio (None: no ratio to a previous 0)."""
+    if check.compare is Compare.ABSOLUTE_CHANGE:
+        return value - previous
+    return None if previous == 0 else value / previous
+
+
+def _previous(point: Point, why: str) -> tuple[tuple[str, object], ...]:
+    return (
+        ("previous", point.value),
+        ("previousRun", point.run_id),
+        ("previousTime", _iso(point.event_ms)),
+        ("previousWhy", why),
+    )
+
+
+def _account(
+    chosen: Baseline, used: Sequence[Point], check: HistoryCheck
+) -> tuple[tuple[str, object], ...]:
+    return tuple(chosen.params(used, check.baseline).items())
+
+
+def _band(
+    result: RuleResult, check: HistoryCheck, value: float, window: list[Point], chosen: Baseline
+) -> RuleResult:
     what = "runs" if check.compare is Compare.STDDEV else "runs of the same weekday and hour"
     if len(window) < check.min_runs:
-        return _too_short(result, check, len(window), what)
+        return _too_short(result, check, len(window), what, chosen)
     values = [p.value for p in window]
     mean = statistics.fmean(values)
     sd = statistics.stdev(values)  # sample standard deviation, as Deequ's BatchNormalStrategy
@@ -152,6 +184,7 @@ def _band(result: RuleResult, check: HistoryCheck, value: float, window: list[Po
         ("stddev", sd),
         ("lower", lower),
         ("upper", upper),
+        *_account(chosen, window, check),
     )
     passed = not math.isnan(value) and lower <= value <= upper
     expected = f"between {lower:.6g} and {upper:.6g} ({check.describe()})"

@@ -14,6 +14,10 @@ A history rule measures what any rule of its metric measures (row count, null co
   threshold.
 
 With fewer than `min_runs` earlier runs the result is SKIPPED with the reason, never a pass.
+
+Which earlier runs form the baseline is the rule's `baseline` (history/baseline.py): `normal`
+(the default: runs judged normal or accepted as such, and a change that lasted `recover_after`
+runs) or `all` (every measured run, as Deequ's strategies).
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ class Compare(enum.Enum):
         return self not in (Compare.STDDEV, Compare.SEASONAL)
 
 
+class BaselineMode(enum.Enum):
+    NORMAL = "normal"  # normal runs: passed, accepted, or part of a lasting change
+    ALL = "all"  # every measured run (Deequ's strategies)
+
+
 # Defaults: the previous run for changes; a week of daily runs for stddev; four weeks for seasonal.
 _DEFAULT_RUNS = {
     Compare.ABSOLUTE_CHANGE: 1,
@@ -48,6 +57,7 @@ _DEFAULT_RUNS = {
     Compare.FRESHNESS: 1,
 }
 MAX_RUNS = 1000  # the longest window a rule may ask for (bounds what one evaluation reads)
+DEFAULT_RECOVER_AFTER = 3  # consecutive failed runs after which they join the baseline
 SEASON_TOLERANCE_SECONDS = 1800.0  # a run counts as "the same hour" within half an hour of it
 
 
@@ -63,6 +73,13 @@ class HistoryCheck:
     runs: int  # the window: earlier runs (stddev), weeks (seasonal)
     min_runs: int  # fewer earlier runs than this: SKIPPED
     k: float = 3.0  # standard deviations (stddev, seasonal)
+    baseline: BaselineMode = BaselineMode.NORMAL
+    recover_after: int = DEFAULT_RECOVER_AFTER  # a streak this long of failed runs joins
+
+    @property
+    def judges_level(self) -> bool:
+        """Kinds whose baseline is a set of earlier values (stddev, seasonal), not one run."""
+        return self.compare in (Compare.STDDEV, Compare.SEASONAL)
 
     def describe(self) -> str:
         if self.compare is Compare.STDDEV:
@@ -81,19 +98,32 @@ class HistoryCheck:
             "runs": self.runs,
             "minRuns": self.min_runs,
             **({"k": self.k} if not self.compare.uses_threshold else {}),
+            # only when not the defaults: the params are part of a DataHub assertion's identity,
+            # which a rule declared before these settings existed keeps
+            **(
+                {"baseline": self.baseline.value}
+                if self.baseline is not BaselineMode.NORMAL
+                else {}
+            ),
+            **(
+                {"recoverAfter": self.recover_after}
+                if self.recover_after != DEFAULT_RECOVER_AFTER
+                else {}
+            ),
         }
 
 
 def parse_history(value: Any) -> HistoryCheck:
     """The `lineageQuality.history` custom property (ODCS) or `history` key (JSON rules):
-    `{compare: stddev, runs: 7, k: 3, minRuns: 5}`, or just the compare name."""
+    `{compare: stddev, runs: 7, k: 3, minRuns: 5, baseline: normal, recoverAfter: 3}`, or just
+    the compare name."""
     if isinstance(value, str):
         value = {"compare": value}
     if not isinstance(value, Mapping):
         raise ValueError("history must be an object such as {compare: stddev, runs: 7}")
-    unknown = sorted(str(k) for k in value if k not in ("compare", "runs", "minRuns", "k"))
+    unknown = sorted(str(k) for k in value if k not in HISTORY_KEYS)
     if unknown:
-        raise ValueError(f"unknown history key(s) {', '.join(unknown)} (compare, runs, minRuns, k)")
+        raise ValueError(f"unknown history key(s) {', '.join(unknown)} ({', '.join(HISTORY_KEYS)})")
     names = ", ".join(c.value for c in Compare)
     try:
         compare = Compare(value.get("compare"))
@@ -112,4 +142,17 @@ def parse_history(value: Any) -> HistoryCheck:
         raise ValueError("history k must be a number above 0 (standard deviations)")
     if "k" in value and compare.uses_threshold:
         raise ValueError(f"history k applies to stddev and seasonal, not {compare.value}")
-    return HistoryCheck(compare, runs, min_runs, float(k))
+    modes = ", ".join(m.value for m in BaselineMode)
+    try:
+        mode = BaselineMode(value.get("baseline", BaselineMode.NORMAL.value))
+    except ValueError:
+        raise ValueError(f"history baseline must be one of {modes}") from None
+    recover_after = _positive_int(value.get("recoverAfter", DEFAULT_RECOVER_AFTER), "recoverAfter")
+    if compare is Compare.FRESHNESS and ("baseline" in value or "recoverAfter" in value):
+        raise ValueError("a freshness history rule reads every run: it takes no baseline")
+    if mode is BaselineMode.ALL and "recoverAfter" in value:
+        raise ValueError("history recoverAfter applies to baseline: normal, not all")
+    return HistoryCheck(compare, runs, min_runs, float(k), mode, recover_after)
+
+
+HISTORY_KEYS = ("compare", "runs", "minRuns", "k", "baseline", "recoverAfter")
