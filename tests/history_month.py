@@ -1,7 +1,7 @@
 """A month and a half of daily writes for the history tests (issue 42): a weekly rhythm (weekend
 volumes 20 % lower, a little noise), and three planted anomalies. Shared by
 tests/unit/test_history_month.py (the measurements computed here) and
-tests/spark/test_history_month.py (the same rows measured by the engine).
+tests/spark/test_history_month_engine.py (the same rows measured by the engine).
 
 - day SPIKE: three times the rows (the same mix: null rate and mean unchanged);
 - day NULLS: 40 % of the emails null (normally 2-5 %);

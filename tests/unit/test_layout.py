@@ -148,3 +148,10 @@ def test_no_module_over_the_line_bound() -> None:
         if (n := len(path.read_text().splitlines())) > MAX_LINES
     }
     assert long == {}, f"split by concept: modules over {MAX_LINES} lines"
+
+
+def test_test_modules_have_unique_names() -> None:
+    """pytest imports test modules by their file name (no packages under tests/): two of the
+    same name in two folders stop the whole collection."""
+    names = [p.name for p in (PACKAGE.parents[1] / "tests").rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
