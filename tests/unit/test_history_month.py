@@ -1,7 +1,7 @@
 """A month and a half of daily runs with a weekly rhythm and three planted anomalies, judged day by
 day against a SQLite store (issue 42; tests/history_month.py has the series and the acceptance;
-tests/spark/test_history_month_engine.py measures the same rows with the engine): every anomaly FAILs,
-at most 2 false alarms per rule, a lasting new level fails at most its documented bound, and
+tests/spark/test_history_month_engine.py measures the same rows with the engine): every anomaly
+FAILs, at most 2 false alarms per rule, a lasting new level fails at most its documented bound, and
 `history accept` on the new level's first run makes the next run pass."""
 
 from __future__ import annotations
