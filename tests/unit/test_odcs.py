@@ -316,7 +316,7 @@ def test_statistics_sql_text_and_schema_rules() -> None:
         (
             "    quality:\n      - {rule: hasRowCountGreaterThan,"
             " arguments: {value: 1}, mustBe: 3}\n",
-            "implies its threshold",
+            "hasRowCountGreaterThan implies mustBeGreaterThan: 1; the entry says mustBe: 3",
         ),
         (
             "    quality:\n      - {rule: hasRowCountGreaterThan}\n",
@@ -326,7 +326,10 @@ def test_statistics_sql_text_and_schema_rules() -> None:
             "    properties:\n      - name: a\n        quality:\n          - {rule: isOlderThan}\n",
             "needs arguments.days and/or arguments.seconds",
         ),
-        ("    quality:\n      - {mustBeGreaterThan: 1}\n", "value checks without a metric"),
+        (
+            "    quality:\n      - {mustBeGreaterThan: 1}\n",
+            "a value check (an operator without a rule) compares the values of a property",
+        ),
         ("    quality:\n      - {type: magic}\n", "unknown quality type 'magic'"),
         ("    quality:\n      - {metric: rowCount, mustBe: 'ten'}\n", "mustBe: must be a number"),
         (

@@ -15,7 +15,7 @@ from open_data_contract_standard.model import DataQuality, SchemaProperty
 
 from lineage_quality.engine.types import known_type
 from lineage_quality.errors import ContractError
-from lineage_quality.kinds import Kind, RuleKind, odcs_names, reading_odcs
+from lineage_quality.kinds import Kind, RuleKind, ValueCheckOptions, odcs_names, reading_odcs
 from lineage_quality.rules import Operator, Rule, Threshold, Unit, parse_action
 from lineage_quality.rules.history import HistoryCheck, parse_history
 from lineage_quality.rules.patterns import pattern_refusal
@@ -47,6 +47,12 @@ def _exact(value: Any) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"must be a number, not {value!r}")
     return value
+
+
+def _written(threshold: Threshold) -> str:
+    if threshold.high is not None:
+        return f"[{threshold.value}, {threshold.high}]"
+    return str(threshold.value)
 
 
 class Where:
@@ -156,19 +162,31 @@ class QualityReader:
             fields["query"] = q.query
         else:
             name = q.metric or q.rule or ""
-            if not name:
+            if not name and threshold is not None and prop is not None:
+                # the RFC's Optional A: the operator compares each value (kinds/value_check.py)
+                name, kind = "valueCheck", RuleKind.VALUE_CHECK
+                fields = {"options": ValueCheckOptions.of(threshold)}
+                threshold = None
+            elif not name:
                 if threshold is not None:
                     raise self.fail(
-                        "value checks without a metric are not supported; add `metric:`", where
+                        "a value check (an operator without a rule) compares the values of a "
+                        "property: declare it under the property, or add `metric:`",
+                        where,
                     )
                 raise self.fail("quality entry needs `metric` (or `rule`)", where)
-            kind, implied, fields = self._kind(name, args, where)
-            if implied is not None:
-                if threshold is not None:
-                    raise self.fail(
-                        f"{name} implies its threshold; remove {threshold.operator.value}", where
-                    )
-                threshold = implied
+            else:
+                kind, implied, fields = self._kind(name, args, where)
+                if implied is not None:
+                    # `noInvalidValues` + `mustBe: 0` (the RFC's IBAN example) says it twice
+                    if threshold is not None and threshold != implied:
+                        raise self.fail(
+                            f"{name} implies {implied.operator.value}: {_written(implied)}; "
+                            "the entry says "
+                            f"{threshold.operator.value}: {_written(threshold)}",
+                            where,
+                        )
+                    threshold = implied
         history = self._history(q, where)
         if history is not None:
             explicit = self.threshold(q, where)
