@@ -38,6 +38,9 @@ def result_json(result: RuleResult) -> dict[str, Any]:
         "category": rule.category,
         "action": rule.effective_action.value,
         "source": rule.source,
+        "description": rule.description,
+        "tags": list(rule.tags),
+        "scope": result.scope,  # the rows counted, when a filter condition limits them
     }
 
 
