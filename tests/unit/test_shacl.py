@@ -164,3 +164,19 @@ def test_node_shapes_alone_are_skipped_unless_check_names_the_dataset() -> None:
     )
     assert (bound.object_name, bound.patterns, bound.tables) == ("Schema", (), ())
     assert [r.id for r in bound.rules] == ["Schema_accountId_not_null"]
+
+
+def test_the_seed_context_block() -> None:
+    """Seed 000's configuration block, verbatim, is the options `ShaclOptions.from_context`
+    reads: every group on."""
+    from pathlib import Path
+
+    block = Path(__file__).resolve().parents[1] / "seed_examples"
+    text = (block / "s000_03_context_configuration.py.txt").read_text()
+    scope: dict[str, object] = {}
+    exec(compile(text, "s000_03", "exec"), scope)  # the seed's own Python block
+    options = ShaclOptions.from_context(scope["context"])  # type: ignore[arg-type]
+    assert options.create_assertions
+    assert all(
+        options.enabled(group) for group in ("required_fields", "field_size", "value_checks")
+    )
