@@ -30,3 +30,14 @@ def test_rule_model_fields_reach_datahub() -> None:
         "column": "email",
     }
     assert ds.nativeParameters["filterCondition"] == "deleted_at IS NULL"
+
+
+def test_a_logical_dataset_has_the_logical_platform() -> None:
+    """Seed 000: a dataset with no platform of its own is on the `logical` platform."""
+    from lineage_quality.contracts.shacl import ShaclOptions, parse_shacl
+    from lineage_quality.datahub.naming import platform_and_name
+
+    text = "ex:TradeDataset a dcat:Dataset ;\n    sh:property [ sh:path ex:tradeId ] .\n"
+    (bound,) = parse_shacl(text, "trades.ttl", ShaclOptions())
+    (pattern,) = bound.patterns
+    assert platform_and_name(pattern.namespace, pattern.name) == ("logical", "TradeDataset")
