@@ -255,3 +255,5 @@ def test_example_refused_with_its_reason(
     assert code == 2
     assert REFUSED[name] in err
     assert name in err  # the file, and where in it
+    if "must be declared on a property" in REFUSED[name]:
+        assert "put it under `properties: - name: <column>`" in err

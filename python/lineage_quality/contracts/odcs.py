@@ -63,7 +63,7 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
             source, f"{err['msg']} (value: {err.get('input')!r})", str(where)
         ) from exc
     contract_id = doc.id or Path(source).stem
-    reader = QualityReader(contract_id, source)
+    reader = QualityReader(contract_id, source, fragment)
     seen_ids: dict[str, str] = {}
     base_dir = Path(source).resolve().parent
     objects = doc.schema_ or []

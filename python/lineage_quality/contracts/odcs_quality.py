@@ -89,9 +89,18 @@ class Where:
 class QualityReader:
     """Translates the quality entries of one contract; raises ContractError at the first fault."""
 
-    def __init__(self, contract_id: str, source: str) -> None:
+    def __init__(self, contract_id: str, source: str, fragment: bool = False) -> None:
         self.contract_id = contract_id
         self.source = source
+        self.fragment = fragment  # a fragment (odcs.is_fragment): say how to place a rule
+
+    def _placement(self) -> str:
+        if not self.fragment:
+            return ""
+        return (
+            " (a bare `quality:` list is the object's; the RFC shows a property's list without "
+            "its property: put it under `properties: - name: <column>`)"
+        )
 
     def fail(self, message: str, where: Where) -> ContractError:
         return ContractError(self.source, message, str(where))
@@ -218,12 +227,13 @@ class QualityReader:
             keys = args.get("properties")
             if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
                 raise self.fail(
-                    f"schema-level {name} needs arguments.properties: a list of column names",
+                    f"schema-level {name} needs arguments.properties: a list of column names"
+                    + self._placement(),
                     where,
                 )
             columns = tuple(keys)
         elif kind.columns == "one" and prop is None:
-            raise self.fail(f"{name} must be declared on a property", where)
+            raise self.fail(f"{name} must be declared on a property{self._placement()}", where)
         elif kind.columns == "none" and prop is not None:
             raise self.fail(f"{name} is a schema-level rule; declare it on the object", where)
 
