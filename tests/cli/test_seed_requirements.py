@@ -174,9 +174,12 @@ def test_count_is_the_columns_non_null_values(
     assert got == [("PASSED", "string"), ("PASSED", "2"), ("FAILED", "2")]
 
 
-def test_max_length_is_compared_with_a_declared_varchar(spark: Any) -> None:
+def test_max_length_is_compared_with_a_declared_varchar(spark: Any, tmp_path: Path) -> None:
     spark.sql("DROP TABLE IF EXISTS seed002_varchar")
-    spark.sql("CREATE TABLE seed002_varchar (name VARCHAR(50), note STRING) USING parquet")
+    spark.sql(
+        "CREATE TABLE seed002_varchar (name VARCHAR(50), note STRING) USING parquet "
+        f"LOCATION '{tmp_path / 'varchar'}'"
+    )
     spark.sql("INSERT INTO seed002_varchar VALUES ('ann', 'x')")
     try:
         rules = parse_schema_json(
