@@ -12,8 +12,8 @@ Every field of the seed has its meaning: `is_active: false` is declared but not 
 (SKIPPED); `filter_condition` limits the rows counted (engine/filters.py); `threshold` is the pass
 rate in percent the rule needs (99.5: at most 0.5 % of the rows may fail); `id`, `name`,
 `description`, `tags` and the target travel to the facet and DataHub. The target's database and
-table are carried, not used: the dataset comes from the command line or `dataset` (as the seed
-says of `table`). A SCHEMA rule checks each declared column (existence, type, declared length,
+table do not choose the data `check`/`schema` read (the command line does, as the seed says of
+`table`); `serve` binds a file without `dataset` to them. A SCHEMA rule checks each declared column (existence, type, declared length,
 precision and scale) and, with `strict_mode`, that no other column exists. A REGEX that does not
 compile is refused here (exit 2), naming the rule. `template_id`, `validation_error` and the
 reserved `cross_db_config`, `connection_id`, `alias` are accepted (the reserved ones must be null).
@@ -131,10 +131,12 @@ def model_rules(item: Mapping[str, Any], where: str, fail: Fail) -> list[Rule]:
     if rtype != "SCHEMA" and "column" not in target:
         raise fail(f"{rtype} needs target.entities[0].column", "target")
     if target:
-        log.warning(
-            "%s: target database/table are carried, not used: the dataset comes from the "
-            "command line or `dataset`",
+        log.info(
+            "%s: target %s.%s: check/schema read the dataset named on the command line; serve "
+            "binds this file to that table (unless the file has a `dataset`)",
             where,
+            target.get("database"),
+            target.get("table"),
         )
 
     def make(kind: Kind, columns: tuple[str, ...], suffix: str = "", **kw: Any) -> Rule:
