@@ -14,9 +14,10 @@ rate in percent the rule needs (99.5: at most 0.5 % of the rows may fail); `id`,
 `description`, `tags` and the target travel to the facet and DataHub. The target's database and
 table do not choose the data `check`/`schema` read (the command line does, as the seed says of
 `table`); `serve` binds a file without `dataset` to them. A SCHEMA rule checks each declared
-column (existence, type, declared length, precision and scale) and, with `strict_mode`, that no other column exists. A REGEX that does not
-compile is refused here (exit 2), naming the rule. `template_id`, `validation_error` and the
-reserved `cross_db_config`, `connection_id`, `alias` are accepted (the reserved ones must be null).
+column (existence, type, declared length, precision and scale) and, with `strict_mode`, that no
+other column exists. A REGEX that does not compile is refused here (exit 2), naming the rule.
+`template_id`, `validation_error` and the reserved `cross_db_config`, `connection_id`, `alias`
+are accepted (the reserved ones must be null).
 """
 
 from __future__ import annotations
