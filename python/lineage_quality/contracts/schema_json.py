@@ -208,7 +208,7 @@ def _after_schema(rules: list[Rule]) -> list[Rule]:
     out = []
     for r in rules:
         found = schema.get(r.columns[0].lower()) if len(r.columns) == 1 else None
-        if found is not None and not r.depends_on and r.kind.scan != "schema":
+        if found is not None and r.target and not r.depends_on and r.kind.scan != "schema":
             r = attrs.evolve(r, depends_on=(found,))
         out.append(r)
     return out
