@@ -16,7 +16,7 @@ from lineage_quality.datahub.shape import COLUMN, NATIVE, Param, Shape
 from lineage_quality.engine.metric import Metric
 from lineage_quality.engine.types import is_numeric
 from lineage_quality.rules.model import Kind, KindOptions, Rule
-from lineage_quality.rules.threshold import Threshold
+from lineage_quality.rules.threshold import Operator, Threshold
 
 if TYPE_CHECKING:
     from lineage_quality.engine.analyzers.values import FailedValueCheck
@@ -41,18 +41,15 @@ class ValueCheckOptions(KindOptions):
     value: int | float = attrs.field(converter=_number)
     upTo: int | float | None = attrs.field(default=None, converter=_optional_number)
 
+    def __attrs_post_init__(self) -> None:
+        Threshold(Operator(self.check), self.value, self.upTo)  # ValueError: not a comparison
+
     @classmethod
     def of(cls, threshold: Threshold) -> ValueCheckOptions:
         return cls(threshold.operator.value, threshold.value, threshold.high)
 
     def describe(self) -> str:
-        return Threshold(_operator(self.check), self.value, self.upTo).describe()
-
-
-def _operator(name: str) -> Any:
-    from lineage_quality.rules.threshold import Operator
-
-    return Operator(name)
+        return Threshold(Operator(self.check), self.value, self.upTo).describe()
 
 
 _DATAHUB = {
