@@ -38,6 +38,9 @@ def result_json(result: RuleResult) -> dict[str, Any]:
         "category": rule.category,
         "action": rule.effective_action.value,
         "source": rule.source,
+        "description": rule.description,
+        "tags": list(rule.tags),
+        "scope": result.scope,  # the rows counted, when a filter condition limits them
     }
 
 
@@ -78,7 +81,12 @@ def to_table(dataset: str, results: Sequence[RuleResult]) -> str:
     lines: list[tuple[str, ...]] = [header]
     for field, failure, count in fundamental(results):
         if failure is None:
-            lines.append((field, "PASSED", f"{count} rule(s)", "", "", "", ""))
+            mine = [r for r in results if _field(r) == field]
+            if all(r.status is Status.SKIPPED for r in mine):  # e.g. `is_active: false`
+                reason = mine[0].message or mine[0].skip_reason or ""
+                lines.append((field, "SKIPPED", f"{count} rule(s)", "", "", "", reason))
+            else:
+                lines.append((field, "PASSED", f"{count} rule(s)", "", "", "", ""))
             continue
         skipped = sum(1 for r in results if _field(r) == field and r.status is Status.SKIPPED)
         detail = failure.code or ("error" if failure.status is Status.ERROR else "")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage_quality.evaluation.refs import DatasetRef
-from lineage_quality.kinds import RuleKind
+from lineage_quality.kinds import RuleKind, ValueCheckOptions
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, Threshold
 
@@ -39,6 +39,11 @@ KIND_SAMPLES: dict[str, dict[str, Any]] = {
     "sql": {"query": "SELECT COUNT(*) FROM orders WHERE amount < 0"},
     "columnType": {"columns": ["amount"], "expected_type": "double"},
     "extraColumns": {"valid_values": ["order_id", "status", "amount"]},
+    "count": {"columns": ["order_id"], "threshold": Threshold(Operator.GREATER_THAN, 0)},
+    "valueCheck": {
+        "columns": ["amount"],
+        "options": ValueCheckOptions("mustBeGreaterThan", 1.0),
+    },
 }
 
 

@@ -81,14 +81,15 @@ def run_with_producer(
     workdir: Path,
     conf: dict[str, str],
     history: Any = None,
+    shacl: Any = None,
 ) -> tuple[list[dict[str, Any]], Evaluator]:
     """Run `jobs/<job>` under spark-submit with the real listener pointed at a producer that
     evaluates `contracts` (keeping values in `history`, a HistoryStore, if given) and forwards to
-    a file; the forwarded events and the evaluator."""
+    a file; the forwarded events and the evaluator. `shacl`: ShaclOptions for .ttl contracts."""
     from openlineage.client.transport.file import FileConfig, FileTransport
 
     sink = workdir / "events.jsonl"
-    evaluator = Evaluator(load_contracts([contracts]), spark=spark, history=history)
+    evaluator = Evaluator(load_contracts([contracts], shacl=shacl), spark=spark, history=history)
     producer = Producer(
         evaluator,
         Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),

@@ -5,7 +5,7 @@ import pytest
 from lineage_quality.contracts import load_contracts, parse_odcs
 from lineage_quality.errors import ContractError
 from lineage_quality.kinds import RuleKind
-from lineage_quality.rules import Operator, Unit
+from lineage_quality.rules import Operator, Threshold, Unit
 
 HEAD = """\
 apiVersion: v3.0.2
@@ -316,7 +316,7 @@ def test_statistics_sql_text_and_schema_rules() -> None:
         (
             "    quality:\n      - {rule: hasRowCountGreaterThan,"
             " arguments: {value: 1}, mustBe: 3}\n",
-            "implies its threshold",
+            "hasRowCountGreaterThan implies mustBeGreaterThan: 1; the entry says mustBe: 3",
         ),
         (
             "    quality:\n      - {rule: hasRowCountGreaterThan}\n",
@@ -326,7 +326,10 @@ def test_statistics_sql_text_and_schema_rules() -> None:
             "    properties:\n      - name: a\n        quality:\n          - {rule: isOlderThan}\n",
             "needs arguments.days and/or arguments.seconds",
         ),
-        ("    quality:\n      - {mustBeGreaterThan: 1}\n", "value checks without a metric"),
+        (
+            "    quality:\n      - {mustBeGreaterThan: 1}\n",
+            "a value check (an operator without a rule) compares the values of a property",
+        ),
         ("    quality:\n      - {type: magic}\n", "unknown quality type 'magic'"),
         ("    quality:\n      - {metric: rowCount, mustBe: 'ten'}\n", "mustBe: must be a number"),
         (
@@ -385,3 +388,70 @@ def test_java_regex_syntax_is_accepted_and_a_null_valid_value_is_harmless() -> N
     r = _rules(body)
     assert r["p"].pattern == "^\\p{Upper}+$"  # type: ignore[attr-defined]
     assert r["v"].valid_values == ("OPEN", None)  # type: ignore[attr-defined]
+
+
+# -- seed 003 as written (issue 41) ------------------------------------------------------------
+
+IBAN = """\
+properties:
+  - name: iban
+    quality:
+     - rule: noInvalidValues
+       mustBe: 0
+       description: "The value must be an IBAN."
+       pattern: '^[A-Z]{2}[0-9]{2}[A-Z0-9]{4}[0-9]{7}([A-Z0-9]?){0,16}$'
+"""
+
+
+def test_the_iban_example_is_read_as_written_and_binds_by_name() -> None:
+    (binding,) = parse_odcs(IBAN, "/c/payments.yaml")
+    rule = binding.rules[-1]
+    assert rule.kind is RuleKind.INVALID_VALUES
+    assert rule.threshold == Threshold(Operator.MUST_BE, 0)
+    assert rule.pattern is not None and rule.pattern.startswith("^[A-Z]{2}")
+    assert rule.description == "The value must be an IBAN."
+    assert (binding.object_name, binding.tables, binding.patterns) == (
+        "payments",
+        ("payments",),
+        (),
+    )
+    assert binding.matches_table(["spark_catalog.default.payments"])
+
+
+def test_a_threshold_other_than_the_implied_one_is_refused_naming_both() -> None:
+    with pytest.raises(ContractError) as info:
+        parse_odcs(IBAN.replace("mustBe: 0", "mustBe: 2"), "p.yaml")
+    assert "noInvalidValues implies mustBe: 0; the entry says mustBe: 2" in info.value.detail
+    assert info.value.where == "schema[0].properties[0].quality[0] (line 4)"
+
+
+def test_count_and_optional_a_value_checks() -> None:
+    text = """\
+properties:
+  - name: price
+    quality:
+      - metric: count
+        mustBeGreaterOrEqualTo: 2
+      - mustBeGreaterThan: 1.0
+        description: "The minimum price is $1"
+      - mustBeBetween: [1, 100]
+"""
+    (binding,) = parse_odcs(text, "prices.yaml")
+    _, count, above, between = binding.rules
+    assert count.kind is RuleKind.COUNT
+    assert count.threshold == Threshold(Operator.GREATER_OR_EQUAL, 2)
+    assert above.kind is RuleKind.VALUE_CHECK
+    assert above.threshold == Threshold(Operator.MUST_BE, 0)  # no value may fail the comparison
+    assert above.params()["check"] == "mustBeGreaterThan" and above.params()["value"] == 1.0
+    assert above.kind.expected(above) == "every value > 1"
+    assert between.kind.expected(between) == "every value between 1 and 100"
+    with pytest.raises(ContractError) as info:
+        parse_odcs("properties:\n  - name: a\n    quality:\n      - metric: count\n", "c.yaml")
+    assert "count needs an operator" in info.value.detail
+
+
+def test_only_a_fragment_binds_by_name() -> None:
+    (fragment,) = parse_odcs("schema:\n  - name: a\n", "c.yaml")
+    assert fragment.tables == ("a",)
+    (contract,) = parse_odcs("id: x\nschema:\n  - name: a\n", "c.yaml")
+    assert contract.tables == ()  # a contract says how it binds (or serve says it does not)

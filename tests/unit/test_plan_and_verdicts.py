@@ -117,3 +117,44 @@ def test_odcs_physical_type_rule_is_exact(tmp_path: Path) -> None:
     by_column = {s.rule.columns[0]: s.result for s in plan.steps}
     assert by_column["a"] is not None and by_column["a"].code == "TYPE_MISMATCH"
     assert by_column["b"] is not None and by_column["b"].status is Status.PASSED
+
+
+def test_an_inactive_rule_is_skipped_and_blocks_nothing() -> None:
+    """Seed 002's `is_active: false`: declared, not measured; an inactive schema rule does not
+    skip its dependents."""
+    schema_rule = rule(RuleKind.COLUMN_TYPE, "a", expected_type="integer", active=False)
+    dependent = Rule(
+        id="n",
+        kind=RuleKind.NULL_VALUES,
+        threshold=ZERO,
+        columns=("a",),
+        depends_on=(schema_rule.id,),
+    )
+    plan = build_plan([schema_rule, dependent], [("a", "string")])
+    first, second = plan.steps
+    assert first.result is not None and first.result.status is Status.SKIPPED
+    assert (first.result.skip_reason, first.result.message) == ("INACTIVE", "is_active: false")
+    assert second.result is None and second.metric == 1  # measured
+
+
+def test_declared_varchar_length_against_max_length() -> None:
+    r = rule(RuleKind.COLUMN_TYPE, "a", expected_type="string", max_length=100)
+    (step,) = build_plan([r], [("a", "string")], declared={"a": "varchar(100)"}).steps
+    assert step.result is not None and step.result.status is Status.PASSED
+    (step,) = build_plan([r], [("a", "string")], declared={"a": "char(10)"}).steps
+    assert step.result is not None and step.result.status is Status.FAILED
+    assert step.result.message == "declared char(10), expected max_length 100"
+    (step,) = build_plan([r], [("a", "string")]).steps  # nothing declared: the values say
+    assert step.result is not None and step.result.status is Status.PASSED
+
+
+def test_a_filtered_rule_is_not_quarantined() -> None:
+    from lineage_quality.engine.quarantine import _wants_quarantine
+    from lineage_quality.results import RuleResult
+
+    kw = {"action": "QUARANTINE"}
+    plain = RuleResult(rule=rule(RuleKind.NULL_VALUES, "a", **kw), status=Status.FAILED)
+    filtered = RuleResult(
+        rule=rule(RuleKind.NULL_VALUES, "a", filter_condition="b > 1", **kw), status=Status.FAILED
+    )
+    assert _wants_quarantine(plain) and not _wants_quarantine(filtered)

@@ -81,3 +81,11 @@ def test_progress_line_is_drawn_and_cleared() -> None:
     text = stream.getvalue()
     assert "checking 4 rules on x tasks 3/8" in text
     assert text.endswith("\r\x1b[2K")  # the line is cleared at the end
+
+
+def test_a_field_whose_rules_are_all_skipped_is_not_shown_as_passed() -> None:
+    inactive = Rule(id="n", kind=RuleKind.NULL_VALUES, columns=["c"], threshold=Z, active=False)
+    text = to_table("d", [skipped_result(inactive, "INACTIVE", "is_active: false")])
+    (row,) = [line for line in text.splitlines() if line.startswith("c ")]
+    assert row.split()[:2] == ["c", "SKIPPED"]
+    assert row.endswith("is_active: false")

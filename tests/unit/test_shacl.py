@@ -115,3 +115,68 @@ def test_bad_pattern_is_kept_for_an_error_result_and_non_numeric_bounds_refused(
     bad = PREFIXES + 'ex:A a dcat:Dataset ; sh:property [ sh:path ex:a ; sh:maxLength "long" ] .'
     with pytest.raises(ContractError, match="maxLength of a is not a number"):
         parse_shacl(bad, "p.ttl", ON)
+
+
+# -- seed 000 as written (issue 41) ------------------------------------------------------------
+
+SEED_INLINE = """\
+ex:TradeDataset a dcat:Dataset ;
+    sh:property [
+        sh:path ex:tradeId ;
+        sh:minCount 1 ;
+        sh:maxCount 1 ;
+        sh:minLength 10 ;
+        sh:maxLength 20
+    ] .
+"""
+
+
+def test_a_dataset_without_access_url_is_logical_and_binds_by_name() -> None:
+    # with assertions off too: the file is accepted (serve no longer refuses it)
+    for options in (ShaclOptions(), ShaclOptions(create_assertions=True)):
+        (bound,) = parse_shacl(SEED_INLINE, "trades.ttl", options)
+        assert bound.patterns[0].namespace == "logical"
+        assert bound.matches("logical", "TradeDataset")
+        assert bound.matches_table(["default.tradedataset"])
+        assert not bound.matches("file", "/TradeDataset")
+    assert [r.id for r in bound.rules] == [
+        "TradeDataset_tradeId_not_null",
+        "TradeDataset_tradeId_min_length",
+        "TradeDataset_tradeId_max_length",
+    ]
+
+
+def test_undeclared_seed_prefixes_are_declared_and_error_lines_stay_right() -> None:
+    with pytest.raises(ContractError) as info:
+        parse_shacl(SEED_INLINE + "ex:Broken a [ .\n", "t.ttl", ShaclOptions())
+    assert info.value.where == "line 9"
+    with pytest.raises(ContractError):  # a prefix nobody knows is still an error
+        parse_shacl("zz:A a dcat:Dataset .\n", "t.ttl", ShaclOptions())
+
+
+def test_node_shapes_alone_are_skipped_unless_check_names_the_dataset() -> None:
+    text = "ex:Schema a sh:NodeShape ;\n    sh:property [ sh:path ex:accountId ; sh:minCount 1 ;"
+    text += " sh:maxCount 1 ] .\n"
+    on = ShaclOptions(create_assertions=True)
+    assert parse_shacl(text, "s.ttl", on) == []
+    (bound,) = parse_shacl(
+        text, "s.ttl", ShaclOptions(create_assertions=True, standalone_shapes=True)
+    )
+    assert (bound.object_name, bound.patterns, bound.tables) == ("Schema", (), ())
+    assert [r.id for r in bound.rules] == ["Schema_accountId_not_null"]
+
+
+def test_the_seed_context_block() -> None:
+    """Seed 000's configuration block, verbatim, is the options `ShaclOptions.from_context`
+    reads: every group on."""
+    from pathlib import Path
+
+    block = Path(__file__).resolve().parents[1] / "seed_examples"
+    text = (block / "s000_03_context_configuration.py.txt").read_text()
+    scope: dict[str, object] = {}
+    exec(compile(text, "s000_03", "exec"), scope)  # the seed's own Python block
+    options = ShaclOptions.from_context(scope["context"])  # type: ignore[arg-type]
+    assert options.create_assertions
+    assert all(
+        options.enabled(group) for group in ("required_fields", "field_size", "value_checks")
+    )

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import attrs
+
 from lineage_quality.cli.history import PASSWORD_FILE_HELP
 from lineage_quality.cli.options import (
     add_shacl_flags,
@@ -112,7 +114,8 @@ def run_check(
     err = err or sys.stderr
     from lineage_quality.evaluation.datasets import dataset_identity
 
-    bindings = load_file(contract, shacl)
+    # check names the dataset: NodeShapes linked to no dataset can check it
+    bindings = load_file(contract, attrs.evolve(shacl, standalone_shapes=True))
     namespace, name = dataset_identity(dataset)
     chosen = select(bindings, namespace, name, obj, str(contract))
     if not chosen.rules:

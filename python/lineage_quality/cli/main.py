@@ -1,4 +1,4 @@
-"""`lineage-quality`: the command line. One module per command (serve, check, bindings,
+"""`lineage-quality`: the command line. One module per command (serve, check, schema, bindings,
 history, demo, gate, dead-letters), each adding its own parser; this one parses and dispatches."""
 
 from __future__ import annotations
@@ -8,7 +8,16 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from lineage_quality.cli import bindings, check, dead_letters, demo, gate, history, serve
+from lineage_quality.cli import (
+    bindings,
+    check,
+    dead_letters,
+    demo,
+    gate,
+    history,
+    schema,
+    serve,
+)
 from lineage_quality.errors import ConfigError, LineageQualityError
 from lineage_quality.logformat import configure as configure_logging
 from lineage_quality.masking import masked
@@ -18,7 +27,7 @@ from lineage_quality.version import __version__
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lineage-quality",
-        description="`lineage-quality serve | check | bindings | history | demo | gate | "
+        description="`lineage-quality serve | check | schema | bindings | history | demo | gate | "
         "dead-letters`.",
     )
     parser.add_argument("--version", action="version", version=__version__)
@@ -30,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="json: one JSON object per log line (time, level, logger, message)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (serve, check, bindings, history, demo, gate, dead_letters):
+    for command in (serve, check, schema, bindings, history, demo, gate, dead_letters):
         command.add_parser(sub)
     return parser
 

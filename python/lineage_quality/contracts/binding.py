@@ -117,11 +117,14 @@ class BoundRules:
 
 
 def table_key(name: str) -> str:
-    """`spark_catalog.default.Orders` and `default.orders` name one table: Spark's session
-    catalog is implied, and identifiers are case-insensitive."""
+    """`spark_catalog.default.Orders`, `default.orders` and `orders` name one table: Spark's
+    session catalog and its `default` database are implied (as in Spark SQL), and identifiers
+    are case-insensitive."""
     parts = [p.strip("`") for p in name.strip().lower().split(".")]
     if len(parts) == 3 and parts[0] == "spark_catalog":
         parts = parts[1:]
+    if len(parts) == 1:
+        parts = ["default", *parts]
     return ".".join(parts)
 
 

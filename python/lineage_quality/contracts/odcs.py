@@ -22,7 +22,7 @@ from open_data_contract_standard.model import (
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern, pattern_from_location
 from lineage_quality.contracts.files import read_contract
 from lineage_quality.contracts.odcs_quality import QualityReader, Where
-from lineage_quality.contracts.yaml_lines import line_of, load_yaml
+from lineage_quality.contracts.yaml_lines import LineDict, line_of, load_yaml
 from lineage_quality.errors import ContractError
 from lineage_quality.rules import Rule
 
@@ -48,6 +48,9 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
     raw = load_yaml(text, source)
     if not isinstance(raw, Mapping):
         raise ContractError(source, "an ODCS contract must be a YAML mapping at the top level")
+    fragment = is_fragment(raw)
+    if fragment:
+        raw = _as_contract(raw, source)
     root = Where(raw, line_of=line_of)
     try:
         doc = OpenDataContractStandard.model_validate(dict(raw))
@@ -60,7 +63,7 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
             source, f"{err['msg']} (value: {err.get('input')!r})", str(where)
         ) from exc
     contract_id = doc.id or Path(source).stem
-    reader = QualityReader(contract_id, source)
+    reader = QualityReader(contract_id, source, fragment)
     seen_ids: dict[str, str] = {}
     base_dir = Path(source).resolve().parent
     objects = doc.schema_ or []
@@ -77,6 +80,13 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
                 )
             seen_ids[rule.id] = rule.source.partition(": ")[2]
         patterns = _patterns(obj, doc.servers or [], len(objects), base_dir, source)
+        tables = tuple(
+            t.strip()
+            for t in (_custom(obj.customProperties, _TABLE_KEYS) or "").split(",")
+            if t.strip()
+        )
+        if fragment and not patterns and not tables and obj.name:
+            tables = (obj.name,)  # a fragment names no location: it binds by its name
         fmt = next((s.format for s in doc.servers or [] if s.format), None)
         bindings.append(
             BoundRules(
@@ -86,15 +96,43 @@ def parse_odcs(text: str, source: str) -> list[BoundRules]:
                 rules=tuple(rules),
                 format=fmt,
                 source=f"{source}: {where}",
-                tables=tuple(
-                    t.strip()
-                    for t in (_custom(obj.customProperties, _TABLE_KEYS) or "").split(",")
-                    if t.strip()
-                ),
+                tables=tables,
                 profile=_profile(doc, obj, reader, where, root),
             )
         )
     return bindings
+
+
+FRAGMENT_KEYS = frozenset({"schema", "properties", "quality"})
+
+
+def is_fragment(raw: Mapping[str, Any]) -> bool:
+    """An ODCS fragment, as the predefined-rules RFC (seed 003) writes its examples: only
+    `schema:`, `properties:` or `quality:` at the top, no `apiVersion`/`kind`."""
+    return bool(raw) and set(raw) <= FRAGMENT_KEYS
+
+
+def _as_contract(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The contract a fragment stands for: its `schema`, else one object named after the file
+    holding its `properties` and/or `quality`. It binds by name (a catalog table)."""
+    stem = Path(source).stem
+    head: dict[str, Any] = {
+        "apiVersion": "v3.0.2",
+        "kind": "DataContract",
+        "id": stem,
+        "version": "0.0.0",
+        "status": "draft",
+    }
+    if "schema" in raw:
+        if set(raw) != {"schema"}:
+            extra = ", ".join(sorted(set(raw) - {"schema"}))
+            raise ContractError(
+                source, f"a fragment with `schema:` takes no top-level {extra}: put it in an object"
+            )
+        return {**head, "schema": raw["schema"]}
+    obj = LineDict({"name": stem, **raw})
+    obj.line = 1
+    return {**head, "schema": [obj]}
 
 
 def _custom(props: Sequence[Any] | None, keys: Sequence[str]) -> str | None:

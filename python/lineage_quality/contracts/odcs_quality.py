@@ -15,7 +15,7 @@ from open_data_contract_standard.model import DataQuality, SchemaProperty
 
 from lineage_quality.engine.types import known_type
 from lineage_quality.errors import ContractError
-from lineage_quality.kinds import Kind, RuleKind, odcs_names, reading_odcs
+from lineage_quality.kinds import Kind, RuleKind, ValueCheckOptions, odcs_names, reading_odcs
 from lineage_quality.rules import Operator, Rule, Threshold, Unit, parse_action
 from lineage_quality.rules.history import HistoryCheck, parse_history
 from lineage_quality.rules.patterns import pattern_refusal
@@ -47,6 +47,12 @@ def _exact(value: Any) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"must be a number, not {value!r}")
     return value
+
+
+def _written(threshold: Threshold) -> str:
+    if threshold.high is not None:
+        return f"[{threshold.value}, {threshold.high}]"
+    return str(threshold.value)
 
 
 class Where:
@@ -83,9 +89,18 @@ class Where:
 class QualityReader:
     """Translates the quality entries of one contract; raises ContractError at the first fault."""
 
-    def __init__(self, contract_id: str, source: str) -> None:
+    def __init__(self, contract_id: str, source: str, fragment: bool = False) -> None:
         self.contract_id = contract_id
         self.source = source
+        self.fragment = fragment  # a fragment (odcs.is_fragment): say how to place a rule
+
+    def _placement(self) -> str:
+        if not self.fragment:
+            return ""
+        return (
+            " (a bare `quality:` list is the object's; the RFC shows a property's list without "
+            "its property: put it under `properties: - name: <column>`)"
+        )
 
     def fail(self, message: str, where: Where) -> ContractError:
         return ContractError(self.source, message, str(where))
@@ -156,19 +171,31 @@ class QualityReader:
             fields["query"] = q.query
         else:
             name = q.metric or q.rule or ""
-            if not name:
+            if not name and threshold is not None and prop is not None:
+                # the RFC's Optional A: the operator compares each value (kinds/value_check.py)
+                name, kind = "valueCheck", RuleKind.VALUE_CHECK
+                fields = {"options": ValueCheckOptions.of(threshold)}
+                threshold = None
+            elif not name:
                 if threshold is not None:
                     raise self.fail(
-                        "value checks without a metric are not supported; add `metric:`", where
+                        "a value check (an operator without a rule) compares the values of a "
+                        "property: declare it under the property, or add `metric:`",
+                        where,
                     )
                 raise self.fail("quality entry needs `metric` (or `rule`)", where)
-            kind, implied, fields = self._kind(name, args, where)
-            if implied is not None:
-                if threshold is not None:
-                    raise self.fail(
-                        f"{name} implies its threshold; remove {threshold.operator.value}", where
-                    )
-                threshold = implied
+            else:
+                kind, implied, fields = self._kind(name, args, where)
+                if implied is not None:
+                    # `noInvalidValues` + `mustBe: 0` (the RFC's IBAN example) says it twice
+                    if threshold is not None and threshold != implied:
+                        raise self.fail(
+                            f"{name} implies {implied.operator.value}: {_written(implied)}; "
+                            "the entry says "
+                            f"{threshold.operator.value}: {_written(threshold)}",
+                            where,
+                        )
+                    threshold = implied
         history = self._history(q, where)
         if history is not None:
             explicit = self.threshold(q, where)
@@ -200,12 +227,13 @@ class QualityReader:
             keys = args.get("properties")
             if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
                 raise self.fail(
-                    f"schema-level {name} needs arguments.properties: a list of column names",
+                    f"schema-level {name} needs arguments.properties: a list of column names"
+                    + self._placement(),
                     where,
                 )
             columns = tuple(keys)
         elif kind.columns == "one" and prop is None:
-            raise self.fail(f"{name} must be declared on a property", where)
+            raise self.fail(f"{name} must be declared on a property{self._placement()}", where)
         elif kind.columns == "none" and prop is not None:
             raise self.fail(f"{name} is a schema-level rule; declare it on the object", where)
 

@@ -7,7 +7,11 @@
 Each field decomposes into SCHEMA (exists, has the type), NOT_NULL, UNIQUE, RANGE, ENUM, REGEX,
 DATE_FORMAT and MAX_LENGTH rules; the value rules depend on the field's SCHEMA rule, so a missing
 field (FIELD_MISSING) or a wrong type (TYPE_MISMATCH) SKIPs them. `table` is ignored, with a
-warning: the dataset comes from the command line or from `dataset`.
+warning: the dataset comes from the command line or from `dataset`; without `dataset`, `serve`
+binds the file by name: the catalog tables its rule-model targets name, else the file's name.
+
+Seed 002's rule model (`{"name", "type": "NOT_NULL", "target": ..., "parameters": ...}`) is read
+by schema_json_model.py, in `rules` or as the whole file; so is one field item alone.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
 from lineage_quality.contracts.files import read_contract
 from lineage_quality.contracts.schema_json_history import history_rules
+from lineage_quality.contracts.schema_json_model import is_rule_model, model_rules
 from lineage_quality.contracts.yaml_lines import LineDict, load_yaml
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.errors import ContractError
@@ -115,9 +122,13 @@ def parse_schema_json(text: str, source: str) -> BoundRules:
         lines = load_yaml(text, source)
     except ContractError:
         lines = None
-    reader = _Reader(source, lines)
     if isinstance(doc, list):
         doc = {"rules": doc}
+    elif isinstance(doc, dict) and "rules" not in doc and ("field" in doc or is_rule_model(doc)):
+        # one field item or one rule-model object, as seed 002 writes its examples
+        doc = {"rules": [doc]}
+        lines = {"rules": [lines]}
+    reader = _Reader(source, lines)
     if not isinstance(doc, dict):
         raise ContractError(source, "a rules file is a JSON object with a `rules` array")
     unknown = sorted(set(doc) - _TOP_KEYS)
@@ -136,9 +147,13 @@ def parse_schema_json(text: str, source: str) -> BoundRules:
     rules: list[Rule] = []
     declared: list[str] = []
     for i, item in enumerate(items):
+        if isinstance(item, dict) and is_rule_model(item):
+            rules.extend(_model_rules(reader, i, item))
+            continue
         field_rules = _field_rules(reader, i, item, case_sensitive=not insensitive)
         declared.append(field_rules[0].columns[0])
         rules.extend(field_rules)
+    rules = _after_schema(rules)
     if "history" in doc:
         rules.extend(history_rules(doc["history"], source, case_sensitive=not insensitive))
     if strict:
@@ -159,13 +174,44 @@ def parse_schema_json(text: str, source: str) -> BoundRules:
                 source=f"{source}: strict_mode",
             )
         )
+    patterns = _patterns(doc.get("dataset"), source)
+    tables: tuple[str, ...] = ()
+    if not patterns:
+        # bound by name: the rule-model targets' tables, else the file's name (a catalog table)
+        named = {f"{t['database']}.{t['table']}" for r in rules for t in [dict(r.target)] if t}
+        tables = tuple(sorted(named)) or (Path(source).stem,)
     return BoundRules(
         contract=Path(source).stem,
         object_name=Path(source).stem,
-        patterns=_patterns(doc.get("dataset"), source),
+        patterns=patterns,
         rules=tuple(rules),
         source=source,
+        tables=tables,
     )
+
+
+def _model_rules(reader: _Reader, i: int, item: dict[str, Any]) -> list[Rule]:
+    def fail(message: str, key: str | None) -> ContractError:
+        return reader.fail(message, i, key)
+
+    return model_rules(item, f"{reader.source}: {reader.where(i)}", fail)
+
+
+def _after_schema(rules: list[Rule]) -> list[Rule]:
+    """A rule-model rule on a column that a SCHEMA rule declares is SKIPPED when that column is
+    missing or of another type (the seed's skip semantics, as for field items)."""
+    schema = {
+        r.columns[0].lower(): r.id
+        for r in rules
+        if r.kind is RuleKind.COLUMN_TYPE and r.columns and r.active
+    }
+    out = []
+    for r in rules:
+        found = schema.get(r.columns[0].lower()) if len(r.columns) == 1 else None
+        if found is not None and r.target and not r.depends_on and r.kind.scan != "schema":
+            r = attrs.evolve(r, depends_on=(found,))
+        out.append(r)
+    return out
 
 
 def _patterns(dataset: Any, source: str) -> tuple[DatasetPattern, ...]:
@@ -240,6 +286,7 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
             RuleKind.COLUMN_TYPE,
             "SCHEMA",
             expected_type=ftype.lower() if ftype else None,
+            max_length=item.get("max_length"),
             precision=item.get("precision"),
             scale=item.get("scale"),
         )
@@ -272,8 +319,8 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
         if not isinstance(pattern, str):
             raise reader.fail("regex must be a string", i, "regex")
         problem = pattern_refusal(pattern)
-        if problem:  # one ERROR result at evaluation; the other rules still run
-            log.warning("%s: %s: %s", reader.source, reader.where(i, "regex"), problem)
+        if problem:  # seed 002: the pattern must compile; the rules file is bad (exit 2)
+            raise reader.fail(f"rule regex_{field}: {problem}", i, "regex")
         rules.append(make(RuleKind.INVALID_VALUES, "REGEX", pattern=pattern))
     if "date_format" in item:
         fmt = item["date_format"]
@@ -285,7 +332,8 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
             raise reader.fail(str(exc), i, "date_format") from exc
         rules.append(make(RuleKind.DATE_FORMAT, "DATE_FORMAT", date_format=fmt))
     if item.get("max_length") is not None:
-        # Spark keeps no declared string length, so the length is checked on the data.
+        # The SCHEMA rule compares a declared char/varchar length; Spark keeps none for other
+        # columns, so the values' lengths are checked too.
         rules.append(make(RuleKind.LENGTH_RANGE, "MAX_LENGTH", max_value=item["max_length"]))
     for key in sorted(k for k in item if k not in _FIELD_KEYS):  # keys of registered kinds
         kind = reading_json(key)

@@ -9,7 +9,11 @@ Assertions are off unless `create_assertions` is set; `assertion_types` switches
 `required_fields` (minCount/maxCount), `field_size` (minLength/maxLength) and `value_checks`
 (minInclusive/maxInclusive/pattern). As the seed says: `sh:datatype` and cross-field constraints
 (`sh:lessThan`...) give no assertion, nor do optional fields (`minCount 0`) or NodeShapes linked to
-no dataset. A dataset binds to OpenLineage by its `dcat:accessURL` / `dcat:downloadURL`.
+no dataset (but `check`, which names the dataset, checks a file of NodeShapes alone). A dataset
+binds to OpenLineage by its `dcat:accessURL` / `dcat:downloadURL`; without one it has the seed's
+`logical` platform (namespace `logical`, its local name) and binds by name, as a catalog table.
+The prefixes the seed's examples leave undeclared (`sh`, `dcat`, `dcterms`, `skos`, `rdf`, `rdfs`,
+`xsd`, `ex`) are declared for them.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import attrs
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node
 
-from lineage_quality.contracts.binding import BoundRules, pattern_from_location
+from lineage_quality.contracts.binding import BoundRules, DatasetPattern, pattern_from_location
 from lineage_quality.contracts.files import read_contract
 from lineage_quality.errors import ContractError
 from lineage_quality.kinds import Kind, RuleKind
@@ -48,6 +52,9 @@ class ShaclOptions:
 
     create_assertions: bool = False
     assertion_types: Mapping[str, bool] = attrs.field(factory=dict)
+    # `check` names the dataset itself: a file with no dcat:Dataset gives its NodeShapes as
+    # objects to check it with (`serve` skips them, as the seed says: they bind to nothing).
+    standalone_shapes: bool = False
 
     def __attrs_post_init__(self) -> None:
         unknown = sorted(set(self.assertion_types) - set(ASSERTION_TYPES))
@@ -93,14 +100,41 @@ def load_shacl(path: str | os.PathLike[str], options: ShaclOptions) -> list[Boun
     return parse_shacl(text, source, options)
 
 
+# The prefixes seed 000's examples use without declaring them: a file that uses one and does not
+# declare it gets it (on one line before the text, so error lines shift by exactly one).
+KNOWN_PREFIXES = {
+    "sh": str(SH),
+    "dcat": str(DCAT),
+    "dcterms": str(DCTERMS),
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "ex": "http://example.org/",
+}
+LOGICAL = "logical"  # the platform (OpenLineage namespace) of a dataset with no access URL
+
+
+def _with_prefixes(text: str) -> tuple[str, int]:
+    """The text with the known prefixes it uses but does not declare, and the lines added."""
+    declared = set(re.findall(r"(?im)^\s*@?prefix\s+([A-Za-z][\w.-]*)?:", text))
+    used = set(re.findall(r"(?<![\w<\"'#:/.-])([A-Za-z][\w-]*):(?=[A-Za-z_])", text))
+    missing = sorted(p for p in used - declared if p in KNOWN_PREFIXES)
+    if not missing:
+        return text, 0
+    head = " ".join(f"@prefix {p}: <{KNOWN_PREFIXES[p]}> ." for p in missing)
+    return head + "\n" + text, 1
+
+
 def parse_shacl(text: str, source: str, options: ShaclOptions) -> list[BoundRules]:
     graph = Graph()
+    text, added = _with_prefixes(text)
     try:
         graph.parse(data=text, format="turtle")
     except Exception as exc:  # rdflib raises several kinds; all mean a broken file
         message = str(exc).strip()
         m = re.search(r"line (\d+)", message)
-        where = f"line {m.group(1)}" if m else None
+        where = f"line {int(m.group(1)) - added}" if m else None
         raise ContractError(
             source, f"invalid Turtle: {message.splitlines()[0][:300]}", where
         ) from exc
@@ -126,16 +160,42 @@ def parse_shacl(text: str, source: str, options: ShaclOptions) -> list[BoundRule
         locations = [
             str(o) for p in (DCAT.accessURL, DCAT.downloadURL) for o in graph.objects(dataset, p)
         ]
+        patterns = tuple(pattern_from_location(loc) for loc in locations)
         out.append(
             BoundRules(
                 contract=Path(source).stem,
                 object_name=name,
-                patterns=tuple(pattern_from_location(loc) for loc in locations),
+                # No location: the seed's `logical` platform, bound by name (a catalog table).
+                patterns=patterns or (DatasetPattern(LOGICAL, name),),
                 rules=tuple(rules),
                 source=f"{source}: {dataset}",
+                tables=() if patterns else (name,),
             )
         )
+    if not out:
+        out.extend(_standalone(graph, source, options))
     return out
+
+
+def _standalone(graph: Graph, source: str, options: ShaclOptions) -> Iterator[BoundRules]:
+    """A file with no dcat:Dataset: its NodeShapes, for `check` (which names the dataset);
+    skipped otherwise (seed 000: they bind to no dataset)."""
+    shapes = sorted(set(graph.subjects(RDF.type, SH.NodeShape)), key=str)
+    if shapes and not options.standalone_shapes:
+        log.info("%s: NodeShapes linked to no dcat:Dataset are skipped (seed 000)", source)
+        return
+    for shape in shapes:
+        name = local_name(shape)
+        rules: list[Rule] = []
+        for prop in graph.objects(shape, SH.property):
+            rules.extend(_property_rules(graph, prop, name, source, options))
+        yield BoundRules(
+            contract=Path(source).stem,
+            object_name=name,
+            patterns=(),
+            rules=tuple(rules),
+            source=f"{source}: {shape}",
+        )
 
 
 def _field_name(graph: Graph, prop: Node) -> str | None:

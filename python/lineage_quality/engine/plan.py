@@ -11,7 +11,8 @@ rules depending on a failed schema rule are SKIPPED (the schema-rules JSON seman
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -85,7 +86,25 @@ def profile_metrics(schema: Sequence[tuple[str, str]]) -> list[Metric]:
     return out
 
 
-def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
+_DECLARED_LENGTH = re.compile(r"^\s*(?:var)?char\s*\(\s*(\d+)\s*\)\s*$", re.IGNORECASE)
+
+
+def _length_mismatch(rule: Rule, declared: str | None) -> str | None:
+    """Seed 002's `max_length`: the column's declared length must be the one stated. Spark
+    declares one only for char/varchar columns of a catalog table (kept in the column's metadata
+    when read); for any other column there is nothing to compare here, and the rule's values are
+    checked instead (the MAX_LENGTH rule)."""
+    if rule.max_length is None or declared is None:
+        return None
+    found = _DECLARED_LENGTH.match(declared)
+    if found is None or int(found.group(1)) == rule.max_length:
+        return None
+    return f"declared {declared}, expected max_length {rule.max_length}"
+
+
+def _schema_result(
+    rule: Rule, schema: Sequence[tuple[str, str]], lengths: Mapping[str, str] | None = None
+) -> RuleResult:
     names = [n for n, _ in schema]
     types = dict(schema)
     if rule.kind.columns == "none":  # on the dataset: the columns that were not declared
@@ -111,6 +130,8 @@ def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
         problem = type_mismatch(
             rule.expected_type, actual, rule.precision, rule.scale, exact=rule.exact_type
         )
+    if problem is None:
+        problem = _length_mismatch(rule, (lengths or {}).get(found))
     result = verdict(rule, 1 if problem else 0, len(names))
     if problem:
         result = attrs.evolve(result, code="TYPE_MISMATCH", message=problem)
@@ -119,10 +140,14 @@ def _schema_result(rule: Rule, schema: Sequence[tuple[str, str]]) -> RuleResult:
 
 
 def build_plan(
-    rules: Iterable[Rule], schema: Sequence[tuple[str, str]], profile: bool = False
+    rules: Iterable[Rule],
+    schema: Sequence[tuple[str, str]],
+    profile: bool = False,
+    declared: Mapping[str, str] | None = None,
 ) -> Plan:
     """`schema` is the dataset's (column name, Spark simpleString type) in order. `profile` adds
-    the cheap metrics of every column (`profile_metrics`) to the same fused aggregation."""
+    the cheap metrics of every column (`profile_metrics`) to the same fused aggregation.
+    `declared`: the char/varchar types the catalog declared (column -> `varchar(100)`)."""
     rules = list(rules)
     columns = [n for n, _ in schema]
     types = dict(schema)
@@ -133,8 +158,8 @@ def build_plan(
     # Schema rules first: their failures decide which dependents are skipped.
     decided: dict[str, RuleResult] = {}
     for rule in rules:
-        if rule.kind.scan == "schema":
-            decided[rule.id] = _schema_result(rule, schema)
+        if rule.kind.scan == "schema" and rule.active:
+            decided[rule.id] = _schema_result(rule, schema, declared)
 
     # By hash, not a list search: the profile of a wide table brings thousands of metrics.
     slots: dict[Any, int] = {ROWS: 0}
@@ -152,6 +177,9 @@ def build_plan(
         return found
 
     for rule in rules:
+        if not rule.active:  # seed 002's `is_active: false`: declared, not evaluated
+            steps.append(Step(rule, result=skipped_result(rule, "INACTIVE", "is_active: false")))
+            continue
         if rule.kind.scan == "schema":
             steps.append(Step(rule, result=decided[rule.id]))
             continue

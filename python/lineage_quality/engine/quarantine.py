@@ -62,7 +62,13 @@ def quarantine_path(config: QuarantineConfig, run_id: str, dataset: str, rule_id
 
 
 def _wants_quarantine(result: RuleResult) -> bool:
-    return result.status is Status.FAILED and result.rule.effective_action is Action.QUARANTINE
+    # a rule with a filter condition counted only the rows it selects: its failing rows are not
+    # those of the whole dataset, and are not written aside (docs/quarantine.md)
+    return (
+        result.status is Status.FAILED
+        and result.rule.effective_action is Action.QUARANTINE
+        and not result.rule.filter_condition
+    )
 
 
 def quarantine_failures(

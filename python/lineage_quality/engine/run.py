@@ -33,6 +33,7 @@ from lineage_quality.engine.plan import Metric, Plan, build_plan
 from lineage_quality.engine.row_gates import gated_counts
 from lineage_quality.engine.shared_columns import share
 from lineage_quality.engine.sql import run_sql_rule
+from lineage_quality.engine.sql_sandbox import UnsafeQueryError
 from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.engine.verdicts import verdict
 from lineage_quality.results import RuleResult, error_result
@@ -215,6 +216,49 @@ def evaluate_dataframe(
     count; min, max and sum of numeric columns) to that same scan, for `dataQualityMetrics`."""
     if not rules:
         return []
-    schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
-    plan = build_plan(rules, schema, profile)
+    conditions = {r.filter_condition for r in rules if r.filter_condition and r.active}
+    if not conditions:
+        return _evaluate(df, rules, profile)
+    # Rules with a filter condition count only the rows it selects: one more scan per condition.
+    whole = [r for r in rules if not (r.filter_condition and r.active)]
+    found: dict[int, RuleResult] = {}
+    for i, result in zip(_positions(rules, whole), _evaluate(df, whole, profile), strict=True):
+        found[i] = result
+    for condition in sorted(conditions):
+        chosen = [r for r in rules if r.active and r.filter_condition == condition]
+        for i, result in zip(
+            _positions(rules, chosen), _evaluate_where(df, chosen, condition), strict=True
+        ):
+            found[i] = result
+    return [found[i] for i in range(len(rules))]
+
+
+# Where Spark keeps a catalog column's declared char/varchar type (CharVarcharUtils).
+VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
+
+
+def _positions(rules: Sequence[Rule], chosen: Sequence[Rule]) -> list[int]:
+    ids = {id(r) for r in chosen}
+    return [i for i, r in enumerate(rules) if id(r) in ids]
+
+
+def _evaluate(df: DataFrame, rules: Sequence[Rule], profile: bool) -> list[RuleResult]:
+    if not rules:
+        return []
+    fields = df.schema.fields
+    schema = [(f.name, f.dataType.simpleString()) for f in fields]
+    declared = {f.name: f.metadata[VARCHAR_KEY] for f in fields if VARCHAR_KEY in f.metadata}
+    plan = build_plan(rules, schema, profile, declared)
     return run_plan(df, plan)
+
+
+def _evaluate_where(df: DataFrame, rules: Sequence[Rule], condition: str) -> list[RuleResult]:
+    from lineage_quality.engine.filters import filtered
+
+    try:
+        with filtered(df, condition) as selected:
+            results = _evaluate(selected, rules, profile=False)
+    except UnsafeQueryError as exc:
+        return [error_result(r, str(exc)) for r in rules]
+    scope = f"rows where {condition}"
+    return [attrs.evolve(r, scope=scope) for r in results]

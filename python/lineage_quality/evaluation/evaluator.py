@@ -428,13 +428,23 @@ class Evaluator:
                     if why:
                         raise DatasetError(changed_message(location, why))
             if account is not None:
-                found = next((r.row_count for r in results if r.row_count is not None), None)
+                found = next(  # the dataset's rows: not those a filter condition selected
+                    (
+                        r.row_count
+                        for r in results
+                        if r.row_count is not None and not r.rule.filter_condition
+                    ),
+                    None,
+                )
                 why = rows_change(account, left, found)
                 if why:
                     raise DatasetError(changed_message(location, why, as_of))
             if left is not None and (left.later or (account is not None and not account.replaced)):
                 scope = left.describe(account)
-                results = [attrs.evolve(r, scope=scope) for r in results]
+                results = [
+                    attrs.evolve(r, scope=f"{scope}; {r.scope}" if r.scope else scope)
+                    for r in results
+                ]
             if self.quarantine is not None:
                 run_id = (event.get("run") or {}).get("runId")
                 results = quarantine_failures(

@@ -4,7 +4,7 @@ registered kind by value, one added later included.
 
     row_count.py  null_values.py  missing_values.py  invalid_values.py  duplicate_values.py
     value_range.py  length_range.py  cardinality.py  date_format.py  statistic.py
-    freshness.py  sql.py  column_type.py  extra_columns.py
+    freshness.py  sql.py  column_type.py  extra_columns.py  count.py  value_check.py
 
 A new kind: one module with a `Kind` subclass, and `register(...)` of an instance
 (docs/architecture.md, "Add a metric kind").
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from lineage_quality.kinds.cardinality import Cardinality
 from lineage_quality.kinds.column_type import ColumnType
+from lineage_quality.kinds.count import Count
 from lineage_quality.kinds.date_format import DateFormat
 from lineage_quality.kinds.duplicate_values import DuplicateValues
 from lineage_quality.kinds.extra_columns import ExtraColumns
@@ -36,6 +37,7 @@ from lineage_quality.kinds.registry import (
 from lineage_quality.kinds.row_count import RowCount
 from lineage_quality.kinds.sql import Sql
 from lineage_quality.kinds.statistic import Statistic
+from lineage_quality.kinds.value_check import ValueCheck, ValueCheckOptions
 from lineage_quality.kinds.value_range import ValueRange
 from lineage_quality.rules.model import Kind, KindOptions
 
@@ -69,6 +71,8 @@ class RuleKind(metaclass=_BuiltIn):
     SQL = register(Sql())
     COLUMN_TYPE = register(ColumnType())
     EXTRA_COLUMNS = register(ExtraColumns())
+    COUNT = register(Count())
+    VALUE_CHECK = register(ValueCheck())
 
 
 RuleKind._members = registered()
@@ -77,6 +81,7 @@ __all__ = [
     "Kind",
     "KindOptions",
     "RuleKind",
+    "ValueCheckOptions",
     "kind_named",
     "odcs_names",
     "reading_json",

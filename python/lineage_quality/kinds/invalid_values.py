@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from lineage_quality.datahub.mapping import allows_no_offence
 from lineage_quality.datahub.shape import COLUMN, NATIVE, Param, Shape
 from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.engine.types import spark_type
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.rules.patterns import pattern_refusal
+
+
+def same_type(value: Any, ctype: str) -> bool:
+    """Whether a listed value can equal a value of a column of Spark type `ctype` without a
+    coercion: a string only a string, an integer only a number, a boolean only a boolean. Spark's
+    `isin` would cast (`'01'` equal to `1` on a string column): seed 002 wants exact matching."""
+    family = spark_type(ctype).family
+    if isinstance(value, bool):
+        return family == "boolean"
+    if isinstance(value, int):
+        return family in ("integer", "float", "decimal")
+    if isinstance(value, float):
+        return family in ("float", "decimal")
+    if isinstance(value, str):
+        return family == "string"
+    return False
 
 
 class InvalidValues(Kind):
@@ -39,6 +57,8 @@ class InvalidValues(Kind):
         valid = None
         if rule.valid_values is not None:
             valid = tuple(v for v in rule.valid_values if v is not None)
+            if rule.origin == "schema-json":  # seed 002: ints and strings match exactly
+                valid = tuple(v for v in valid if same_type(v, ctype))
         return Metric(MetricKind.INVALID, column, values=valid, pattern=rule.pattern)
 
     def datahub_shape(self, rule: Rule) -> Shape | None:

@@ -197,6 +197,13 @@ class Rule:
     history: HistoryCheck | None = None
     # The typed parameters of a kind that brings its own (Kind.options_type)
     options: KindOptions | None = None
+    # Seed 002's rule model: an inactive rule is not evaluated (SKIPPED); a filter condition (a
+    # SQL predicate, sandboxed as `type: sql`) limits the rows the rule counts; tags and the
+    # declared target (database, table, column) travel to the facet and DataHub.
+    active: bool = True
+    filter_condition: str | None = None
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    target: tuple[tuple[str, Any], ...] = attrs.field(default=(), converter=_tuple)
 
     def __attrs_post_init__(self) -> None:
         kind = self.kind
@@ -267,6 +274,14 @@ class Rule:
             out["history"] = self.history.params()
         if self.options is not None:
             out.update(self.options.params())
+        if not self.active:
+            out["isActive"] = False
+        if self.filter_condition is not None:
+            out["filterCondition"] = self.filter_condition
+        if self.tags:
+            out["tags"] = list(self.tags)
+        if self.target:
+            out["target"] = dict(self.target)
         return out
 
 

@@ -1,0 +1,32 @@
+"""count: the number of non-null values of a column (the predefined-rules RFC's statistical
+`count`, seed 003), judged as a value against the entry's operator (SQL's `count(column)`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lineage_quality.datahub.mapping import metric_shape
+from lineage_quality.datahub.shape import COLUMN, NATIVE, Shape
+from lineage_quality.engine.metric import Metric
+from lineage_quality.rules.model import Kind, Rule
+
+if TYPE_CHECKING:
+    from lineage_quality.engine.analyzers.values import NonNullCount
+
+
+class Count(Kind):
+    value = "count"
+    assertion_name = "column_count"
+    needs_operator = True  # "count" alone says nothing about how many: the entry gives it
+    odcs_metrics = ("count",)
+
+    def metric(self, rule: Rule, column: str, ctype: str) -> Metric:
+        return Metric(self.value, column)
+
+    def datahub_shape(self, rule: Rule) -> Shape:
+        return metric_shape(rule, COLUMN, NATIVE)
+
+    def analyzer(self) -> NonNullCount:
+        from lineage_quality.engine.analyzers.values import NonNullCount
+
+        return NonNullCount()
