@@ -257,3 +257,55 @@ def test_example_refused_with_its_reason(
     assert name in err  # the file, and where in it
     if "must be declared on a property" in REFUSED[name]:
         assert "put it under `properties: - name: <column>`" in err
+
+
+# The same blocks in their context: `check --column` names the property a bare `quality:` list
+# belongs to, and the block is used as written.
+NULLS = [
+    ("email STRING", [("a@x.org",), ("b@x.org",)], [P, P]),
+    ("email STRING", [("a@x.org",), (None,)], [P, F]),
+    ("other INT", [(1,)], [F, E]),
+]
+IN_CONTEXT: dict[str, tuple[str, list[tuple[str, Data, list[str]]]]] = {
+    "s003_00_quality_type_library.yaml": ("email", NULLS),
+    "s003_01_quality_type_same.yaml": ("email", NULLS),
+    "s003_10_verb_quality_type_library.yaml": ("email", NULLS),
+    "s003_11_verb_quality_type_same.yaml": ("email", NULLS),
+    "s003_06_duplicate_values_property.yaml": (
+        "order_id",
+        [
+            ("order_id INT", [(i,) for i in range(200)], [P, P, P, P]),
+            # 20 extra occurrences of one id in 100 rows: 20 duplicates, 20 %
+            ("order_id INT", [(i,) for i in range(80)] + [(1,)] * 20, [P, F, F, F]),
+            ("other INT", [(1,)], [F, E, E, E]),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_CONTEXT))
+def test_a_property_block_with_its_column(
+    name: str, spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    column, cases = IN_CONTEXT[name]
+    seen: dict[str, set[str]] = {}
+    for i, (ddl, rows, expected) in enumerate(cases):
+        data = _write(spark, tmp_path / f"data{i}", ddl, rows)
+        args = ["check", "--contract", str(EXAMPLES / name), "--dataset", str(data)]
+        code = main([*args, "--column", column, "--output", "json"])
+        report = json.loads(capsys.readouterr().out)
+        got = [_status(r) for r in report["results"]]
+        assert got == expected, (i, report["results"])
+        assert code == (0 if set(expected) <= {P, S} else 1)
+        for r in report["results"]:
+            seen.setdefault(r["rule_id"], set()).add(_status(r))
+    assert all({P, F} <= statuses for statuses in seen.values()), seen
+
+
+def test_a_column_is_only_for_a_bare_quality_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "s003_02_null_values.yaml"  # its rules are under their property already
+    args = ["check", "--contract", str(EXAMPLES / name), "--dataset", str(tmp_path)]
+    assert main([*args, "--column", "x"]) == 2
+    assert "bare `quality:` list" in capsys.readouterr().err

@@ -109,13 +109,14 @@ def run_check(
     spark_conf: Mapping[str, str] | None = None,
     history: str | None = None,
     history_password_file: str | None = None,
+    column: str | None = None,
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     from lineage_quality.evaluation.datasets import dataset_identity
 
     # check names the dataset: NodeShapes linked to no dataset can check it
-    bindings = load_file(contract, attrs.evolve(shacl, standalone_shapes=True))
+    bindings = load_file(contract, attrs.evolve(shacl, standalone_shapes=True), column)
     namespace, name = dataset_identity(dataset)
     chosen = select(bindings, namespace, name, obj, str(contract))
     if not chosen.rules:
@@ -209,6 +210,12 @@ def add_parser(sub: Any) -> None:
     check.add_argument(
         "--object", help="schema object / SHACL dataset to use when there are several"
     )
+    check.add_argument(
+        "--column",
+        metavar="NAME",
+        help="the column a bare `quality:` fragment of an ODCS property belongs to (the "
+        "predefined-rules RFC shows a property's rules without their property)",
+    )
     add_shacl_flags(check)
     check.add_argument(
         "--spark-master", help="the same as --spark-conf spark.master=... (default local[*])"
@@ -237,4 +244,5 @@ def run(args: argparse.Namespace) -> int:
         spark_conf=spark_conf(args),
         history=args.history,
         history_password_file=args.history_password_file,
+        column=args.column,
     )

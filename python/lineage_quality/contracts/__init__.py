@@ -24,14 +24,20 @@ _UNBOUND_ODCS = (
 )
 
 
-def load_file(path: Path, shacl: ShaclOptions | None = None) -> list[BoundRules]:
-    """One contract file, by extension: .yaml/.yml ODCS, .json schema rules, .ttl SHACL."""
+def load_file(
+    path: Path, shacl: ShaclOptions | None = None, column: str | None = None
+) -> list[BoundRules]:
+    """One contract file, by extension: .yaml/.yml ODCS, .json schema rules, .ttl SHACL.
+    `column`: the property of an ODCS fragment that is a bare `quality:` list (`check
+    --column`)."""
     suffix = path.suffix.lower()
     if not path.exists():
         raise ContractError(str(path), "no such contract file")
     try:
         if suffix in (".yaml", ".yml"):
-            return load_odcs(path)
+            return load_odcs(path, column)
+        if column is not None:
+            raise ContractError(str(path), "--column applies to an ODCS `quality:` fragment")
         if suffix == ".json":
             return [load_schema_json(path)]
         if suffix in (".ttl", ".turtle"):

@@ -38,19 +38,24 @@ _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0")
 
 
-def load_odcs(path: str | os.PathLike[str]) -> list[BoundRules]:
-    """Read one ODCS contract file; raise ContractError naming the file and key at fault."""
+def load_odcs(path: str | os.PathLike[str], column: str | None = None) -> list[BoundRules]:
+    """Read one ODCS contract file; raise ContractError naming the file and key at fault.
+    `column`: the property a bare `quality:` fragment belongs to (`_as_contract`)."""
     text, source = read_contract(path)
-    return parse_odcs(text, source)
+    return parse_odcs(text, source, column)
 
 
-def parse_odcs(text: str, source: str) -> list[BoundRules]:
+def parse_odcs(text: str, source: str, column: str | None = None) -> list[BoundRules]:
     raw = load_yaml(text, source)
     if not isinstance(raw, Mapping):
         raise ContractError(source, "an ODCS contract must be a YAML mapping at the top level")
     fragment = is_fragment(raw)
+    if column is not None and not (fragment and set(raw) == {"quality"}):
+        raise ContractError(
+            source, "a column is given only for a fragment that is a bare `quality:` list"
+        )
     if fragment:
-        raw = _as_contract(raw, source)
+        raw = _as_contract(raw, source, column)
     root = Where(raw, line_of=line_of)
     try:
         doc = OpenDataContractStandard.model_validate(dict(raw))
@@ -112,9 +117,11 @@ def is_fragment(raw: Mapping[str, Any]) -> bool:
     return bool(raw) and set(raw) <= FRAGMENT_KEYS
 
 
-def _as_contract(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
+def _as_contract(raw: Mapping[str, Any], source: str, column: str | None) -> dict[str, Any]:
     """The contract a fragment stands for: its `schema`, else one object named after the file
-    holding its `properties` and/or `quality`. It binds by name (a catalog table)."""
+    holding its `properties` and/or `quality`. It binds by name (a catalog table). With
+    `column`, a bare `quality:` list is that property's, as the predefined-rules RFC (seed 003)
+    shows a property's list without its property."""
     stem = Path(source).stem
     head: dict[str, Any] = {
         "apiVersion": "v3.0.2",
@@ -130,6 +137,10 @@ def _as_contract(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
                 source, f"a fragment with `schema:` takes no top-level {extra}: put it in an object"
             )
         return {**head, "schema": raw["schema"]}
+    if column is not None:
+        prop = LineDict({"name": column, "quality": raw["quality"]})
+        prop.line = 1
+        raw = {"properties": [prop]}
     obj = LineDict({"name": stem, **raw})
     obj.line = 1
     return {**head, "schema": [obj]}

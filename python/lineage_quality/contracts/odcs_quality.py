@@ -99,7 +99,8 @@ class QualityReader:
             return ""
         return (
             " (a bare `quality:` list is the object's; the RFC shows a property's list without "
-            "its property: put it under `properties: - name: <column>`)"
+            "its property: put it under `properties: - name: <column>`, or name it with "
+            "`check --column <column>`)"
         )
 
     def fail(self, message: str, where: Where) -> ContractError:
