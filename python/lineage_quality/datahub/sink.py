@@ -16,8 +16,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 
-from lineage_quality.datahub.config import DEFAULT_NAMING, DataHubConfig, NamingConfig
+from lineage_quality.datahub.config import (
+    DEFAULT_ASSERTIONS,
+    DEFAULT_NAMING,
+    AssertionOptions,
+    DataHubConfig,
+    NamingConfig,
+)
 from lineage_quality.datahub.mcps import event_mcps, platform_mcp
+from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.errors import ConfigError
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.results import RuleResult
@@ -37,12 +44,12 @@ class McpWriter(Protocol):
     def close(self) -> None: ...
 
 
-def _contracts(bindings: Sequence[BoundRules]) -> dict[Rule, str]:
-    out: dict[Rule, str] = {}
+def _contracts(bindings: Sequence[BoundRules]) -> dict[Rule, BoundRules]:
+    out: dict[Rule, BoundRules] = {}
     for binding in bindings:
         for rule in binding.rules:
             try:
-                out.setdefault(rule, binding.contract)
+                out.setdefault(rule, binding)
             except TypeError:  # a parameter value that cannot be hashed: no contract name
                 continue
     return out
@@ -55,10 +62,15 @@ class DataHubSink:
         naming: NamingConfig = DEFAULT_NAMING,
         bindings: Sequence[BoundRules] = (),
         queue_size: int = 1000,
+        options: AssertionOptions = DEFAULT_ASSERTIONS,
     ) -> None:
         self.writers = list(writers)
         self.naming = naming
+        self.options = options
+        self.published = PublishedAssertions(options.state)
         self._contracts = _contracts(bindings)
+        self._contracts_sent: set[tuple[str, str]] = set()
+        self._mcp_lock = threading.Lock()
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, queue_size))
         self._announced: set[int] = set()
         self.emitted = 0  # batches every writer took
@@ -92,18 +104,31 @@ class DataHubSink:
                     cooldown_seconds=config.cooldown_seconds,
                 )
             )
-        return cls(writers, config.naming, bindings, config.queue_size)
+        return cls(writers, config.naming, bindings, config.queue_size, config.assertions)
 
-    def contract_of(self, rule: Rule) -> str | None:
+    def binding_of(self, rule: Rule) -> BoundRules | None:
         try:
             return self._contracts.get(rule)
         except TypeError:
             return None
 
+    def contract_of(self, rule: Rule) -> str | None:
+        binding = self.binding_of(rule)
+        return binding.contract if binding else None
+
     def mcps(
         self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
     ) -> list[MetadataChangeProposalWrapper]:
-        return event_mcps(event, results, self.naming, self.contract_of)
+        with self._mcp_lock:  # one event at a time: the contracts sent, the superseded URNs
+            return event_mcps(
+                event,
+                results,
+                self.naming,
+                options=self.options,
+                published=self.published,
+                binding_of=self.binding_of,
+                contracts_sent=self._contracts_sent,
+            )
 
     def emit(
         self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]

@@ -20,6 +20,7 @@ from lineage_quality.history.times import iso_ms
 from lineage_quality.results import (
     HISTORY_TOO_SHORT,
     NON_FINITE,
+    Cause,
     RuleResult,
     Status,
     error_result,
@@ -90,6 +91,7 @@ def _too_short(result: RuleResult, check: HistoryCheck, has: int, what: str) -> 
         status=Status.SKIPPED,
         actual=None,
         skip_reason=HISTORY_TOO_SHORT,
+        cause=Cause.INSUFFICIENT_HISTORY,
         message=f"needs {check.min_runs} {what}, has {has}",
         expected_text=check.describe(),
         baseline=(("runs", has),),
@@ -128,7 +130,11 @@ def _change(
     else:
         if previous.value == 0:
             return attrs.evolve(
-                error_result(result.rule, "the previous value is 0: no ratio to compare"),
+                error_result(
+                    result.rule,
+                    "the previous value is 0: no ratio to compare",
+                    Cause.INSUFFICIENT_HISTORY,
+                ),
                 measured=value,
                 baseline=baseline,
             )
