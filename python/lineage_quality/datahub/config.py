@@ -59,6 +59,15 @@ class AssertionOptions:
 
 
 DEFAULT_ASSERTIONS = AssertionOptions()
+# The options of the DataHub outputs besides where they write (producer/outputs/datahub_*.py).
+ASSERTION_OPTIONS = (
+    "env",
+    "platform_instance",
+    "instance",
+    "incidents",
+    "marquez_web_url",
+    "state",
+)
 
 
 def incident_actions(value: object) -> frozenset[str]:
