@@ -55,6 +55,34 @@ def _contracts(bindings: Sequence[BoundRules]) -> dict[Rule, BoundRules]:
     return out
 
 
+def writers_of(config: DataHubConfig) -> list[McpWriter]:
+    """The MCP writers of `config`: its file, its GMS (env checked first)."""
+    from datahub.metadata.schema_classes import FabricTypeClass
+
+    env = config.naming.env.upper()
+    if env not in {k for k in vars(FabricTypeClass) if k.isupper()}:
+        raise ConfigError(f"DataHub env {config.naming.env!r} is not a DataHub FabricType")
+    writers: list[McpWriter] = []
+    if config.file:
+        from lineage_quality.datahub.file import McpFileWriter
+
+        writers.append(McpFileWriter(config.file))
+    if config.gms_url:
+        from lineage_quality.datahub.rest import McpRestWriter
+
+        writers.append(
+            McpRestWriter(
+                config.gms_url,
+                token=config.token,
+                openapi=config.openapi,
+                timeout_seconds=config.timeout_seconds,
+                retry_max_times=config.retry_max_times,
+                cooldown_seconds=config.cooldown_seconds,
+            )
+        )
+    return writers
+
+
 class DataHubSink:
     def __init__(
         self,
@@ -81,30 +109,9 @@ class DataHubSink:
 
     @classmethod
     def from_config(cls, config: DataHubConfig, bindings: Sequence[BoundRules] = ()) -> DataHubSink:
-        from datahub.metadata.schema_classes import FabricTypeClass
-
-        env = config.naming.env.upper()
-        if env not in {k for k in vars(FabricTypeClass) if k.isupper()}:
-            raise ConfigError(f"DataHub env {config.naming.env!r} is not a DataHub FabricType")
-        writers: list[McpWriter] = []
-        if config.file:
-            from lineage_quality.datahub.file import McpFileWriter
-
-            writers.append(McpFileWriter(config.file))
-        if config.gms_url:
-            from lineage_quality.datahub.rest import McpRestWriter
-
-            writers.append(
-                McpRestWriter(
-                    config.gms_url,
-                    token=config.token,
-                    openapi=config.openapi,
-                    timeout_seconds=config.timeout_seconds,
-                    retry_max_times=config.retry_max_times,
-                    cooldown_seconds=config.cooldown_seconds,
-                )
-            )
-        return cls(writers, config.naming, bindings, config.queue_size, config.assertions)
+        return cls(
+            writers_of(config), config.naming, bindings, config.queue_size, config.assertions
+        )
 
     def binding_of(self, rule: Rule) -> BoundRules | None:
         try:
