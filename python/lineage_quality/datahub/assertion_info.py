@@ -29,6 +29,7 @@ from datahub.metadata.schema_classes import (
 
 from lineage_quality.datahub.mapping import native, native_parameters, shape, threshold_key
 from lineage_quality.datahub.native import native_fields, std_parameters
+from lineage_quality.datahub.shape import number
 from lineage_quality.datahub.urns import PLATFORM, PLATFORM_URN, field_urn
 from lineage_quality.rules import Rule, Unit
 from lineage_quality.rules.history import Compare
@@ -51,14 +52,17 @@ def _detail(rule: Rule) -> str:
         parts.append(f"matching {rule.pattern}")
     if rule.missing_values:
         parts.append(f"null or {_listed(rule.missing_values)}")
-    if rule.min_value is not None or rule.max_value is not None:
-        low = "" if rule.min_value is None else f"{rule.min_value:g}"
-        high = "" if rule.max_value is None else f"{rule.max_value:g}"
-        parts.append(f"within [{low}, {high}]")
+    low, high = rule.min_value, rule.max_value
+    if low is not None and high is not None:
+        parts.append(f"within [{number(low)}, {number(high)}]")
+    elif low is not None:
+        parts.append(f">= {number(low)}")
+    elif high is not None:
+        parts.append(f"<= {number(high)}")
     if rule.max_age_seconds is not None:
-        parts.append(f"older than {rule.max_age_seconds:g}s")
+        parts.append(f"older than {number(rule.max_age_seconds)}s")
     if rule.min_age_seconds is not None:
-        parts.append(f"newer than {rule.min_age_seconds:g}s")
+        parts.append(f"newer than {number(rule.min_age_seconds)}s")
     if rule.date_format is not None:
         parts.append(f"format {rule.date_format}")
     if rule.expected_type is not None:

@@ -1,8 +1,9 @@
-"""One DataHub `dataContract` per contract and dataset: the contract's assertions on that dataset,
+"""One DataHub `dataContract` per contract (schema object) and dataset: its assertions there,
 by DataHub's categories (DATA_SCHEMA -> schema, FRESHNESS -> freshness, every other type ->
 dataQuality), with `status` and `dataContractStatus` ACTIVE, as DataHub's own ODCS source and
-data-contract SDK emit them. The URN is stable per contract and dataset (not per dataset only, as
-DataHub's ODCS source keys it, so the two never overwrite each other)."""
+data-contract SDK emit them. The URN is stable per contract, object and dataset (not per dataset
+only, as DataHub's ODCS source keys it, so the two never overwrite each other; the object, so two
+contract files of one name, `orders.json` and `orders.ttl`, stay two)."""
 
 from __future__ import annotations
 
@@ -25,13 +26,13 @@ from lineage_quality.datahub.urns import PLATFORM
 from lineage_quality.version import __version__
 
 
-def contract_urn(contract: str, dataset: str) -> str:
-    guid = datahub_guid({"platform": PLATFORM, "contract": contract, "entity": dataset})
-    return f"urn:li:dataContract:{guid}"
+def contract_urn(contract: str, obj: str, dataset: str) -> str:
+    key = {"platform": PLATFORM, "contract": contract, "object": obj, "entity": dataset}
+    return f"urn:li:dataContract:{datahub_guid(key)}"
 
 
 def contract_mcps(
-    contract: str, dataset: str, assertions: Sequence[tuple[str, str]]
+    contract: str, obj: str, dataset: str, assertions: Sequence[tuple[str, str]]
 ) -> list[MetadataChangeProposalWrapper]:
     """The dataContract of `contract` on `dataset`; `assertions`: (URN, AssertionType) each."""
     assertions = list(dict(assertions).items())  # one entry per URN
@@ -46,11 +47,15 @@ def contract_mcps(
     )
     state = DataContractStatusClass(
         state=DataContractStateClass.ACTIVE,
-        customProperties={"contract": contract, "generator": f"lineage-quality {__version__}"},
+        customProperties={
+            "contract": contract,
+            "object": obj,
+            "generator": f"lineage-quality {__version__}",
+        },
     )
     return list(
         MetadataChangeProposalWrapper.construct_many(
-            entityUrn=contract_urn(contract, dataset),
+            entityUrn=contract_urn(contract, obj, dataset),
             aspects=[properties, StatusClass(removed=False), state],
         )
     )

@@ -6,7 +6,7 @@ by `lineage-quality datahub publish` (publish.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 
@@ -22,6 +22,9 @@ from lineage_quality.datahub.data_contract import contract_mcps
 from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.datahub.urns import assertion_urn
 from lineage_quality.rules import Rule
+
+if TYPE_CHECKING:
+    from lineage_quality.contracts import BoundRules
 
 
 def definition_mcps(
@@ -52,18 +55,18 @@ def definition_mcps(
 
 
 def contract_definition_mcps(
-    contract: str,
-    rules: Sequence[Rule],
+    binding: BoundRules,
     dataset: str,
     options: AssertionOptions = DEFAULT_ASSERTIONS,
     published: PublishedAssertions | None = None,
     external_url: str | None = None,
 ) -> list[MetadataChangeProposalWrapper]:
-    """Every rule of a contract on `dataset` (defined), then the contract's `dataContract`."""
+    """Every rule of a contract's schema object on `dataset` (defined), then its `dataContract`."""
+    contract = binding.contract
     out: list[MetadataChangeProposalWrapper] = []
     typed: list[tuple[str, str]] = []
-    for rule in rules:
+    for rule in binding.rules:
         out.extend(definition_mcps(rule, dataset, contract, options, published, external_url))
         typed.append((assertion_urn(rule, dataset), assertion_type(rule)))
-    out.extend(contract_mcps(contract, dataset, typed))
+    out.extend(contract_mcps(contract, binding.object_name, dataset, typed))
     return out

@@ -158,13 +158,11 @@ def event_mcps(
             if contract is None and contract_of is not None:
                 contract = contract_of(rule)
             if binding is not None and contracts_sent is not None:
-                key = (binding.contract, dataset)
+                key = (f"{binding.contract}\0{binding.object_name}", dataset)
                 if key not in contracts_sent:
                     contracts_sent.add(key)
                     out.extend(
-                        contract_definition_mcps(
-                            binding.contract, binding.rules, dataset, options, published, url
-                        )
+                        contract_definition_mcps(binding, dataset, options, published, url)
                     )
                     described.update(assertion_urn(r, dataset) for r in binding.rules)
             if urn not in described:

@@ -69,8 +69,7 @@ def publish_mcps(bindings: Sequence[BoundRules], config: DataHubConfig) -> Publi
         for dataset, page in datasets:
             mcps.extend(
                 contract_definition_mcps(
-                    binding.contract,
-                    binding.rules,
+                    binding,
                     dataset,
                     config.assertions,
                     published,
