@@ -7,6 +7,7 @@ INSUFFICIENT_DATA, never a pass."""
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -128,7 +129,7 @@ def test_check_sends_every_rule_to_datahub(data: Path, tmp_path: Path) -> None:
     runs: dict[str, list[Any]] = {}
     for r in records:
         if r["aspectName"] == "assertionInfo":
-            aspect = MetadataChangeProposalWrapper.from_obj(r).aspect
+            aspect = MetadataChangeProposalWrapper.from_obj(copy.deepcopy(r)).aspect
             assert isinstance(aspect, AssertionInfoClass)
             infos[r["entityUrn"]] = aspect
         if r["aspectName"] == "assertionRunEvent":
