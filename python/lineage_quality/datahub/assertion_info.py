@@ -101,6 +101,11 @@ def _history_parameters(rule: Rule) -> dict[str, str]:
             for k, v in rule.history.params().items()}  # fmt: skip
 
 
+def _judged_by_threshold(rule: Rule) -> bool:
+    """False for a history band (stddev, seasonal): `k` decides, not the threshold."""
+    return rule.history is None or rule.history.compare.uses_threshold
+
+
 def custom_properties(rule: Rule, contract: str | None) -> dict[str, str]:
     key, value = threshold_key(rule.threshold)
     props = {
@@ -117,7 +122,7 @@ def custom_properties(rule: Rule, contract: str | None) -> dict[str, str]:
         "action": rule.effective_action.value,
         "columns": ", ".join(rule.columns),
         "unit": rule.unit.value,
-        "threshold": f"{key} {value}",
+        "threshold": f"{key} {value}" if _judged_by_threshold(rule) else None,
         "generator": f"lineage-quality {__version__}",
         **_history_parameters(rule),
     }
@@ -128,6 +133,9 @@ def _custom(rule: Rule, dataset: str) -> CustomAssertionInfoClass:
     s = shape(rule)
     kind = rule.kind.value
     fields = [field_urn(dataset, c) for c in rule.columns] or None
+    parameters = {**native_parameters(rule), **_history_parameters(rule)}
+    if not _judged_by_threshold(rule):
+        parameters.pop(threshold_key(rule.threshold)[0], None)
     return CustomAssertionInfoClass(
         type=f"{kind} {rule.history.compare.value}" if rule.history else kind,
         entity=dataset,
@@ -137,7 +145,7 @@ def _custom(rule: Rule, dataset: str) -> CustomAssertionInfoClass:
         operator=s.operator,
         parameters=std_parameters(s.value, s.min_value, s.max_value),
         nativeType=kind,
-        nativeParameters={**native_parameters(rule), **_history_parameters(rule)},
+        nativeParameters=parameters,
         logic=rule.query or describe(rule),
     )
 
