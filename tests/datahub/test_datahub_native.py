@@ -559,3 +559,22 @@ def test_external_url_platform_instance_and_dataset_version() -> None:
     assert platform.instance == (  # type: ignore[union-attr]
         "urn:li:dataPlatformInstance:(urn:li:dataPlatform:lineage-quality,sidecar-eu)"
     )
+
+
+def test_shacl_counts_are_parameters_and_min_count_1_max_count_1_is_not_null() -> None:
+    shacl = {r.id: r for c, r in _rules() if r.origin == "shacl"}
+    out = event_mcps(event(namespace=NS, name=NAME), {REF: [result(r) for r in shacl.values()]})
+    infos = {m.entityUrn: m.aspect for m in out if isinstance(m.aspect, AssertionInfoClass)}
+    required = infos[assertion_urn(shacl["every_kind_order_id_not_null"], DATASET)]
+    assert isinstance(required, AssertionInfoClass) and required.fieldAssertion is not None
+    values = required.fieldAssertion.fieldValuesAssertion
+    assert values is not None and values.operator == "NOT_NULL"  # seed 000: minCount 1 maxCount 1
+    assert (required.customProperties["minCount"], required.customProperties["maxCount"]) == (
+        "1",
+        "1",
+    )
+    cardinality = infos[assertion_urn(shacl["every_kind_tags_cardinality"], DATASET)]
+    assert isinstance(cardinality, AssertionInfoClass)
+    assert cardinality.customAssertion is not None
+    native = cardinality.customAssertion.nativeParameters
+    assert native is not None and (native["minCount"], native["maxCount"]) == ("1", "3")

@@ -106,6 +106,19 @@ def _judged_by_threshold(rule: Rule) -> bool:
     return rule.history is None or rule.history.compare.uses_threshold
 
 
+def shacl_parameters(rule: Rule) -> dict[str, str]:
+    """Seed 000's parameters of a SHACL count constraint: `sh:minCount 1 ; sh:maxCount 1` (a
+    required field, NOT_NULL) and the counts of a cardinality, as `minCount` / `maxCount`."""
+    if rule.origin != "shacl":
+        return {}
+    if rule.constraint == "not_null":
+        return {"minCount": "1", "maxCount": "1"}
+    if rule.constraint in ("min_count", "cardinality"):
+        counts = {"minCount": rule.min_value, "maxCount": rule.max_value}
+        return {k: number(v) for k, v in counts.items() if v is not None}
+    return {}
+
+
 def custom_properties(rule: Rule, contract: str | None) -> dict[str, str]:
     key, value = threshold_key(rule.threshold)
     props = {
@@ -125,6 +138,7 @@ def custom_properties(rule: Rule, contract: str | None) -> dict[str, str]:
         "threshold": f"{key} {value}" if _judged_by_threshold(rule) else None,
         "generator": f"lineage-quality {__version__}",
         **_history_parameters(rule),
+        **shacl_parameters(rule),
     }
     return {k: v for k, v in props.items() if v}
 
@@ -133,7 +147,7 @@ def _custom(rule: Rule, dataset: str) -> CustomAssertionInfoClass:
     s = shape(rule)
     kind = rule.kind.value
     fields = [field_urn(dataset, c) for c in rule.columns] or None
-    parameters = {**native_parameters(rule), **_history_parameters(rule)}
+    parameters = {**native_parameters(rule), **_history_parameters(rule), **shacl_parameters(rule)}
     if not _judged_by_threshold(rule):
         parameters.pop(threshold_key(rule.threshold)[0], None)
     return CustomAssertionInfoClass(
