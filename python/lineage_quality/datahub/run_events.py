@@ -75,6 +75,7 @@ def native_results(result: RuleResult) -> dict[str, str]:
         "code": result.code,
         "observed": result.observed,
         "severity": rule.severity,
+        "scope": result.scope,  # which data the verdict covers, where that needs saying
     }
     if result.actual is not None and math.isfinite(result.actual):
         values["actualValue"] = number(result.actual)
