@@ -3,7 +3,8 @@ every-kind dataset; the producer (`serve`'s, with a DataHub file output built by
 factory) evaluates every rule of the ODCS, JSON-rules and SHACL test contracts on it; each
 assertion has the native type of test_datahub_native.py's table and the run-event result of
 test_datahub_check.py's (the same data), each contract its dataContract; DataHub's check
-accepts the file. History rules have no history on a first run: INSUFFICIENT_DATA errors."""
+accepts the file, and `datahub lite` (DataHub's local store) imports it and reads it back equal.
+History rules have no history on a first run: INSUFFICIENT_DATA errors."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ pytest.importorskip("datahub.emitter.mcp", reason="pip install 'lineage-quality[
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import AssertionInfoClass
+from lite import assert_round_trip
 from openlineage.client.transport.file import FileConfig, FileTransport
 from samples import check_metadata_file
 from test_datahub_check import RESULTS
@@ -75,6 +77,7 @@ def test_serve_sends_every_rule_to_datahub(repo_root: Path, tmp_path: Path) -> N
     finally:
         producer.stop()
     check_metadata_file(out)
+    assert assert_round_trip(out, tmp_path / "lite") > 100  # DataHub's local store reads it back
     records = json.loads(out.read_text())
     dataset = f"urn:li:dataset:(urn:li:dataPlatform:file,{data},PROD)"
     infos: dict[str, AssertionInfoClass] = {}
