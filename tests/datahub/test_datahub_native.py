@@ -565,3 +565,23 @@ def test_shacl_counts_are_parameters_and_min_count_1_max_count_1_is_not_null() -
     assert cardinality.customAssertion is not None
     native = cardinality.customAssertion.nativeParameters
     assert native is not None and (native["minCount"], native["maxCount"]) == ("1", "3")
+
+
+def test_a_history_result_says_what_it_compared_with() -> None:
+    usual = next(r for _, r in _rules() if r.id == "rows_usual")
+    res = RuleResult(
+        rule=usual,
+        status=Status.FAILED,
+        actual=40,
+        measured=40,
+        row_count=40,
+        expected_text="within 3 sd of the last 7 runs: [90, 110]",
+        baseline=(("n", 7), ("mean", 100.0), ("stddev", 3.3333333)),
+    )
+    out = event_mcps(event(namespace=NS, name=NAME), {REF: [res]})
+    run = next(m.aspect for m in out if isinstance(m.aspect, AssertionRunEventClass))
+    assert run.result is not None and run.result.nativeResults is not None
+    native = run.result.nativeResults
+    assert native["expected"] == "within 3 sd of the last 7 runs: [90, 110]"
+    assert (native["baseline.n"], native["baseline.mean"], native["measured"]) == ("7", "100", "40")
+    assert native["baseline.stddev"] == "3.3333333"

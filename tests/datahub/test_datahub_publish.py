@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("datahub.emitter.mcp", reason="pip install 'lineage-quality[datahub]'")
 
+from fake_gms import decode, fake_gms
 from samples import check_metadata_file
 from test_datahub_native import CONTRACTS, DATASET, _bindings
 
@@ -100,3 +101,19 @@ def test_check_and_serve_take_the_same_datahub_options() -> None:
             "eu",
         )
         assert (args.datahub_incidents, args.datahub_state) == ("BLOCK,ALERT", "state.json")
+
+
+def test_publish_to_a_gms(tmp_path: Path) -> None:
+    with fake_gms() as gms:
+        code = main(
+            ["datahub", "publish", "--contracts", str(CONTRACTS), "--datahub-server", gms.url]
+        )
+        sent = [m for p in gms.posts() for m in decode(p)]
+    assert code == 0
+    names = {m.aspectName for m in sent}
+    assert {"assertionInfo", "assertionActions", "dataContractProperties"} <= names
+    with fake_gms(ingest_status=500) as broken:
+        failed = main(
+            ["datahub", "publish", "--contracts", str(CONTRACTS), "--datahub-server", broken.url]
+        )
+    assert failed == 1  # a destination that failed

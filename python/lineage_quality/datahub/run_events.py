@@ -79,7 +79,19 @@ def native_results(result: RuleResult) -> dict[str, str]:
     }
     if result.actual is not None and math.isfinite(result.actual):
         values["actualValue"] = number(result.actual)
+    if result.measured is not None and math.isfinite(result.measured):
+        values["measured"] = number(result.measured)  # a history rule's metric itself
+    for key, value in result.baseline or ():  # what a history rule compared with
+        values[f"baseline.{key}"] = _text(value)
     return {k: v for k, v in values.items() if v is not None}
+
+
+def _text(value: object) -> str | None:
+    if value is None or isinstance(value, bool):
+        return None if value is None else str(value).lower()
+    if isinstance(value, int | float):
+        return number(value) if math.isfinite(value) else None
+    return str(value)
 
 
 def _error(result: RuleResult) -> AssertionResultErrorClass | None:
