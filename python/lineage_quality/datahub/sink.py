@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _STOP = object()
+MAX_CONTRACTS_SENT = 10_000  # (contract, dataset) pairs remembered as sent in this process
 
 
 class McpWriter(Protocol):
@@ -127,6 +128,8 @@ class DataHubSink:
         self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
     ) -> list[MetadataChangeProposalWrapper]:
         with self._mcp_lock:  # one event at a time: the contracts sent, the superseded URNs
+            if len(self._contracts_sent) > MAX_CONTRACTS_SENT:
+                self._contracts_sent.clear()  # sent again: upserts, idempotent
             return event_mcps(
                 event,
                 results,
