@@ -69,6 +69,28 @@ def test_a_changed_contract_published_again_supersedes(tmp_path: Path) -> None:
     assert removed == [assertion_urn(before, DATASET)]
 
 
+def test_a_rule_deleted_from_a_contract_is_removed(tmp_path: Path) -> None:
+    contracts = tmp_path / "contracts"
+    shutil.copytree(CONTRACTS, contracts)
+    out, state = tmp_path / "mcps.json", tmp_path / "state.json"
+    assert _publish(contracts, out, "--datahub-state", str(state)) == 0
+    odcs = contracts / "orders.yaml"
+    text = odcs.read_text()
+    sql = "      - type: sql\n        query: SELECT COUNT(*) FROM ${object} WHERE amount < 0\n"
+    sql += "        mustBe: 0\n        id: no_negative_amounts\n"
+    assert sql in text
+    odcs.write_text(text.replace(sql, ""))
+    assert _publish(contracts, out, "--datahub-state", str(state)) == 0
+    records = json.loads(out.read_text())
+    removed = [r["entityUrn"] for r in records
+               if r["aspectName"] == "status" and r["aspect"]["json"]["removed"]]  # fmt: skip
+    deleted = next(r for b in _bindings() for r in b.rules if r.id == "no_negative_amounts")
+    assert removed == [assertion_urn(deleted, DATASET)]
+    last = [r for r in records if r["aspectName"] == "dataContractProperties"][-3:]
+    listed = {a["assertion"] for r in last for a in r["aspect"]["json"].get("dataQuality", [])}
+    assert assertion_urn(deleted, DATASET) not in listed  # the dataContract is current
+
+
 def test_publish_needs_a_destination_and_patterns_are_skipped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
 
 
+def contract_scope(binding: BoundRules) -> str:
+    """What a rule id is unique within: its contract and schema object."""
+    return f"{binding.contract}/{binding.object_name}"
+
+
 def definition_mcps(
     rule: Rule,
     dataset: str,
@@ -34,8 +39,10 @@ def definition_mcps(
     options: AssertionOptions = DEFAULT_ASSERTIONS,
     published: PublishedAssertions | None = None,
     external_url: str | None = None,
+    scope: str | None = None,
 ) -> list[MetadataChangeProposalWrapper]:
-    """The aspects of `rule`'s assertion on `dataset`, and the removal of the one it replaces."""
+    """The aspects of `rule`'s assertion on `dataset`, and the removal of the one it replaces
+    (a rule is known by dataset, `scope` (its contract object, else `contract`) and id)."""
     urn = assertion_urn(rule, dataset)
     out = [
         MetadataChangeProposalWrapper(
@@ -48,7 +55,7 @@ def definition_mcps(
         MetadataChangeProposalWrapper(entityUrn=urn, aspect=status(removed=False)),
     ]
     if published is not None:
-        before = published.supersede(dataset, contract, rule.id, urn)
+        before = published.supersede(dataset, scope or contract, rule.id, urn)
         if before is not None:
             out.append(MetadataChangeProposalWrapper(entityUrn=before, aspect=status(True)))
     return out
@@ -61,12 +68,21 @@ def contract_definition_mcps(
     published: PublishedAssertions | None = None,
     external_url: str | None = None,
 ) -> list[MetadataChangeProposalWrapper]:
-    """Every rule of a contract's schema object on `dataset` (defined), then its `dataContract`."""
+    """Every rule of a contract's schema object on `dataset` (defined), the removal of the
+    assertions of rules deleted from it since it was last sent, then its `dataContract`."""
     contract = binding.contract
+    scope = contract_scope(binding)
     out: list[MetadataChangeProposalWrapper] = []
     typed: list[tuple[str, str]] = []
     for rule in binding.rules:
-        out.extend(definition_mcps(rule, dataset, contract, options, published, external_url))
+        out.extend(
+            definition_mcps(rule, dataset, contract, options, published, external_url, scope)
+        )
         typed.append((assertion_urn(rule, dataset), assertion_type(rule)))
+    if published is not None:
+        current = {urn for urn, _ in typed}
+        for gone in published.retire(dataset, scope, {r.id for r in binding.rules}):
+            if gone not in current:  # still another rule's assertion
+                out.append(MetadataChangeProposalWrapper(entityUrn=gone, aspect=status(True)))
     out.extend(contract_mcps(contract, binding.object_name, dataset, typed))
     return out

@@ -36,7 +36,11 @@ from lineage_quality.datahub.config import (
     AssertionOptions,
     NamingConfig,
 )
-from lineage_quality.datahub.definitions import contract_definition_mcps, definition_mcps
+from lineage_quality.datahub.definitions import (
+    contract_definition_mcps,
+    contract_scope,
+    definition_mcps,
+)
 from lineage_quality.datahub.naming import dataset_name
 from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.datahub.run_events import run_event
@@ -167,7 +171,10 @@ def event_mcps(
                     described.update(assertion_urn(r, dataset) for r in binding.rules)
             if urn not in described:
                 described.add(urn)
-                out.extend(definition_mcps(rule, dataset, contract, options, published, url))
+                scope = contract_scope(binding) if binding is not None else None
+                out.extend(
+                    definition_mcps(rule, dataset, contract, options, published, url, scope)
+                )
             out.append(
                 MetadataChangeProposalWrapper(
                     entityUrn=urn,

@@ -1,6 +1,7 @@
 """Which assertion each rule was last sent as, so that an assertion superseded by a changed rule
 (same dataset, contract and rule id; a new threshold makes a new assertion URN, urns.py) is sent
-`status.removed = true` and stops showing its last result beside its successor.
+`status.removed = true` and stops showing its last result beside its successor; and, when a
+contract is sent whole, which of its rules are gone from it (`retire`).
 
 Kept in memory, and in a small JSON file when `AssertionOptions.state` names one (written
 atomically on each change), so a restarted producer still knows the previous URNs. Pure but for
@@ -71,3 +72,16 @@ class PublishedAssertions:
                 self._urns.pop(next(iter(self._urns)))
             self._write()
         return before
+
+    def retire(self, dataset: str, contract: str | None, kept: set[str]) -> list[str]:
+        """Forget the rules of `contract` on `dataset` whose ids are not in `kept` (rules deleted
+        from the contract); their URNs."""
+        gone = []
+        with self._lock:
+            for key in list(self._urns):
+                ds, name, rule_id = json.loads(key)
+                if ds == dataset and name == (contract or "") and rule_id not in kept:
+                    gone.append(self._urns.pop(key))
+            if gone:
+                self._write()
+        return gone
