@@ -27,6 +27,7 @@ from datahub.metadata.schema_classes import (
     StatusClass,
 )
 
+from lineage_quality.datahub.config import DEFAULT_ASSERTIONS
 from lineage_quality.datahub.mapping import native, native_parameters, shape, threshold_key
 from lineage_quality.datahub.native import native_fields, std_parameters
 from lineage_quality.datahub.shape import number
@@ -34,9 +35,6 @@ from lineage_quality.datahub.urns import PLATFORM, PLATFORM_URN, field_urn
 from lineage_quality.rules import Rule, Unit
 from lineage_quality.rules.history import Compare
 from lineage_quality.version import __version__
-
-# The rule actions whose failures raise a DataHub incident (and whose passes resolve it).
-DEFAULT_INCIDENT_ACTIONS = frozenset({"BLOCK"})
 
 
 def _listed(values: tuple[object, ...]) -> str:
@@ -191,7 +189,7 @@ def assertion_info(
 
 
 def assertion_actions(
-    rule: Rule, incident_actions: Collection[str] = DEFAULT_INCIDENT_ACTIONS
+    rule: Rule, incident_actions: Collection[str] = DEFAULT_ASSERTIONS.incident_actions
 ) -> AssertionActionsClass:
     """A rule whose action is one of `incident_actions` (BLOCK by default) raises an incident
     when it fails and resolves it when it passes; any other, none (empty lists: a rule whose
