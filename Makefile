@@ -49,6 +49,7 @@ test: system venv jars test-jars
 # checks). The install test is left to the first line: it builds the package, whatever the line.
 test-spark: system venv jars
 	$(PY) -m pytest tests/spark tests/e2e tests/cli tests/datahub/test_datahub_e2e.py \
+	  tests/datahub/test_datahub_check.py tests/datahub/test_datahub_serve.py \
 	  tests/unit/test_spark_line.py --ignore=tests/cli/test_install_keeps_pyspark.py \
 	  -m "not spark35_only"
 

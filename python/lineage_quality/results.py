@@ -38,6 +38,16 @@ def finite(value: object) -> object:
     return value
 
 
+class Cause(enum.Enum):
+    """Why a rule could not run (an ERROR, or a SKIPPED for want of history): reported to
+    DataHub as its error type (datahub/run_events.py)."""
+
+    INVALID_RULE = "INVALID_RULE"  # the rule does not fit the data: column, type, pattern, query
+    QUERY_FAILED = "QUERY_FAILED"  # the scan or the rule's query failed on the data
+    UNREADABLE = "UNREADABLE"  # the dataset (or the history store) could not be read
+    INSUFFICIENT_HISTORY = "INSUFFICIENT_HISTORY"  # too few earlier runs, or no history kept
+
+
 class Status(enum.Enum):
     PASSED = "PASSED"
     FAILED = "FAILED"
@@ -79,6 +89,8 @@ class RuleResult:
     # the same object on every result of one evaluation; None when nothing was scanned. Not
     # part of the verdict's identity (eq): two results saying the same thing stay equal.
     measures: DatasetMeasures | None = attrs.field(default=None, eq=False, repr=False)
+    # Why an ERROR (or a SKIPPED history rule) could not be judged, where that is known.
+    cause: Cause | None = attrs.field(default=None, eq=False)
 
     @property
     def success(self) -> bool:
@@ -111,8 +123,8 @@ class RuleResult:
         return text + ("%" if self.rule.unit is Unit.PERCENT else "")
 
 
-def error_result(rule: Rule, message: str) -> RuleResult:
-    return RuleResult(rule=rule, status=Status.ERROR, message=message)
+def error_result(rule: Rule, message: str, cause: Cause | None = None) -> RuleResult:
+    return RuleResult(rule=rule, status=Status.ERROR, message=message, cause=cause)
 
 
 def skipped_result(rule: Rule, reason: str, message: str | None = None) -> RuleResult:

@@ -1,4 +1,7 @@
-"""Rule -> assertionInfo, RuleResult -> assertionRunEvent, for every RuleKind."""
+"""Rule -> assertionInfo, RuleResult -> assertionRunEvent, for every RuleKind. Issue 40: every
+assertion has DataHub's native type (VOLUME, FRESHNESS, DATA_SCHEMA, FIELD, SQL) or CUSTOM, never
+the deprecated DATASET; the table of what each rule becomes is tests/datahub/test_datahub_native.py;
+the CUSTOM shapes (`mapping.shape`) are pinned here."""
 
 from __future__ import annotations
 
@@ -10,10 +13,10 @@ import pytest
 pytest.importorskip("datahub.emitter.mcp", reason="pip install 'lineage-quality[datahub]'")
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
-from datahub.metadata.schema_classes import AssertionInfoClass
 from samples import DATASET_URN, KIND_SAMPLES, REF, event, result, rule
 
 from lineage_quality.datahub.assertion_info import assertion_info
+from lineage_quality.datahub.mapping import shape
 from lineage_quality.datahub.mcps import event_mcps, event_millis
 from lineage_quality.datahub.run_events import run_event
 from lineage_quality.datahub.urns import assertion_urn
@@ -39,27 +42,66 @@ def test_every_rule_kind_has_a_sample() -> None:
     assert sorted(KIND_SAMPLES) == sorted(k.value for k in RuleKind)
 
 
+# The native type of each kind's sample rule (samples.KIND_SAMPLES); None: CUSTOM.
+SAMPLE_TYPES = {
+    "rowCount": "VOLUME",
+    "nullValues": "FIELD",
+    "missingValues": "CUSTOM",  # null or a listed value: no native form (as DataHub's ODCS source)
+    "invalidValues": "FIELD",
+    "duplicateValues": "FIELD",
+    "valueRange": "FIELD",
+    "lengthRange": "FIELD",
+    "cardinality": "CUSTOM",
+    "dateFormat": "CUSTOM",
+    "statistic": "FIELD",
+    "freshness": "FRESHNESS",
+    "sql": "SQL",
+    "columnType": "DATA_SCHEMA",
+    "extraColumns": "DATA_SCHEMA",
+    "count": "CUSTOM",  # a non-null count: no native field metric
+    "valueCheck": "CUSTOM",
+}
+_SUB_ASPECT = {
+    "VOLUME": "volumeAssertion",
+    "FRESHNESS": "freshnessAssertion",
+    "DATA_SCHEMA": "schemaAssertion",
+    "FIELD": "fieldAssertion",
+    "SQL": "sqlAssertion",
+    "CUSTOM": "customAssertion",
+}
+
+
 @pytest.mark.parametrize("kind", ALL_KINDS, ids=lambda k: k.value)
-def test_every_kind_becomes_a_valid_dataset_assertion(kind: RuleKind) -> None:
+def test_every_kind_becomes_a_valid_native_or_custom_assertion(kind: RuleKind) -> None:
     r = rule(kind, severity="error", name=f"{kind.value}_rule", description="why it matters")
     info = assertion_info(r, DATASET_URN, contract="orders-contract")
     urn = assertion_urn(r, DATASET_URN)
     _roundtrip(urn, info)
-    ds = info.datasetAssertion
-    assert info.type == "DATASET"
-    assert ds is not None
-    assert ds.dataset == DATASET_URN
-    assert ds.scope in ("DATASET_COLUMN", "DATASET_ROWS", "DATASET_SCHEMA")
-    assert ds.nativeType == kind.value
-    assert ds.nativeParameters is not None and ds.nativeParameters["metric"] == kind.value
+    assert info.type == SAMPLE_TYPES[kind.value]
+    assert info.datasetAssertion is None  # the deprecated DATASET type is never sent
+    for aspect_type, field in _SUB_ASPECT.items():
+        sub = getattr(info, field)
+        assert (sub is not None) == (aspect_type == info.type), field
+        if sub is not None:
+            assert sub.entity == DATASET_URN
+    if info.type == "CUSTOM":
+        custom = info.customAssertion
+        assert custom is not None
+        assert custom.scope in ("DATASET_COLUMN", "DATASET_ROWS", "DATASET_SCHEMA")
+        assert custom.nativeType == kind.value
+        assert custom.nativeParameters is not None
+        assert custom.nativeParameters["metric"] == kind.value
+        assert custom.logic
+        if r.columns:
+            assert custom.fields == [f"urn:li:schemaField:({DATASET_URN},{c})" for c in r.columns]
+        else:
+            assert custom.fields is None
     assert info.customProperties["contract"] == "orders-contract"
     assert info.customProperties["ruleId"] == r.id
     assert info.customProperties["origin"] == "odcs"
+    assert info.customProperties["kind"] == kind.value
     assert info.source is not None and info.source.type == "EXTERNAL"
-    if r.columns:
-        assert ds.fields == [f"urn:li:schemaField:({DATASET_URN},{c})" for c in r.columns]
-    else:
-        assert ds.fields is None
+    assert info.description is not None and info.description.startswith("why it matters (")
     # A run event for each status, the dataset (never a field) as assertee.
     for status in Status:
         res = result(r, status, actual=None if status in (Status.ERROR, Status.SKIPPED) else 0)
@@ -70,17 +112,15 @@ def test_every_kind_becomes_a_valid_dataset_assertion(kind: RuleKind) -> None:
 
 
 def _shape_of(r: object) -> tuple[str, str, str, str | None, str | None, str | None]:
-    info: AssertionInfoClass = assertion_info(r, DATASET_URN)  # type: ignore[arg-type]
-    ds = info.datasetAssertion
-    assert ds is not None
-    p = ds.parameters
+    """The structured fields a CUSTOM assertion of `r` carries (`mapping.shape`)."""
+    s = shape(r)  # type: ignore[arg-type]
     return (
-        ds.scope,
-        str(ds.aggregation),
-        ds.operator,
-        p.value.value if p and p.value else None,
-        p.minValue.value if p and p.minValue else None,
-        p.maxValue.value if p and p.maxValue else None,
+        s.scope,
+        s.aggregation,
+        s.operator,
+        s.value.value if s.value else None,
+        s.min_value.value if s.min_value else None,
+        s.max_value.value if s.max_value else None,
     )
 
 
@@ -157,7 +197,9 @@ def test_standard_shapes(r: object, expected: tuple[str, ...]) -> None:
 
 def test_native_parameters_carry_the_rule_and_its_threshold() -> None:
     r = rule("invalidValues", threshold=Threshold(Operator.LESS_THAN, 5), unit=Unit.PERCENT)
-    ds = assertion_info(r, DATASET_URN).datasetAssertion
+    info = assertion_info(r, DATASET_URN)
+    assert info.type == "CUSTOM"  # `< 5 %` is no whole-percent FIELD_VALUES fail threshold
+    ds = info.customAssertion
     assert ds is not None
     assert ds.nativeParameters == {
         "metric": "invalidValues",
@@ -168,8 +210,9 @@ def test_native_parameters_carry_the_rule_and_its_threshold() -> None:
         "ruleId": "orders.invalidValues",
         "mustBeLessThan": "5",
     }
-    sql = assertion_info(rule("sql"), DATASET_URN).datasetAssertion
-    assert sql is not None and sql.logic == "SELECT COUNT(*) FROM orders WHERE amount < 0"
+    assert info.customProperties["threshold"] == "mustBeLessThan 5"
+    sql = assertion_info(rule("sql"), DATASET_URN).sqlAssertion
+    assert sql is not None and sql.statement == "SELECT COUNT(*) FROM orders WHERE amount < 0"
 
 
 def test_run_event_results() -> None:
@@ -185,7 +228,8 @@ def test_run_event_results() -> None:
     assert failed is not None
     assert failed.type == "FAILURE"
     assert (failed.rowCount, failed.missingCount, failed.unexpectedCount) == (10, 2, None)
-    assert failed.actualAggValue == pytest.approx(0.2)  # NULL_PROPORTION is a fraction
+    # FIELD_METRIC NULL_PERCENTAGE is in percent (the CUSTOM NULL_PROPORTION was a fraction)
+    assert failed.actualAggValue == pytest.approx(20.0)
     assert failed.nativeResults is not None
     assert failed.nativeResults["actual"] == "20%"
     assert failed.nativeResults["expected"] == "< 5%"
@@ -246,7 +290,13 @@ def test_event_mcps_use_run_id_event_time_and_dataset_as_assertee() -> None:
     ev = event(run_id="run-abc", event_time="2025-03-04T05:06:07.123456789Z")
     mcps = event_mcps(ev, {REF: [result(r) for r in rules]})
     aspects = [m.aspectName for m in mcps]
-    assert aspects == ["assertionInfo", "dataPlatformInstance", "assertionRunEvent"] * 2
+    assert aspects == [
+        "assertionInfo",
+        "dataPlatformInstance",
+        "assertionActions",
+        "status",
+        "assertionRunEvent",
+    ] * 2
     for m in mcps:
         assert m.validate()
         if m.aspectName == "dataPlatformInstance":

@@ -21,15 +21,19 @@ def test_rule_model_fields_reach_datahub() -> None:
     info = assertion_info(rule, DATASET_URN, contract="users")
     assert info.description is not None and info.description.startswith("email is required")
     assert info.customProperties["ruleId"] == "r-1"
-    ds = info.datasetAssertion
-    assert ds is not None and ds.nativeParameters is not None
-    assert json.loads(ds.nativeParameters["tags"]) == ["pii"]
-    assert json.loads(ds.nativeParameters["target"]) == {
+    # a native FIELD assertion (issue 40) has no native parameters: the rule model's fields are
+    # custom properties, and the filter is the field assertion's own SQL filter
+    props = info.customProperties
+    assert json.loads(props["tags"]) == ["pii"]
+    assert json.loads(props["target"]) == {
         "database": "sales",
         "table": "users",
         "column": "email",
     }
-    assert ds.nativeParameters["filterCondition"] == "deleted_at IS NULL"
+    assert props["filterCondition"] == "deleted_at IS NULL"
+    assert info.type == "FIELD" and info.fieldAssertion is not None
+    assert info.fieldAssertion.filter is not None
+    assert info.fieldAssertion.filter.sql == "deleted_at IS NULL"
 
 
 def test_a_logical_dataset_has_the_logical_platform() -> None:

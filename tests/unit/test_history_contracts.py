@@ -81,8 +81,12 @@ def test_odcs_statistics_counts_percentages_and_sql_compare_over_time() -> None:
     assert properties(RuleResult(rule=avg, status=Status.PASSED, actual=1.0))["threshold"] == {
         "band": "within 3 sd of the last 7 runs"
     }
-    assert describe(avg) == "amount: statistic avg within 3 sd of the last 7 runs"
-    assert (shape(avg).aggregation, shape(avg).operator) == ("_NATIVE_", "_NATIVE_")
+    # issue 40: DataHub's description names the window and the runs the band needs, and a band
+    # keeps the metric's aggregation with a native operator (the band moves)
+    assert describe(avg) == (
+        "amount: statistic avg within 3 sd of the last 7 runs (from 7 earlier runs)"
+    )
+    assert (shape(avg).aggregation, shape(avg).operator) == ("MEAN", "_NATIVE_")
     assert describe(sql_change).endswith("ratio to the previous run between 0.5 and 2")
 
 

@@ -180,9 +180,14 @@ def test_serve_flags_are_settings_outputs(recording: None) -> None:
         ]
     )  # fmt: skip
     settings = _settings(args, None, 0)
+    # issue 40: the DataHub outputs remember each rule's assertion beside the spool (a superseded
+    # one is marked removed after a restart too), one state file per writer
+    state = str(settings.spool.with_name(settings.spool.stem + ".datahub-assertions.json"))
     assert settings.outputs == (
-        OutputSpec("datahub-rest", {"url": "http://gms:8080", "env": "dev"}),
-        OutputSpec("datahub-file", {"path": "out.json", "env": "dev"}),
+        OutputSpec("datahub-rest", {"url": "http://gms:8080", "env": "dev", "state": state}),
+        OutputSpec(
+            "datahub-file", {"path": "out.json", "env": "dev", "state": f"{state}.file"}
+        ),
         OutputSpec("webhook", {"url": "https://ops/hook"}),
         OutputSpec("slack", {"url": SLACK_URL}),
         OutputSpec("recording", {"name": "any type, by JSON"}),

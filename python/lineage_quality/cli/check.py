@@ -16,11 +16,13 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
+from lineage_quality.cli.datahub_options import add_datahub_options, datahub_specs
 from lineage_quality.cli.history import PASSWORD_FILE_HELP
 from lineage_quality.cli.options import (
     add_shacl_flags,
@@ -32,10 +34,16 @@ from lineage_quality.contracts import BoundRules, load_file
 from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError, SparkStartError
 from lineage_quality.evaluation.jvm_output import JvmOutput
+from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.history.judge import NOT_IN_CHECK, judge_and_record, without_history
 from lineage_quality.history.store import HistoryStore, open_history
+from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.version import __version__
+
+if TYPE_CHECKING:
+    from lineage_quality.producer.settings import OutputSpec
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -110,7 +118,10 @@ def run_check(
     history: str | None = None,
     history_password_file: str | None = None,
     column: str | None = None,
+    outputs: Sequence[OutputSpec] = (),
 ) -> int:
+    """`outputs`: where the results also go (`datahub-rest`, `datahub-file`: built by the
+    outputs factory, sent before the exit code is returned)."""
     out = out or sys.stdout
     err = err or sys.stderr
     from lineage_quality.evaluation.datasets import dataset_identity
@@ -119,6 +130,7 @@ def run_check(
     bindings = load_file(contract, attrs.evolve(shacl, standalone_shapes=True), column)
     namespace, name = dataset_identity(dataset)
     chosen = select(bindings, namespace, name, obj, str(contract))
+    sinks = _result_sinks(outputs, chosen)  # a wrong output fails before Spark starts
     if not chosen.rules:
         hint = (
             " (SHACL assertions are off: pass --shacl-assertions)"
@@ -133,7 +145,7 @@ def run_check(
         os.environ.pop("PGPASSWORD", None)
     try:
         return _evaluate(
-            contract, dataset, fmt, output, chosen, master, out, err, spark_conf, store
+            contract, dataset, fmt, output, chosen, master, out, err, spark_conf, store, sinks
         )
     finally:
         if store is not None:
@@ -151,6 +163,7 @@ def _evaluate(
     err: TextIO,
     spark_conf: Mapping[str, str] | None,
     store: HistoryStore | None,
+    sinks: Sequence[ResultSink],
 ) -> int:
     from lineage_quality.engine.run import evaluate_dataframe
     from lineage_quality.evaluation.datasets import dataset_identity, read_location
@@ -175,20 +188,67 @@ def _evaluate(
             results = evaluate_dataframe(df, list(chosen.rules))
     else:
         results = evaluate_dataframe(df, list(chosen.rules))
+    namespace, name = dataset_identity(dataset)
     if store is None:
         results = without_history(results, Status.SKIPPED, NOT_IN_CHECK)
     else:
-        namespace, name = dataset_identity(dataset)
         run_id = str(uuid.uuid4())
         results = judge_and_record(
             store, f"{namespace}:{name}", run_id, int(time.time() * 1000), results
         )
+    _publish(sinks, namespace, name, results, err)
     if output == "json":
         out.write(json.dumps(to_json(dataset, results), indent=2) + "\n")
     else:
         out.write(to_table(dataset, results) + "\n")
     failed = any(r.status in (Status.FAILED, Status.ERROR) for r in results)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _result_sinks(outputs: Sequence[OutputSpec], chosen: BoundRules) -> Sequence[ResultSink]:
+    if not outputs:
+        return ()
+    from lineage_quality.producer.outputs.factory import build_outputs
+    from lineage_quality.producer.settings import Settings
+
+    return build_outputs(Settings(outputs=tuple(outputs)), [chosen]).result_sinks
+
+
+def check_event(namespace: str, name: str) -> dict[str, Any]:
+    """The OpenLineage event `check` reports under: a run of job `lineage-quality/check` that
+    read the dataset (its results are the dataset's, as any run's)."""
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": now,
+        "producer": f"https://github.com/lineage-quality/lineage-quality/tree/{__version__}",
+        "run": {"runId": str(uuid.uuid4())},
+        "job": {"namespace": "lineage-quality", "name": "check"},
+        "inputs": [{"namespace": namespace, "name": name}],
+        "outputs": [],
+    }
+
+
+def _publish(
+    sinks: Sequence[ResultSink],
+    namespace: str,
+    name: str,
+    results: list[RuleResult],
+    err: TextIO,
+) -> None:
+    """Hand the results to each sink and wait for them; a destination that failed is a warning
+    (the verdict, and so the exit code, stays the data's)."""
+    if not sinks:
+        return
+    event = check_event(namespace, name)
+    ref = DatasetRef("inputs", 0, namespace, name)
+    emit_results(sinks, event, {ref: results})
+    close_sinks(sinks)
+    for sink in sinks:
+        failed = int(getattr(sink, "failed", 0)) + int(getattr(sink, "dropped", 0))
+        if failed:
+            label = type(sink).__name__
+            err.write(f"lineage-quality: warning: {label}: {failed} batch(es) not sent\n")
 
 
 def add_parser(sub: Any) -> None:
@@ -229,6 +289,13 @@ def add_parser(sub: Any) -> None:
         "SKIPPED",
     )
     check.add_argument("--history-password-file", metavar="FILE", help=PASSWORD_FILE_HELP)
+    datahub = check.add_argument_group(
+        "DataHub assertions", "needs pip install 'lineage-quality[datahub]'; docs/datahub.md"
+    )
+    add_datahub_options(datahub)
+    datahub.add_argument(
+        "--marquez-web-url", metavar="URL", help="results link to the dataset in this Marquez UI"
+    )
     check.set_defaults(func=run)
 
 
@@ -245,4 +312,5 @@ def run(args: argparse.Namespace) -> int:
         history=args.history,
         history_password_file=args.history_password_file,
         column=args.column,
+        outputs=datahub_specs(args, marquez_web_url=args.marquez_web_url),
     )

@@ -1,5 +1,6 @@
 """`lineage-quality`: the command line. One module per command (serve, check, schema, bindings,
-history, demo, gate, dead-letters), each adding its own parser; this one parses and dispatches."""
+history, demo, gate, dead-letters, datahub), each adding its own parser; this one parses and
+dispatches."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from lineage_quality.cli import (
     bindings,
     check,
+    datahub,
     dead_letters,
     demo,
     gate,
@@ -28,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lineage-quality",
         description="`lineage-quality serve | check | schema | bindings | history | demo | gate | "
-        "dead-letters`.",
+        "dead-letters | datahub`.",
     )
     parser.add_argument("--version", action="version", version=__version__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -39,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="json: one JSON object per log line (time, level, logger, message)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (serve, check, schema, bindings, history, demo, gate, dead_letters):
+    for command in (serve, check, schema, bindings, history, demo, gate, dead_letters, datahub):
         command.add_parser(sub)
     return parser
 

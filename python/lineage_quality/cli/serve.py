@@ -10,8 +10,10 @@ import logging
 import os
 import signal
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lineage_quality.cli.datahub_options import add_datahub_options, datahub_specs
 from lineage_quality.cli.history import add_history_flags, history_store
 from lineage_quality.cli.options import (
     add_shacl_flags,
@@ -66,14 +68,7 @@ def add_parser(sub: Any) -> None:
     datahub = serve.add_argument_group(
         "DataHub assertions", "needs pip install 'lineage-quality[datahub]'; docs/datahub.md"
     )
-    datahub.add_argument(
-        "--datahub-gms",
-        metavar="URL",
-        help="send assertion MCPs to this GMS (token: DATAHUB_GMS_TOKEN)",
-    )
-    datahub.add_argument("--datahub-file", metavar="PATH", help="append assertion MCPs to a file")
-    datahub.add_argument("--datahub-env", help="dataset URN env (default PROD)")
-    datahub.add_argument("--datahub-platform-instance", help="dataset URN platform instance")
+    add_datahub_options(datahub)
     serve.add_argument(
         "--output",
         action="append",
@@ -237,17 +232,9 @@ def _outputs(args: argparse.Namespace) -> list[OutputSpec]:
     `--alert-slack-webhook` -> slack; then each `--output` JSON as it is."""
     from lineage_quality.producer.settings import OutputSpec
 
-    naming = {"env": args.datahub_env, "platform_instance": args.datahub_platform_instance}
-    naming = {k: v for k, v in naming.items() if v}
-    if naming and not (args.datahub_gms or args.datahub_file):
-        raise ConfigError(
-            "--datahub-env/--datahub-platform-instance need --datahub-gms or --datahub-file"
-        )
-    specs = []
-    if args.datahub_gms:
-        specs.append(OutputSpec("datahub-rest", {"url": args.datahub_gms, **naming}))
-    if args.datahub_file:
-        specs.append(OutputSpec("datahub-file", {"path": args.datahub_file, **naming}))
+    spool = Path(args.spool)  # the assertions' state lives beside the spool
+    state = spool.with_name(spool.stem + ".datahub-assertions.json")
+    specs = datahub_specs(args, state, args.marquez_web_url)
     specs += [OutputSpec("webhook", {"url": url}) for url in args.alert_webhook]
     specs += [OutputSpec("slack", {"url": url}) for url in args.alert_slack_webhook]
     for text in args.output:

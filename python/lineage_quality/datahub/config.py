@@ -13,6 +13,7 @@ import os
 import attrs
 
 from lineage_quality.errors import ConfigError
+from lineage_quality.rules.actions import parse_action
 
 TOKEN_ENV = "DATAHUB_GMS_TOKEN"
 INSTALL_HINT = "pip install 'lineage-quality[datahub]'"
@@ -39,6 +40,54 @@ DEFAULT_NAMING = NamingConfig()
 
 
 @attrs.frozen
+class AssertionOptions:
+    """What the assertions say besides the rules and their results.
+
+    `instance`: the platform instance of this project's assertions (`dataPlatformInstance`), e.g.
+    one per deployment. `incident_actions`: the rule actions whose failures raise a DataHub
+    incident and whose passes resolve it (`assertionActions`); BLOCK by default, empty for none.
+    `marquez_web_url`: the Marquez web UI; each result links to the dataset's page there
+    (`externalUrl`). `state`: a JSON file remembering which assertion each rule was last sent as,
+    so that one superseded by a changed rule is marked `status.removed` after a restart too
+    (without it, within the process only).
+    """
+
+    instance: str | None = None
+    incident_actions: frozenset[str] = frozenset({"BLOCK"})
+    marquez_web_url: str | None = None
+    state: str | None = None
+
+
+DEFAULT_ASSERTIONS = AssertionOptions()
+# The options of the DataHub outputs besides where they write (producer/outputs/datahub_*.py).
+ASSERTION_OPTIONS = (
+    "env",
+    "platform_instance",
+    "instance",
+    "incidents",
+    "marquez_web_url",
+    "state",
+)
+
+
+def incident_actions(value: object) -> frozenset[str]:
+    """`"BLOCK,ALERT"`, a list of action names, or `"none"` -> the action names (ConfigError for
+    one that is no action)."""
+    if value is None:
+        return DEFAULT_ASSERTIONS.incident_actions
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple | frozenset | set):
+        raise ConfigError(f"incident actions must be a list of actions, not {value!r}")
+    names = [str(i).strip() for i in items if str(i).strip()]
+    if [n.lower() for n in names] == ["none"]:
+        return frozenset()
+    try:
+        return frozenset(parse_action(n).value for n in names)
+    except ValueError as exc:
+        raise ConfigError(f"incident actions: {exc}") from exc
+
+
+@attrs.frozen
 class DataHubConfig:
     """Where assertion MCPs go: a GMS (`gms_url`), an MCP file (`file`), or both.
 
@@ -53,6 +102,7 @@ class DataHubConfig:
     token: str | None = None
     file: str | None = None
     naming: NamingConfig = DEFAULT_NAMING
+    assertions: AssertionOptions = DEFAULT_ASSERTIONS
     openapi: bool | None = None
     timeout_seconds: float = 30.0
     retry_max_times: int = 3
@@ -71,16 +121,27 @@ class DataHubConfig:
         env: str | None = None,
         platform_instance: str | None = None,
         token: str | None = None,
+        instance: str | None = None,
+        incidents: object = None,
+        marquez_web_url: str | None = None,
+        state: str | None = None,
     ) -> DataHubConfig:
         """The CLI's options; the token falls back to `DATAHUB_GMS_TOKEN`."""
         naming = NamingConfig(
             env=(env or "PROD").upper(), platform_instance=platform_instance or None
+        )
+        assertions = AssertionOptions(
+            instance=instance or None,
+            incident_actions=incident_actions(incidents),
+            marquez_web_url=marquez_web_url or None,
+            state=state or None,
         )
         return cls(
             gms_url=gms_url or None,
             token=token or os.environ.get(TOKEN_ENV) or None,
             file=file or None,
             naming=naming,
+            assertions=assertions,
         )
 
 

@@ -1,11 +1,17 @@
-"""One evaluated OpenLineage event -> its DataHub MCPs. Pure (no I/O).
+"""One evaluated OpenLineage event -> its DataHub MCPs. Pure (no I/O but the optional state of
+published.py).
 
-Per assertion: `assertionInfo` and `dataPlatformInstance` (upserts: the same rule gives the same
-URN, so re-emitting them each run is idempotent) and one `assertionRunEvent` per evaluation,
+Per assertion: its definition (definitions.py: `assertionInfo`, `dataPlatformInstance`,
+`assertionActions`, `status`; upserts: the same rule gives the same URN, so re-emitting them each
+run is idempotent; `status.removed` for the assertion a changed rule supersedes), the first time
+a contract is seen on a dataset (`contracts_sent`) every rule of it and its `dataContract`, and
+one `assertionRunEvent` per evaluation,
 with the OpenLineage run id as `runId`, the event's `eventTime` as its timestamp and
 `{runId}:{inputs|outputs}` as `messageId`: a dataset both read and written by a job keeps both
 evaluations, and the same results sent again (a timed-out dataset's late results carry the
-original event's time) replace the earlier run event instead of adding one.
+original event's time) replace the earlier run event instead of adding one. With a Marquez
+web UI configured, results link to the dataset's page there (`externalUrl`); a dataset version
+(Delta, Iceberg: the event's `version` facet) is the run event's `batchSpec.nativeBatchId`.
 """
 
 from __future__ import annotations
@@ -15,23 +21,42 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
-from datahub.metadata.schema_classes import DataPlatformInfoClass, PlatformTypeClass
+from datahub.metadata.schema_classes import (
+    BatchSpecClass,
+    DataPlatformInfoClass,
+    PlatformTypeClass,
+)
 
-from lineage_quality.datahub.assertion_info import assertion_info, platform_instance
-from lineage_quality.datahub.config import DEFAULT_NAMING, NamingConfig
+from lineage_quality.datahub.config import (
+    DEFAULT_ASSERTIONS,
+    DEFAULT_NAMING,
+    AssertionOptions,
+    NamingConfig,
+)
+from lineage_quality.datahub.definitions import (
+    contract_definition_mcps,
+    contract_scope,
+    definition_mcps,
+)
 from lineage_quality.datahub.naming import dataset_name
+from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.datahub.run_events import run_event
 from lineage_quality.datahub.urns import PLATFORM, PLATFORM_URN, assertion_urn, dataset_urn
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.links import marquez_dataset_url
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
+
+if TYPE_CHECKING:
+    from lineage_quality.contracts import BoundRules
 
 log = logging.getLogger(__name__)
 
 ContractOf = Callable[[Rule], "str | None"]
+BindingOf = Callable[[Rule], "BoundRules | None"]
 
 _FRACTION = re.compile(r"(\.\d{6})\d+")
 
@@ -74,6 +99,12 @@ def _facets(event: Mapping[str, Any], ref: DatasetRef) -> Mapping[str, Any] | No
     return facets if isinstance(facets, Mapping) else None
 
 
+def _batch(facets: Mapping[str, Any] | None) -> BatchSpecClass | None:
+    version = facets.get("version") if facets else None
+    value = version.get("datasetVersion") if isinstance(version, Mapping) else None
+    return BatchSpecClass(nativeBatchId=str(value)) if value not in (None, "") else None
+
+
 def platform_mcp() -> MetadataChangeProposalWrapper:
     """Names this project's data platform, so DataHub shows it instead of a bare URN."""
     return MetadataChangeProposalWrapper(
@@ -92,8 +123,16 @@ def event_mcps(
     results: Mapping[DatasetRef, Sequence[RuleResult]],
     naming: NamingConfig = DEFAULT_NAMING,
     contract_of: ContractOf | None = None,
+    options: AssertionOptions = DEFAULT_ASSERTIONS,
+    published: PublishedAssertions | None = None,
+    binding_of: BindingOf | None = None,
+    contracts_sent: set[tuple[str, str]] | None = None,
 ) -> list[MetadataChangeProposalWrapper]:
-    """The MCPs for the results of one event; datasets DataHub cannot name are skipped."""
+    """The MCPs for the results of one event; datasets DataHub cannot name are skipped.
+
+    `binding_of` names the contract of a rule (its `contract` is the assertion's); a contract
+    first seen on a dataset (not in `contracts_sent`, which this adds to) brings all its rules'
+    definitions and its dataContract."""
     run_id = _run_id(event)
     if run_id is None:
         log.warning("event without run.runId: no DataHub assertion results")
@@ -104,29 +143,51 @@ def event_mcps(
     for ref, rule_results in results.items():
         if not rule_results:
             continue
-        name = dataset_name(ref.namespace, ref.name, _facets(event, ref), naming)
+        facets = _facets(event, ref)
+        name = dataset_name(ref.namespace, ref.name, facets, naming)
         if name is None:
             log.warning("%s: no DataHub dataset URN for it; its results are not sent", ref.key)
             continue
         dataset = dataset_urn(name)
         context = _context(event, ref)
+        url = None
+        if options.marquez_web_url:
+            url = marquez_dataset_url(options.marquez_web_url, ref.namespace, ref.name)
+        batch = _batch(facets)
         for result in rule_results:
             rule = result.rule
             urn = assertion_urn(rule, dataset)
+            binding = binding_of(rule) if binding_of else None
+            contract = binding.contract if binding else None
+            if contract is None and contract_of is not None:
+                contract = contract_of(rule)
+            if binding is not None and contracts_sent is not None:
+                key = (f"{binding.contract}\0{binding.object_name}", dataset)
+                if key not in contracts_sent:
+                    contracts_sent.add(key)
+                    out.extend(
+                        contract_definition_mcps(binding, dataset, options, published, url)
+                    )
+                    described.update(assertion_urn(r, dataset) for r in binding.rules)
             if urn not in described:
                 described.add(urn)
-                contract = contract_of(rule) if contract_of else None
-                out.append(
-                    MetadataChangeProposalWrapper(
-                        entityUrn=urn, aspect=assertion_info(rule, dataset, contract)
-                    )
+                scope = contract_scope(binding) if binding is not None else None
+                out.extend(
+                    definition_mcps(rule, dataset, contract, options, published, url, scope)
                 )
-                out.append(MetadataChangeProposalWrapper(entityUrn=urn, aspect=platform_instance()))
             out.append(
                 MetadataChangeProposalWrapper(
                     entityUrn=urn,
                     aspect=run_event(
-                        result, urn, dataset, run_id, millis, context, f"{run_id}:{ref.role}"
+                        result,
+                        urn,
+                        dataset,
+                        run_id,
+                        millis,
+                        context,
+                        f"{run_id}:{ref.role}",
+                        external_url=url,
+                        batch=batch,
                     ),
                 )
             )

@@ -16,8 +16,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 
-from lineage_quality.datahub.config import DEFAULT_NAMING, DataHubConfig, NamingConfig
+from lineage_quality.datahub.config import (
+    DEFAULT_ASSERTIONS,
+    DEFAULT_NAMING,
+    AssertionOptions,
+    DataHubConfig,
+    NamingConfig,
+)
 from lineage_quality.datahub.mcps import event_mcps, platform_mcp
+from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.errors import ConfigError
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.results import RuleResult
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _STOP = object()
+MAX_CONTRACTS_SENT = 10_000  # (contract, dataset) pairs remembered as sent in this process
 
 
 class McpWriter(Protocol):
@@ -37,15 +45,43 @@ class McpWriter(Protocol):
     def close(self) -> None: ...
 
 
-def _contracts(bindings: Sequence[BoundRules]) -> dict[Rule, str]:
-    out: dict[Rule, str] = {}
+def _contracts(bindings: Sequence[BoundRules]) -> dict[Rule, BoundRules]:
+    out: dict[Rule, BoundRules] = {}
     for binding in bindings:
         for rule in binding.rules:
             try:
-                out.setdefault(rule, binding.contract)
+                out.setdefault(rule, binding)
             except TypeError:  # a parameter value that cannot be hashed: no contract name
                 continue
     return out
+
+
+def writers_of(config: DataHubConfig) -> list[McpWriter]:
+    """The MCP writers of `config`: its file, its GMS (env checked first)."""
+    from datahub.metadata.schema_classes import FabricTypeClass
+
+    env = config.naming.env.upper()
+    if env not in {k for k in vars(FabricTypeClass) if k.isupper()}:
+        raise ConfigError(f"DataHub env {config.naming.env!r} is not a DataHub FabricType")
+    writers: list[McpWriter] = []
+    if config.file:
+        from lineage_quality.datahub.file import McpFileWriter
+
+        writers.append(McpFileWriter(config.file))
+    if config.gms_url:
+        from lineage_quality.datahub.rest import McpRestWriter
+
+        writers.append(
+            McpRestWriter(
+                config.gms_url,
+                token=config.token,
+                openapi=config.openapi,
+                timeout_seconds=config.timeout_seconds,
+                retry_max_times=config.retry_max_times,
+                cooldown_seconds=config.cooldown_seconds,
+            )
+        )
+    return writers
 
 
 class DataHubSink:
@@ -55,10 +91,15 @@ class DataHubSink:
         naming: NamingConfig = DEFAULT_NAMING,
         bindings: Sequence[BoundRules] = (),
         queue_size: int = 1000,
+        options: AssertionOptions = DEFAULT_ASSERTIONS,
     ) -> None:
         self.writers = list(writers)
         self.naming = naming
+        self.options = options
+        self.published = PublishedAssertions(options.state)
         self._contracts = _contracts(bindings)
+        self._contracts_sent: set[tuple[str, str]] = set()
+        self._mcp_lock = threading.Lock()
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, queue_size))
         self._announced: set[int] = set()
         self.emitted = 0  # batches every writer took
@@ -69,41 +110,35 @@ class DataHubSink:
 
     @classmethod
     def from_config(cls, config: DataHubConfig, bindings: Sequence[BoundRules] = ()) -> DataHubSink:
-        from datahub.metadata.schema_classes import FabricTypeClass
+        return cls(
+            writers_of(config), config.naming, bindings, config.queue_size, config.assertions
+        )
 
-        env = config.naming.env.upper()
-        if env not in {k for k in vars(FabricTypeClass) if k.isupper()}:
-            raise ConfigError(f"DataHub env {config.naming.env!r} is not a DataHub FabricType")
-        writers: list[McpWriter] = []
-        if config.file:
-            from lineage_quality.datahub.file import McpFileWriter
-
-            writers.append(McpFileWriter(config.file))
-        if config.gms_url:
-            from lineage_quality.datahub.rest import McpRestWriter
-
-            writers.append(
-                McpRestWriter(
-                    config.gms_url,
-                    token=config.token,
-                    openapi=config.openapi,
-                    timeout_seconds=config.timeout_seconds,
-                    retry_max_times=config.retry_max_times,
-                    cooldown_seconds=config.cooldown_seconds,
-                )
-            )
-        return cls(writers, config.naming, bindings, config.queue_size)
-
-    def contract_of(self, rule: Rule) -> str | None:
+    def binding_of(self, rule: Rule) -> BoundRules | None:
         try:
             return self._contracts.get(rule)
         except TypeError:
             return None
 
+    def contract_of(self, rule: Rule) -> str | None:
+        binding = self.binding_of(rule)
+        return binding.contract if binding else None
+
     def mcps(
         self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
     ) -> list[MetadataChangeProposalWrapper]:
-        return event_mcps(event, results, self.naming, self.contract_of)
+        with self._mcp_lock:  # one event at a time: the contracts sent, the superseded URNs
+            if len(self._contracts_sent) > MAX_CONTRACTS_SENT:
+                self._contracts_sent.clear()  # sent again: upserts, idempotent
+            return event_mcps(
+                event,
+                results,
+                self.naming,
+                options=self.options,
+                published=self.published,
+                binding_of=self.binding_of,
+                contracts_sent=self._contracts_sent,
+            )
 
     def emit(
         self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]

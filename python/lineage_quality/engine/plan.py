@@ -20,7 +20,7 @@ import attrs
 from lineage_quality.engine.metric import ROWS, Metric, MetricKind
 from lineage_quality.engine.types import is_numeric, spark_type, type_mismatch
 from lineage_quality.engine.verdicts import verdict
-from lineage_quality.results import RuleResult, Status, error_result, skipped_result
+from lineage_quality.results import Cause, RuleResult, Status, error_result, skipped_result
 from lineage_quality.rules import Rule
 
 
@@ -196,7 +196,7 @@ def build_plan(
         missing = [c for c, r in zip(rule.columns, resolved, strict=True) if r is None]
         if missing:
             message = f"column not found in dataset: {', '.join(missing)}"
-            steps.append(Step(rule, result=error_result(rule, message)))
+            steps.append(Step(rule, result=error_result(rule, message, Cause.INVALID_RULE)))
             continue
         cols = tuple(r for r in resolved if r is not None)
         if rule.kind.scan == "rows":
@@ -211,7 +211,7 @@ def build_plan(
         else:
             metric = rule.kind.metric(rule, cols[0], types[cols[0]])
             if isinstance(metric, str):
-                steps.append(Step(rule, result=error_result(rule, metric)))
+                steps.append(Step(rule, result=error_result(rule, metric, Cause.INVALID_RULE)))
             else:
                 steps.append(Step(rule, metric=slot(metric)))
     if profile:

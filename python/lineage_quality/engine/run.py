@@ -36,7 +36,7 @@ from lineage_quality.engine.sql import run_sql_rule
 from lineage_quality.engine.sql_sandbox import UnsafeQueryError
 from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.engine.verdicts import verdict
-from lineage_quality.results import RuleResult, error_result
+from lineage_quality.results import Cause, RuleResult, error_result
 from lineage_quality.rules import Rule
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
         rows = values[0]
         if isinstance(rows, Exception):
             message = f"dataset could not be read: {short_error(rows)}"
-            return [s.result or error_result(s.rule, message) for s in plan.steps]
+            return [s.result or error_result(s.rule, message, Cause.UNREADABLE) for s in plan.steps]
         # where the fused value cannot be trusted (a long sum past 2^32 rows), measured again
         values = [
             analyzer(m).settle(df, m, v, int(rows))
@@ -195,7 +195,11 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
         else:
             measured = values[step.metric]
         if isinstance(measured, Exception):
-            results.append(error_result(step.rule, f"evaluation failed: {short_error(measured)}"))
+            results.append(
+                error_result(
+                    step.rule, f"evaluation failed: {short_error(measured)}", Cause.QUERY_FAILED
+                )
+            )
         elif step.metric is None:
             results.append(verdict(step.rule, int(measured), int(rows)))
         else:

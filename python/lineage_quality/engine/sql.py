@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame
 
 from lineage_quality.engine.sql_sandbox import UnsafeQueryError, check_analyzed, safe_error
 from lineage_quality.engine.verdicts import value_verdict
-from lineage_quality.results import RuleResult, error_result
+from lineage_quality.results import Cause, RuleResult, error_result
 from lineage_quality.rules import Rule
 
 # Logical plan nodes a SELECT may parse into (Spark 3.5 class simple names).
@@ -111,29 +111,29 @@ def run_sql_rule(df: DataFrame, rule: Rule, row_count: int) -> RuleResult:
         query = render(rule.query or "", view, rule.column)
         check_read_only(spark, query)
     except ValueError as exc:
-        return error_result(rule, str(exc))
+        return error_result(rule, str(exc), Cause.INVALID_RULE)
     df.createOrReplaceTempView(view)
     try:
         try:
             checked = spark.sql(query)  # analyzed here, not run
         except Exception as exc:
-            return error_result(rule, f"query failed: {safe_error(exc)}")
+            return error_result(rule, f"query failed: {safe_error(exc)}", Cause.QUERY_FAILED)
         try:
             check_analyzed(checked._jdf.queryExecution().analyzed(), view)
         except UnsafeQueryError as exc:
-            return error_result(rule, str(exc))
+            return error_result(rule, str(exc), Cause.INVALID_RULE)
         try:
             row = checked.first()
         except Exception as exc:  # a failing check is an error result
-            return error_result(rule, f"query failed: {safe_error(exc)}")
+            return error_result(rule, f"query failed: {safe_error(exc)}", Cause.QUERY_FAILED)
     finally:
         spark.catalog.dropTempView(view)
     if row is None or len(row) == 0:
-        return error_result(rule, "query returned no row")
+        return error_result(rule, "query returned no row", Cause.QUERY_FAILED)
     value = row[0]
     if value is not None and not isinstance(value, (int, float)):
         try:
             value = float(value)
         except (TypeError, ValueError):
-            return error_result(rule, f"query returned {value!r}, not a number")
+            return error_result(rule, f"query returned {value!r}, not a number", Cause.QUERY_FAILED)
     return value_verdict(rule, value, row_count)

@@ -58,6 +58,7 @@ from lineage_quality.history.judge import NO_HISTORY_STORE, judge_and_record, wi
 from lineage_quality.history.store import HistoryStore
 from lineage_quality.results import (
     DATASET_REMOVED,
+    Cause,
     RuleResult,
     Status,
     error_result,
@@ -457,7 +458,7 @@ class Evaluator:
             return results
         except DatasetError as exc:
             log.warning("%s: %s", ref.key, exc)
-            return [error_result(r, str(exc)) for r in rules]
+            return [error_result(r, str(exc), Cause.UNREADABLE) for r in rules]
         except Exception as exc:
             if self.jvm_died():
                 message = (
@@ -467,7 +468,7 @@ class Evaluator:
                 log.error("%s: %s", ref.key, message)
                 return [error_result(r, message) for r in rules]
             log.exception("evaluation of %s failed", ref.key)
-            return [error_result(r, f"evaluation failed: {exc}") for r in rules]
+            return [error_result(r, f"evaluation failed: {exc}", Cause.QUERY_FAILED) for r in rules]
 
     def _listing(
         self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]

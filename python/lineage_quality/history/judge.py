@@ -17,6 +17,7 @@ from lineage_quality.history.store import HistoryStore, Measured
 from lineage_quality.history.verdicts import history_verdict, history_window_ms
 from lineage_quality.results import (
     HISTORY_TOO_SHORT,
+    Cause,
     RuleResult,
     Status,
     error_result,
@@ -74,7 +75,10 @@ def judge_and_record(
     except Exception as exc:
         log.error("history of %s cannot be read: %s", dataset, exc)
         message = f"the history store cannot be read: {str(exc).splitlines()[0][:300]}"
-        return [error_result(r.rule, message) if r.rule.history else r for r in results]
+        return [
+            error_result(r.rule, message, Cause.UNREADABLE) if r.rule.history else r
+            for r in results
+        ]
     rows = [
         Measured(
             dataset=dataset,
@@ -150,9 +154,17 @@ def without_history(results: Sequence[RuleResult], status: Status, why: str) -> 
         if r.rule.history is None or r.status not in (Status.PASSED, Status.FAILED):
             out.append(r)
         elif status is Status.ERROR:
-            out.append(attrs.evolve(error_result(r.rule, why), measured=r.actual))
+            out.append(
+                attrs.evolve(
+                    error_result(r.rule, why, Cause.INSUFFICIENT_HISTORY), measured=r.actual
+                )
+            )
         else:
-            out.append(skipped_result(r.rule, "NO_HISTORY", why))
+            out.append(
+                attrs.evolve(
+                    skipped_result(r.rule, "NO_HISTORY", why), cause=Cause.INSUFFICIENT_HISTORY
+                )
+            )
     return out
 
 

@@ -24,6 +24,7 @@ from lineage_quality.history.times import iso_ms
 from lineage_quality.results import (
     HISTORY_TOO_SHORT,
     NON_FINITE,
+    Cause,
     RuleResult,
     Status,
     error_result,
@@ -94,6 +95,7 @@ def _too_short(
         status=Status.SKIPPED,
         actual=None,
         skip_reason=HISTORY_TOO_SHORT,
+        cause=Cause.INSUFFICIENT_HISTORY,
         message=f"needs {check.min_runs} {what}, has {has}",
         expected_text=check.describe(),
         baseline=(("runs", has), *((k, v) for k, v in account if k != "runs")),
@@ -139,7 +141,11 @@ def _change(result: RuleResult, check: HistoryCheck, value: float, chosen: Basel
     )
     if quantity is None:
         return attrs.evolve(
-            error_result(result.rule, "the previous value is 0: no ratio to compare"),
+            error_result(
+                result.rule,
+                "the previous value is 0: no ratio to compare",
+                Cause.INSUFFICIENT_HISTORY,
+            ),
             measured=value,
             baseline=baseline,
         )

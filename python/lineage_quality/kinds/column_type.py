@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import allows_no_offence, metric_shape
-from lineage_quality.datahub.shape import NATIVE, SCHEMA, Param, Shape
+from lineage_quality.datahub.mapping import allows_no_offence, metric_shape, standard_type
+from lineage_quality.datahub.shape import (
+    NATIVE,
+    SCHEMA,
+    ExpectedSchema,
+    FieldSpec,
+    NativeAssertion,
+    Param,
+    Shape,
+)
 from lineage_quality.rules.model import Kind, Rule
 
 
@@ -27,3 +35,11 @@ class ColumnType(Kind):
             return Shape(SCHEMA, NATIVE, "EQUAL_TO", expected, on_metric=False)
         column = Param(rule.columns[0] if rule.columns else "", "STRING")
         return Shape(SCHEMA, "COLUMNS", "CONTAIN", column, on_metric=False)
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # DATA_SCHEMA: the dataset has (at least) this field, of this type when one is declared
+        if not allows_no_offence(rule) or len(rule.columns) != 1:
+            return None
+        expected = rule.expected_type or ""
+        field = FieldSpec(rule.columns[0], standard_type(expected), expected)
+        return ExpectedSchema((field,), "SUPERSET")

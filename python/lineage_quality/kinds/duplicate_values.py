@@ -3,7 +3,10 @@ counted in its own grouped pass (engine/key_sets.py)."""
 
 from __future__ import annotations
 
+from lineage_quality.datahub.mapping import field_spec
+from lineage_quality.datahub.shape import Bounds, FieldMetric, NativeAssertion, Param
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.threshold import Operator
 
 
 class DuplicateValues(Kind):
@@ -19,3 +22,11 @@ class DuplicateValues(Kind):
 
     def assertion(self, rule: Rule) -> str:
         return "unique_combination" if len(rule.columns) > 1 else "unique"
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # no duplicate in one column: FIELD_METRIC UNIQUE_PERCENTAGE == 100, as DataHub's own
+        # ODCS source has it; a compound key or some duplicates allowed: CUSTOM
+        t = rule.threshold
+        if len(rule.columns) != 1 or t.operator is not Operator.MUST_BE or t.value != 0:
+            return None
+        return FieldMetric(field_spec(rule), "UNIQUE_PERCENTAGE", Bounds("EQUAL_TO", Param("100")))

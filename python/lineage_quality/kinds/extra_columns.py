@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 
 from lineage_quality.datahub.mapping import allows_no_offence, metric_shape
-from lineage_quality.datahub.shape import NATIVE, SCHEMA, Param, Shape
+from lineage_quality.datahub.shape import (
+    NATIVE,
+    SCHEMA,
+    ExpectedSchema,
+    FieldSpec,
+    NativeAssertion,
+    Param,
+    Shape,
+)
 from lineage_quality.rules.model import Kind, Rule
 
 
@@ -20,3 +28,9 @@ class ExtraColumns(Kind):
             declared = Param(json.dumps(list(rule.valid_values), default=str), "SET")
             return Shape(SCHEMA, "COLUMNS", "IN", declared, on_metric=False)
         return metric_shape(rule, SCHEMA, NATIVE)
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # DATA_SCHEMA: no field but the declared ones (the dataset's fields a SUBSET of them)
+        if not allows_no_offence(rule) or not rule.valid_values:
+            return None
+        return ExpectedSchema(tuple(FieldSpec(str(c)) for c in rule.valid_values), "SUBSET")

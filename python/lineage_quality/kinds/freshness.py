@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lineage_quality.datahub.mapping import allows_no_offence
+from lineage_quality.datahub.shape import FreshnessWindow, NativeAssertion
 from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import is_temporal
 from lineage_quality.rules.model import Kind, Rule
@@ -36,6 +38,14 @@ class Freshness(Kind):
         if rule.min_age_seconds is not None:
             return Metric(MetricKind.TOO_NEW, column, low=rule.min_age_seconds)
         return Metric(MetricKind.TOO_OLD, column, low=rule.max_age_seconds)
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # no row older than N seconds: FRESHNESS, fixed interval N (the column and the per-row
+        # reading are in the description); rows too new, or some stale rows allowed: CUSTOM
+        age = rule.max_age_seconds
+        if age is None or rule.min_age_seconds is not None or not allows_no_offence(rule):
+            return None
+        return FreshnessWindow(max(1, round(age)))
 
 
 def _age(arguments: Mapping[str, Any], name: str) -> float:

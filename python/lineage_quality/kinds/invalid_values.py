@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lineage_quality.datahub.mapping import allows_no_offence
-from lineage_quality.datahub.shape import COLUMN, NATIVE, Param, Shape
+from lineage_quality.datahub.mapping import allows_no_offence, field_values
+from lineage_quality.datahub.shape import COLUMN, NATIVE, Bounds, NativeAssertion, Param, Shape
 from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import spark_type
 from lineage_quality.rules.model import Kind, Rule
@@ -71,3 +71,13 @@ class InvalidValues(Kind):
             pattern = Param(rule.pattern, "STRING")
             return Shape(COLUMN, "IDENTITY", "REGEX_MATCH", pattern, on_metric=False)
         return Shape(COLUMN, "IDENTITY", NATIVE, on_metric=False)
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # FIELD: values IN the list or REGEX_MATCH the pattern (a null is never invalid);
+        # both at once: CUSTOM
+        if rule.valid_values and not rule.pattern:
+            values = Param(json.dumps(list(rule.valid_values), default=str), "SET")
+            return field_values(rule, Bounds("IN", values))
+        if rule.pattern and not rule.valid_values:
+            return field_values(rule, Bounds("REGEX_MATCH", Param(rule.pattern, "STRING")))
+        return None

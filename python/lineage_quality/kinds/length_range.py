@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.shape import COLUMN, NATIVE, Shape
+from lineage_quality.datahub.mapping import field_values, per_value_bounds
+from lineage_quality.datahub.shape import COLUMN, NATIVE, NativeAssertion, Shape
 from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import is_array
 from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
@@ -28,3 +29,8 @@ class LengthRange(Kind):
 
     def datahub_shape(self, rule: Rule) -> Shape | None:
         return per_value_shape(rule, COLUMN, NATIVE)  # the value's length, per row
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # FIELD: each non-null value's LENGTH within its bounds
+        within = per_value_bounds(rule.min_value, rule.max_value)
+        return field_values(rule, within, "STRING", transform="LENGTH")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import counted_shape
-from lineage_quality.datahub.shape import COLUMN, Shape
+from lineage_quality.datahub.mapping import counted_shape, not_null
+from lineage_quality.datahub.shape import COLUMN, NativeAssertion, Shape
 from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.rules.model import Kind, Rule
 
@@ -27,3 +27,7 @@ class MissingValues(Kind):
         if rule.missing_values:
             return None  # the count, with a native aggregation
         return counted_shape(rule, COLUMN, "NULL_COUNT", "NULL_PROPORTION")
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # nulls only: as nullValues; with listed values (null or one of them): CUSTOM
+        return None if rule.missing_values else not_null(rule)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import counted_shape
-from lineage_quality.datahub.shape import COLUMN, Shape
+from lineage_quality.datahub.mapping import counted_shape, not_null
+from lineage_quality.datahub.shape import COLUMN, NativeAssertion, Shape
 from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.rules.model import Kind, Rule
 
@@ -21,3 +21,6 @@ class NullValues(Kind):
 
     def datahub_shape(self, rule: Rule) -> Shape:
         return counted_shape(rule, COLUMN, "NULL_COUNT", "NULL_PROPORTION")
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        return not_null(rule)  # FIELD: values NOT_NULL, or the NULL_COUNT / NULL_PERCENTAGE

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import metric_shape
-from lineage_quality.datahub.shape import ROWS, Shape
+from lineage_quality.datahub.mapping import bounds, change_bounds, metric_shape
+from lineage_quality.datahub.shape import ROWS, FreshnessWindow, NativeAssertion, Shape, Volume
+from lineage_quality.rules.history import Compare
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.threshold import Operator
 
 
 class RowCount(Kind):
@@ -21,3 +23,22 @@ class RowCount(Kind):
 
     def datahub_shape(self, rule: Rule) -> Shape:
         return metric_shape(rule, ROWS, "ROW_COUNT")
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        found = bounds(rule.threshold, numeric=True)  # VOLUME ROW_COUNT_TOTAL
+        return None if found is None else Volume(found)
+
+    def datahub_native_history(self, rule: Rule) -> NativeAssertion | None:
+        change = change_bounds(rule)  # VOLUME ROW_COUNT_CHANGE
+        if change is not None:
+            return Volume(change[1], change=change[0])
+        t = rule.threshold  # no new rows for at most N seconds: FRESHNESS, fixed interval N
+        history = rule.history
+        if (
+            history is not None
+            and history.compare is Compare.FRESHNESS
+            and t.operator is Operator.LESS_OR_EQUAL
+            and float(t.value).is_integer()
+        ):
+            return FreshnessWindow(int(t.value))
+        return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lineage_quality.datahub.mapping import bounds, change_bounds
+from lineage_quality.datahub.shape import NativeAssertion, SqlMetric
 from lineage_quality.rules.model import Kind, Rule
 
 
@@ -15,3 +17,13 @@ class Sql(Kind):
     def validate(self, rule: Rule) -> None:
         if not (rule.query or "").strip():
             raise ValueError("a sql rule needs a query")
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        found = bounds(rule.threshold, numeric=True)  # SQL: METRIC
+        return None if found is None else SqlMetric(rule.query or "", found)
+
+    def datahub_native_history(self, rule: Rule) -> NativeAssertion | None:
+        change = change_bounds(rule)  # SQL: METRIC_CHANGE
+        if change is None:
+            return None
+        return SqlMetric(rule.query or "", change[1], change=change[0])

@@ -6,8 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from lineage_quality.datahub.mapping import metric_shape
-from lineage_quality.datahub.shape import COLUMN, NATIVE, Shape
+from lineage_quality.datahub.mapping import bounds, field_spec, metric_shape
+from lineage_quality.datahub.shape import COLUMN, NATIVE, FieldMetric, NativeAssertion, Shape
 from lineage_quality.engine.metric import Metric
 from lineage_quality.engine.plan import stat_metric
 from lineage_quality.engine.types import is_numeric
@@ -35,6 +35,8 @@ _AGGREGATION = {
     "min": "MIN",
     "max": "MAX",
 }
+# DataHub's FieldMetricType of each statistic (it has no SUM: a sum is CUSTOM)
+_FIELD_METRIC = {"avg": "MEAN", "stddev": "STDDEV", "median": "MEDIAN", "min": "MIN", "max": "MAX"}
 
 
 class Statistic(Kind):
@@ -73,3 +75,10 @@ class Statistic(Kind):
 
     def datahub_shape(self, rule: Rule) -> Shape:
         return metric_shape(rule, COLUMN, _AGGREGATION.get(rule.statistic or "", NATIVE))
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        metric = _FIELD_METRIC.get(rule.statistic or "")
+        found = bounds(rule.threshold)
+        if metric is None or found is None:
+            return None
+        return FieldMetric(field_spec(rule, "NUMBER"), metric, found)  # FIELD: FIELD_METRIC

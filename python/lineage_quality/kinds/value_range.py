@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.shape import COLUMN, Shape
+from lineage_quality.datahub.mapping import field_values, per_value_bounds
+from lineage_quality.datahub.shape import COLUMN, NativeAssertion, Shape
 from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import is_numeric
 from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
@@ -24,3 +25,8 @@ class ValueRange(Kind):
 
     def datahub_shape(self, rule: Rule) -> Shape | None:
         return per_value_shape(rule, COLUMN, "IDENTITY")
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # FIELD: each non-null value BETWEEN (>=, <=) its bounds, failing past the tolerance
+        within = per_value_bounds(rule.min_value, rule.max_value)
+        return field_values(rule, within, "NUMBER")

@@ -11,7 +11,6 @@ gets them escaped for mrkdwn and within its block limits (`slack_message`).
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +18,7 @@ import attrs
 
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.inert import slack, truncate
+from lineage_quality.links import marquez_dataset_url
 from lineage_quality.results import RuleResult, Status
 
 GENERIC = "generic"
@@ -71,13 +71,6 @@ def alerting(results: Sequence[RuleResult], min_rank: int) -> list[RuleResult]:
         and r.rule.effective_action.alerts
         and severity_rank(r.rule.severity) >= min_rank
     ]
-
-
-def marquez_dataset_url(web_url: str, namespace: str, name: str) -> str:
-    """The dataset's page in the Marquez web UI (its route `/lineage/:nodeType/:namespace/:name`,
-    each part URI-encoded as marquez-web encodes it)."""
-    ns, ds = (urllib.parse.quote(part, safe="") for part in (namespace, name))
-    return f"{web_url.rstrip('/')}/lineage/dataset/{ns}/{ds}"
 
 
 def alerts_for(

@@ -15,7 +15,7 @@ from lineage_quality.rules.history import HistoryCheck
 from lineage_quality.rules.threshold import Operator, Threshold
 
 if TYPE_CHECKING:  # plain values, importing nothing of the rules
-    from lineage_quality.datahub.shape import Shape
+    from lineage_quality.datahub.shape import NativeAssertion, Shape
     from lineage_quality.engine.metric import Metric
 
 
@@ -122,7 +122,19 @@ class Kind:
         return f"no fused metric for {self.value}"
 
     def datahub_shape(self, rule: Rule) -> Shape | None:
-        """The DataHub assertion shape, or None for the metric form with a native aggregation."""
+        """The structured fields of its CUSTOM DataHub assertion (scope, aggregation, operator,
+        parameters), or None for the metric form with a native aggregation."""
+        return None
+
+    def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        """Its DataHub native assertion type (VOLUME, FRESHNESS, DATA_SCHEMA, FIELD, SQL:
+        datahub/shape.py) for a rule without history, or None: a CUSTOM assertion carrying
+        `datahub_shape`. Pure: plain values, no SDK."""
+        return None
+
+    def datahub_native_history(self, rule: Rule) -> NativeAssertion | None:
+        """The native type of a history rule (`rule.history`: a change from the previous run, a
+        freshness across runs), where DataHub has one; None: CUSTOM, described by its history."""
         return None
 
     def analyzer(self) -> object:

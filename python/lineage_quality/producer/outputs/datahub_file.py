@@ -3,6 +3,8 @@
 
     {"type": "datahub-file", "path": "assertions.json", "env": "PROD", "platform_instance": ...}
 
+and the other options of `datahub-rest` (`instance`, `incidents`, `marquez_web_url`, `state`).
+
 Durability: dropped and counted (the sink's in-memory queue; `DataHubSink.dropped`, `.failed`);
 each batch taken is fsynced. Needs `pip install 'lineage-quality[datahub]'`.
 """
@@ -13,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lineage_quality.datahub.build import build_sink
-from lineage_quality.datahub.config import DataHubConfig
+from lineage_quality.datahub.config import ASSERTION_OPTIONS, DataHubConfig
 from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind
 
 if TYPE_CHECKING:
@@ -25,6 +27,10 @@ def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
         file=str(options["path"]),
         env=options.get("env"),
         platform_instance=options.get("platform_instance"),
+        instance=options.get("instance"),
+        incidents=options.get("incidents"),
+        marquez_web_url=options.get("marquez_web_url"),
+        state=options.get("state"),
     )
     return build_sink(config, bindings)
 
@@ -33,7 +39,7 @@ KIND = OutputKind(
     "datahub-file",
     Durability.DROPPED_AND_COUNTED,
     build,
-    options=("path", "env", "platform_instance"),
+    options=("path", *ASSERTION_OPTIONS),
     required=("path",),
     summary="assertion MCPs appended to a JSON file of MCPs",
 )

@@ -2,6 +2,10 @@
 
     {"type": "datahub-rest", "url": "http://gms:8080", "env": "PROD", "platform_instance": ...}
 
+Also `instance` (the assertions' platform instance), `incidents` (the rule actions that raise
+DataHub incidents: "BLOCK" by default, "none"), `marquez_web_url` (results link there), `state`
+(a JSON file: superseded assertions are marked removed after a restart too).
+
 `token` defaults to DATAHUB_GMS_TOKEN. Durability: dropped and counted (the sink's in-memory
 queue; `DataHubSink.dropped`, `.failed`). Needs `pip install 'lineage-quality[datahub]'`.
 """
@@ -12,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lineage_quality.datahub.build import build_sink
-from lineage_quality.datahub.config import DataHubConfig
+from lineage_quality.datahub.config import ASSERTION_OPTIONS, DataHubConfig
 from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind
 
 if TYPE_CHECKING:
@@ -24,6 +28,10 @@ def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
         gms_url=options["url"],
         env=options.get("env"),
         platform_instance=options.get("platform_instance"),
+        instance=options.get("instance"),
+        incidents=options.get("incidents"),
+        marquez_web_url=options.get("marquez_web_url"),
+        state=options.get("state"),
         token=options.get("token"),
     )
     return build_sink(config, bindings)
@@ -33,7 +41,7 @@ KIND = OutputKind(
     "datahub-rest",
     Durability.DROPPED_AND_COUNTED,
     build,
-    options=("url", "token", "env", "platform_instance"),
+    options=("url", "token", *ASSERTION_OPTIONS),
     required=("url",),
     secrets=("token",),
     summary="assertion MCPs to a DataHub GMS",

@@ -1,0 +1,13 @@
+"""Links to a dataset's page in the tools beside this one: the Marquez web UI (alerts link to
+it, DataHub assertion results carry it as `externalUrl`)."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+
+def marquez_dataset_url(web_url: str, namespace: str, name: str) -> str:
+    """The dataset's page in the Marquez web UI (its route `/lineage/:nodeType/:namespace/:name`,
+    each part URI-encoded as marquez-web encodes it)."""
+    ns, ds = (urllib.parse.quote(part, safe="") for part in (namespace, name))
+    return f"{web_url.rstrip('/')}/lineage/dataset/{ns}/{ds}"
