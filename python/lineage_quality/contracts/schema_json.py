@@ -29,7 +29,7 @@ import attrs
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern
 from lineage_quality.contracts.files import read_contract
 from lineage_quality.contracts.schema_json_history import history_rules
-from lineage_quality.contracts.schema_json_model import is_rule_model, model_rules
+from lineage_quality.contracts.schema_json_model import CATEGORY, is_rule_model, model_rules
 from lineage_quality.contracts.yaml_lines import LineDict, load_yaml
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.errors import ContractError
@@ -63,16 +63,6 @@ _FIELD_KEYS = frozenset(
 _TOP_KEYS = frozenset({"rules", "strict_mode", "case_insensitive", "table", "dataset", "history"})
 _SEVERITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 _ACTIONS = ("LOG", "ALERT", "BLOCK", "QUARANTINE", "CORRECT", "IGNORE")
-_CATEGORY = {
-    "SCHEMA": "SCHEMA",
-    "NOT_NULL": "COMPLETENESS",
-    "UNIQUE": "UNIQUENESS",
-    "RANGE": "VALIDITY",
-    "ENUM": "VALIDITY",
-    "REGEX": "VALIDITY",
-    "DATE_FORMAT": "VALIDITY",
-    "MAX_LENGTH": "VALIDITY",
-}
 _ZERO = Threshold(Operator.MUST_BE, 0)
 
 
@@ -274,7 +264,7 @@ def _field_rules(reader: _Reader, i: int, item: Any, case_sensitive: bool) -> li
             action=action,
             origin="schema-json",
             constraint=rtype,
-            category=_CATEGORY.get(rtype, "VALIDITY"),
+            category=CATEGORY.get(rtype, "VALIDITY"),
             case_sensitive=case_sensitive,
             source=where,
             depends_on=() if rtype == "SCHEMA" else (schema_id,),

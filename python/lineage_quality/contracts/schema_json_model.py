@@ -55,6 +55,7 @@ CATEGORY = {
     "ENUM": "VALIDITY",
     "REGEX": "VALIDITY",
     "DATE_FORMAT": "VALIDITY",
+    "MAX_LENGTH": "VALIDITY",
 }
 _KEYS = frozenset(
     {"id", "name", "description", "type", "target", "parameters", "cross_db_config",

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from lineage_quality.datahub.shape import COLUMN, NATIVE, Shape
 from lineage_quality.engine.metric import Metric, MetricKind
-from lineage_quality.engine.types import is_array
-from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
+from lineage_quality.kinds.ranges import per_row_metric, per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
 
 
@@ -19,13 +18,7 @@ class Cardinality(Kind):
         validate_bounds(rule)
 
     def metric(self, rule: Rule, column: str, ctype: str) -> Metric:
-        return Metric(
-            MetricKind.CARDINALITY_OUT,
-            column,
-            low=rule.min_value,
-            high=rule.max_value,
-            array=is_array(ctype),
-        )
+        return per_row_metric(MetricKind.CARDINALITY_OUT, rule, column, ctype)
 
     def datahub_shape(self, rule: Rule) -> Shape | None:
         return per_value_shape(rule, COLUMN, NATIVE)  # the value's size, per row

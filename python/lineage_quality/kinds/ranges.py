@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from lineage_quality.datahub.mapping import allows_no_offence, bounds_shape
 from lineage_quality.datahub.shape import Shape
+from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.engine.types import is_array
 from lineage_quality.rules.model import Rule
 
 
@@ -24,3 +26,9 @@ def validate_bounds(rule: Rule) -> None:
 def per_value_shape(rule: Rule, scope: str, aggregation: str) -> Shape | None:
     """Each value within its bounds, when the rule allows no offending row; else the metric."""
     return bounds_shape(rule, scope, aggregation) if allows_no_offence(rule) else None
+
+
+def per_row_metric(kind: MetricKind, rule: Rule, column: str, ctype: str) -> Metric:
+    """The rows whose per-row count (a length, a number of values) is outside the rule's range;
+    an array column counts its elements."""
+    return Metric(kind, column, low=rule.min_value, high=rule.max_value, array=is_array(ctype))

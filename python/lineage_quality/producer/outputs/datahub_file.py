@@ -24,13 +24,7 @@ if TYPE_CHECKING:
 
 def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
     config = DataHubConfig.from_options(
-        file=str(options["path"]),
-        env=options.get("env"),
-        platform_instance=options.get("platform_instance"),
-        instance=options.get("instance"),
-        incidents=options.get("incidents"),
-        marquez_web_url=options.get("marquez_web_url"),
-        state=options.get("state"),
+        file=str(options["path"]), **{k: options.get(k) for k in ASSERTION_OPTIONS}
     )
     return build_sink(config, bindings)
 

@@ -26,13 +26,8 @@ if TYPE_CHECKING:
 def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
     config = DataHubConfig.from_options(
         gms_url=options["url"],
-        env=options.get("env"),
-        platform_instance=options.get("platform_instance"),
-        instance=options.get("instance"),
-        incidents=options.get("incidents"),
-        marquez_web_url=options.get("marquez_web_url"),
-        state=options.get("state"),
         token=options.get("token"),
+        **{k: options.get(k) for k in ASSERTION_OPTIONS},
     )
     return build_sink(config, bindings)
 
