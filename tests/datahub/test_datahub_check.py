@@ -23,6 +23,7 @@ from samples import check_metadata_file
 from test_datahub_native import CONTRACTS, TABLE, summary
 
 from lineage_quality.cli import main
+from lineage_quality.kinds import RuleKind
 
 pytestmark = pytest.mark.spark
 
@@ -79,6 +80,8 @@ RESULTS = {
     ("every-kind-odcs", "amount_mostly_present"): "FAILURE",
     ("every-kind-odcs", "amount_avg"): "SUCCESS",
     ("every-kind-odcs", "amount_sum"): "SUCCESS",
+    ("every-kind-odcs", "amount_count"): "SUCCESS",  # 2 non-null amounts
+    ("every-kind-odcs", "amount_below_25"): "FAILURE",  # 30.0 is not
     ("every-kind-odcs", "amount_nulls_usual"): "ERROR",
     ("every-kind-odcs", "every-kind-odcs.orders.day.schema.type"): "SUCCESS",
     ("every-kind-odcs", "day_pattern"): "FAILURE",
@@ -152,5 +155,5 @@ def test_check_sends_every_rule_to_datahub(data: Path, tmp_path: Path) -> None:
     assert got == expected
     assert len(got) >= 30
     kinds = {i.customProperties["kind"] for i in infos.values()}
-    assert len(kinds) == 14  # every rule kind
+    assert kinds == {k.value for k in RuleKind}  # every rule kind
     assert set(RESULTS) == set(TABLE)

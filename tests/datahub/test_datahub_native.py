@@ -224,8 +224,8 @@ TABLE: dict[tuple[str, str], tuple[str, str]] = {
         "CUSTOM count DATASET_COLUMN _NATIVE_ GREATER_THAN 0",
         "agg",
     ),
-    ("every-kind-odcs", "amount_not_negative"): (
-        "CUSTOM valueCheck DATASET_COLUMN IDENTITY GREATER_THAN_OR_EQUAL_TO 0",
+    ("every-kind-odcs", "amount_below_25"): (
+        "CUSTOM valueCheck DATASET_COLUMN IDENTITY LESS_THAN 25",
         "unexpected",
     ),
     ("every-kind-odcs", "amount_nulls_usual"): (
