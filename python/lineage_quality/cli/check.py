@@ -25,6 +25,7 @@ import attrs
 from lineage_quality.cli.datahub_options import add_datahub_options, datahub_specs
 from lineage_quality.cli.history import PASSWORD_FILE_HELP
 from lineage_quality.cli.options import (
+    STORAGE_FORMATS,
     add_shacl_flags,
     add_spark_conf_options,
     shacl_options,
@@ -263,7 +264,7 @@ def add_parser(sub: Any) -> None:
     check.add_argument("--dataset", required=True, metavar="LOCATION", help="path or URI")
     check.add_argument(
         "--format",
-        choices=["parquet", "csv", "json", "orc", "delta", "avro"],
+        choices=STORAGE_FORMATS,
         help="storage format (default: the contract's server, else detected)",
     )
     check.add_argument("--output", choices=["table", "json"], default="table")

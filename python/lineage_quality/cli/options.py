@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 
 from lineage_quality.errors import ConfigError
 
+# The storage formats `check` and `schema` read a location as (`--format`)
+STORAGE_FORMATS = ("parquet", "csv", "json", "orc", "delta", "avro")
+
 if TYPE_CHECKING:
     from lineage_quality.contracts.shacl import ShaclOptions
 

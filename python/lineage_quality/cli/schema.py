@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage_quality.cli.check import run_check
-from lineage_quality.cli.options import add_spark_conf_options, spark_conf
+from lineage_quality.cli.options import STORAGE_FORMATS, add_spark_conf_options, spark_conf
 from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError
 
@@ -27,7 +27,7 @@ def add_parser(sub: Any) -> None:
     schema.add_argument("--rules", required=True, metavar="FILE", help="schema-rules .json file")
     schema.add_argument(
         "--format",
-        choices=["parquet", "csv", "json", "orc", "delta", "avro"],
+        choices=STORAGE_FORMATS,
         help="storage format (default: detected)",
     )
     schema.add_argument("--output", choices=["table", "json"], default="table")
