@@ -123,7 +123,8 @@ def scenario_late_verdicts_replace_the_provisional_ones(where: str) -> None:
 
 
 def scenario_the_bounds_hold(where: str) -> None:
-    store = open_lineage(where, LineageBounds(max_rows=20, retention_days=1, max_marks=3))
+    bounds = LineageBounds(max_rows=20, retention_days=1, max_marks=3, check_every=1)
+    store = open_lineage(where, bounds)
     for i in range(60):
         _keep(store, _event(f"run-{i}", NOW - (60 - i) * 1000, [f"/in-{i}"], f"/out-{i}"))
     writes, edges = store.counts()
@@ -141,6 +142,13 @@ def scenario_the_bounds_hold(where: str) -> None:
     wide = {f"c{i}": {"inputFields": [source]} for i in range(10)}
     wrote = _keep(store, _event("wide", NOW - 400, ["/wide-src"], "/wide", wide))
     assert [m.column for m in wrote.marks["file:/wide"]] == [None]  # 10 > 3: one whole mark
+    store.close()
+    # checked every 10th event: past the bound by at most 10 events' rows
+    store = open_lineage(where, LineageBounds(max_rows=20, retention_days=1, check_every=10))
+    for i in range(60, 100):
+        _keep(store, _event(f"run-{i}", NOW - (100 - i) * 10, [f"/in-{i}"], f"/out-{i}"))
+        writes, edges = store.counts()
+        assert writes <= 20 + 10 and edges <= 20 + 2 * 10
     store.close()
 
 

@@ -119,6 +119,7 @@ class LineageStore:
         self.read_only = read_only
         self.placeholder = placeholder
         self._lock = threading.Lock()
+        self._kept = self.bounds.check_every - 1  # events kept since the bounds were checked
         if not read_only:
             self._migrate()
         self.present = read_only is False or self._has_tables()
@@ -211,7 +212,10 @@ class LineageStore:
                 cur.executemany(self._sql(_WRITE_UPSERT), writes)
             if edges:
                 cur.executemany(self._sql(_EDGE_UPSERT), edges)
-            self._expire(cur, now)
+            self._kept += 1
+            if self._kept >= self.bounds.check_every:  # the first event, then every n-th
+                self._expire(cur, now)
+                self._kept = 0
         return len(writes) + len(edges)
 
     def evaluated_late(
