@@ -52,9 +52,7 @@ def test_two_producers_share_the_health_of_datasets(url: str) -> None:
     now = int(time.time() * 1000)
     raw = scenarios._event("raw-1", now - 60_000, [], "/raw")
     scenarios._keep(upstream_side, raw, failing=3)  # evaluated by the first
-    clean = scenarios._event(
-        "clean-1", now - 1000, ["/raw"], "/clean", scenarios.CLEAN_COLUMNS
-    )
+    clean = scenarios._event("clean-1", now - 1000, ["/raw"], "/clean", scenarios.CLEAN_COLUMNS)
     observed = observe(clean, {}, downstream_side.written, Upstream.BLOCK)
     downstream_side.record(observed)  # the second reads the first's verdict
     assert [m.column for m in observed.marks["file:/clean"]] == ["customer_id"]

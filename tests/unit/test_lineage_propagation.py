@@ -339,3 +339,16 @@ def test_column_lineage_reads_what_the_listener_writes_and_ignores_the_malformed
     assert "c" not in columns
     assert sources == frozenset({"file:/y"})
     assert column_lineage({}) == (None, frozenset())
+
+
+def test_a_timed_out_verdict_whose_real_one_follows_marks_nothing_and_is_not_evaluated() -> None:
+    kept = Kept()
+    event = run_clean("clean-1", 1)
+    read, out = datasets_of(event)
+    timeout = error_result(NOT_NULL, "evaluation timed out after 300s")
+    observed = observe(
+        event, {read: [timeout], out: [timeout]}, kept.lookup, provisional=[read, out]
+    )
+    assert observed.marks == {}
+    (write,) = observed.writes
+    assert not write.evaluated and write.failures == ()

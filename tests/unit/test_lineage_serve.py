@@ -131,9 +131,10 @@ def test_serve_marks_the_derived_columns_downstream_and_clears_them(tmp_path: Pa
     try:
         evaluator.nulls = 3
         raw = send(_complete("01", 0, [], "/lake/raw"))
-        assert raw["outputs"][0]["facets"]["dataQualityAssertions"]["assertions"][0][
-            "success"
-        ] is False
+        assert (
+            raw["outputs"][0]["facets"]["dataQualityAssertions"]["assertions"][0]["success"]
+            is False
+        )
         clean = send(_complete("02", 1, ["/lake/raw"], "/lake/clean", CLEAN))
         agg = send(_complete("03", 2, ["/lake/clean"], "/lake/agg", AGG))
         assert _upstream(clean) == [("customer_id", "file:/lake/raw", "customer_id_not_null")]

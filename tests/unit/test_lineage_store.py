@@ -80,9 +80,7 @@ def scenario_health_and_lineage_come_back_as_kept(where: str) -> None:
     assert [m.column for m in clean.marks["file:/clean"]] == ["customer_id"]
     raw = store.latest("file:/raw")
     assert raw is not None and (raw.run, raw.version, raw.evaluated) == ("raw-1", "7", True)
-    assert raw.failures == (
-        Failure("customer_id_not_null", "ALERT", "FAILED", "customer_id"),
-    )
+    assert raw.failures == (Failure("customer_id_not_null", "ALERT", "FAILED", "customer_id"),)
     kept = store.latest("file:/clean")
     assert kept is not None and kept.marks == clean.marks["file:/clean"]
     assert kept.marks[0].origin.version == "7" and kept.marks[0].blocking
@@ -154,9 +152,7 @@ def scenario_the_bounds_hold(where: str) -> None:
 
 def scenario_an_older_store_gains_the_tables_and_keeps_its_history(where: str) -> None:
     history = open_history(where)
-    history.append(
-        [Measured("file:/raw", "r", "run-0", "rowCount", 5.0, "PASSED", NOW - MINUTE)]
-    )
+    history.append([Measured("file:/raw", "r", "run-0", "rowCount", 5.0, "PASSED", NOW - MINUTE)])
     history.close()
     viewer = open_lineage(where, read_only=True)  # read-only: nothing created, nothing known
     assert not viewer.present and viewer.latest("file:/raw") is None and viewer.find("/raw") == []

@@ -51,7 +51,8 @@ def observe(
     `provisional`: datasets whose verdicts are timeouts with the real ones to follow (their write
     is kept as not evaluated yet)."""
     run = run_lineage(event)
-    read_verdicts = by_key(results, "inputs")
+    judged = {ref: r for ref, r in results.items() if ref not in provisional}
+    read_verdicts = by_key(judged, "inputs")  # a timeout whose verdict follows marks nothing
     issues: list[Issue] = []
     for read in run.reads:
         write = lookup(read, run.event_ms)
