@@ -216,6 +216,8 @@ class Producer:
             worker.join(timeout=10)
         self.forwarder.close()
         close_sinks(self.result_sinks)
+        if self.lineage is not None:  # after the workers: none is keeping an event's lineage
+            self.lineage.close()
         if self.alerts is not None:
             self.alerts.stop()
 
