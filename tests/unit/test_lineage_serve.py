@@ -171,3 +171,50 @@ def test_the_policy_is_a_setting_and_a_serve_option() -> None:
     args = build_parser().parse_args(["serve", "--contracts", "c", "--upstream", "block"])
     assert args.upstream is Upstream.BLOCK
     assert build_parser().parse_args(["serve", "--contracts", "c"]).upstream is Upstream.WARN
+
+
+def test_with_the_lineage_kept_a_complete_naming_datasets_is_not_written_through(
+    tmp_path: Path,
+) -> None:
+    """Its lineage is kept and its outputs maybe marked by a worker: spooled, as an evaluated
+    event is; a COMPLETE naming no dataset, and every other event, may still be written
+    through (producer/intake.py)."""
+    from lineage_quality.producer.intake import Intake
+    from lineage_quality.producer.metrics import Metrics
+    from lineage_quality.producer.write_through import SinkLatency, WriteThrough
+
+    class FastSink:
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        def send_once(self, text: str, timeout: float) -> int:
+            self.sent.append(text)
+            return 200
+
+    class Unbound:
+        def bound(self, event: Any) -> dict[DatasetRef, list[Any]]:
+            return {}
+
+    named = _complete("01", 0, ["/lake/raw"], "/lake/clean")
+    bare = _complete("02", 0, [], "/lake/clean")  # another run: its own lane
+    bare = json.dumps({**json.loads(bare), "outputs": []})
+    for keeps, spooled in ((True, [named]), (False, [])):
+        sink, latency = FastSink(), SinkLatency(1.0)
+        latency.took(0.001)
+        spool = Spool(tmp_path / f"spool-{keeps}.db")
+        intake = Intake(
+            spool,
+            Unbound(),
+            WriteThrough(sink, latency, 0.005, 1.0),  # type: ignore[arg-type]
+            Metrics(()),
+            lambda name: None,
+            keeps_lineage=keeps,
+        )
+        for body in (named, bare):
+            intake.accept(body, rawjson.loads(body))
+        kept = []
+        while (item := spool.claim(timeout=0.1)) is not None:
+            kept.append(item.body)
+            spool.done(item.id)
+        assert kept == spooled
+        assert sink.sent == [b for b in (named, bare) if b not in spooled]
