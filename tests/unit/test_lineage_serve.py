@@ -153,6 +153,10 @@ def test_serve_marks_the_derived_columns_downstream_and_clears_them(tmp_path: Pa
         agg = send(_complete("06", 12, ["/lake/clean"], "/lake/agg", AGG))
         assert _upstream(clean) == [] and _upstream(agg) == []
         assert "dataQualityAssertions" not in agg["outputs"][0]["facets"]  # as received
+        marks = producer.metrics.registry.get_sample_value(
+            "lineage_quality_upstream_marks_total", {"scope": "column"}
+        )
+        assert marks == 2  # clean's and agg's, the first time
     finally:
         producer.stop()
     assert keeper.failures == 0

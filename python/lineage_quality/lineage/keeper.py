@@ -9,7 +9,7 @@ failure is logged and counted (`failures`), and the event goes on with its own v
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from lineage_quality.evaluation.refs import DatasetRef
@@ -28,6 +28,7 @@ class LineageKeeper:
         self.store = store
         self.policy = policy
         self.failures = 0  # events whose lineage could not be kept
+        self.on_failed: Callable[[], None] | None = None  # e.g. a metric's inc
 
     def keep(
         self,
@@ -75,6 +76,8 @@ class LineageKeeper:
 
     def _failed(self, what: str, exc: Exception) -> None:
         self.failures += 1
+        if self.on_failed is not None:
+            self.on_failed()
         log.warning("could not %s of an event (%s); its outputs are not marked", what, exc)
 
     def close(self) -> None:

@@ -98,6 +98,8 @@ class Producer:
             alerts.on_sent = lambda label: self.metrics.alerts_sent.labels(sink=label).inc()
             alerts.on_failed = lambda label: self.metrics.alerts_failed.labels(sink=label).inc()
             alerts.outbox.on_expired = self.metrics.alerts_expired.inc
+        if lineage is not None:
+            lineage.on_failed = self.metrics.lineage_failures.inc
         self.evaluator = evaluator
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
         self.forwarder = forwarder
@@ -338,7 +340,14 @@ class Producer:
         """A COMPLETE nothing was evaluated on: its lineage kept, the marks of its outputs."""
         if self.lineage is None or not envelope.complete or envelope.tree is None:
             return {}
-        return self.lineage.keep(envelope.tree, results)
+        return self._count_marks(self.lineage.keep(envelope.tree, results))
+
+    def _count_marks(self, marks: Marks) -> Marks:
+        for found in marks.values():
+            for mark in found:
+                scope = "dataset" if mark.column is None else "column"
+                self.metrics.upstream_marks.labels(scope=scope).inc()
+        return marks
 
     def _remember_failure(self, event: Mapping[str, Any]) -> None:
         run_id = (event.get("run") or {}).get("runId")
@@ -515,7 +524,7 @@ class Producer:
         if late:
             self.lineage.late(event, results)
             return {}
-        return self.lineage.keep(event, results, provisional)
+        return self._count_marks(self.lineage.keep(event, results, provisional))
 
     def _alert(self, event: Mapping[str, Any], results: Results) -> None:
         if self.alerts is None:
