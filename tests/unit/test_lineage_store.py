@@ -97,6 +97,12 @@ def scenario_health_and_lineage_come_back_as_kept(where: str) -> None:
     assert store.find("file:/clean") == ["file:/clean"]
     assert store.find("clean") == []
     assert store.find("/nowhere") == []
+    # the run's COMPLETE again, without its verdicts (the listener sends several): kept as it was
+    _keep(store, _event("raw-2", NOW - MINUTE, [], "/raw", version="8"))
+    again = store.latest("file:/raw")
+    assert again is not None and again.evaluated and again.run == "raw-2"
+    _keep(store, _event("raw-2", NOW - MINUTE, [], "/raw", version="8"), failing=1)
+    assert store.latest("file:/raw").failures != ()  # type: ignore[union-attr]
     store.close()
 
 

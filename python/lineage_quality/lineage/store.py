@@ -72,12 +72,17 @@ _TABLES = (
     "CREATE INDEX IF NOT EXISTS lq_lineage_edges_dataset ON lq_lineage_edges (dataset, event_ms)",
     "CREATE INDEX IF NOT EXISTS lq_lineage_edges_age ON lq_lineage_edges (event_ms, row_bytes)",
 )
+# A run's write kept again (the listener sends several COMPLETEs of one run): an evaluated write
+# is never replaced by a not evaluated one (its verdicts and marks stay).
+_NEWER = "excluded.evaluated = 1 OR lq_lineage_writes.evaluated = 0"
 _WRITE_UPSERT = (
     "INSERT INTO lq_lineage_writes (dataset, run_id, event_ms, version, evaluated, state, "
     "recorded_ms, row_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, run_id) DO "
-    "UPDATE SET event_ms = excluded.event_ms, version = excluded.version, evaluated = "
-    "excluded.evaluated, state = excluded.state, recorded_ms = excluded.recorded_ms, "
-    "row_bytes = excluded.row_bytes"
+    "UPDATE SET event_ms = excluded.event_ms, version = excluded.version, "
+    f"evaluated = CASE WHEN {_NEWER} THEN excluded.evaluated ELSE 1 END, "
+    f"state = CASE WHEN {_NEWER} THEN excluded.state ELSE lq_lineage_writes.state END, "
+    "recorded_ms = excluded.recorded_ms, "
+    f"row_bytes = CASE WHEN {_NEWER} THEN excluded.row_bytes ELSE lq_lineage_writes.row_bytes END"
 )
 _EDGE_UPSERT = (
     "INSERT INTO lq_lineage_edges (run_id, role, dataset, job, version, event_ms, columns, "
