@@ -62,7 +62,7 @@ def decide(name: str, write: Write | None) -> GateVerdict:
         "failures": [as_json(f) for f in write.failures],
         "marks": [as_json(m) for m in write.marks],
     }
-    blocking = write.blocking
+    blocking = write.blockers
     if blocking:
         more = f" (and {len(blocking) - 1} more)" if len(blocking) > 1 else ""
         line = f"{write.dataset}: BLOCK: {describe(blocking[0])}{more} [{which}]"

@@ -79,7 +79,7 @@ class Write:
         return not self.failures and not self.marks
 
     @property
-    def blocking(self) -> tuple[Failure | Mark, ...]:
+    def blockers(self) -> tuple[Failure | Mark, ...]:
         """The failed BLOCK rules and the blocking marks: what `gate --dataset` stops on."""
         return (*(f for f in self.failures if f.blocking), *(m for m in self.marks if m.blocking))
 
