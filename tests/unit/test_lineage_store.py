@@ -41,9 +41,13 @@ def _iso(ms: int) -> str:
 
 
 def _event(
-    run: str, at: int, inputs: list[str], output: str, columns: dict[str, Any] | None = None,
+    run: str,
+    at: int,
+    inputs: list[str],
+    output: str,
+    columns: dict[str, Any] | None = None,
     version: str | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     facets: dict[str, Any] = {}
     if columns is not None:
         facets["columnLineage"] = {"fields": columns}
@@ -92,7 +96,19 @@ def scenario_health_and_lineage_come_back_as_kept(where: str) -> None:
     assert store.written(Read("file:/raw"), NOW - 2 * MINUTE).run == "raw-1"  # type: ignore[union-attr]
     assert store.written(Read("file:/raw"), NOW).run == "raw-2"  # type: ignore[union-attr]
     assert store.written(Read("file:/nowhere"), NOW) is None
-    # names as users write them
+    # names as users write them; a catalog table by its identity (the `symlinks` facet)
+    table = _event("t-1", NOW - MINUTE, [], "/warehouse/sales.db/orders")
+    table["outputs"][0]["facets"]["symlinks"] = {
+        "identifiers": [
+            {"namespace": "hive://metastore:9083", "name": "sales.orders", "type": "TABLE"}
+        ]
+    }
+    _keep(store, table)
+    assert store.find("sales.orders") == ["file:/warehouse/sales.db/orders"]
+    assert store.latest("file:/warehouse/sales.db/orders").tables == (  # type: ignore[union-attr]
+        "sales.orders",
+    )
+    assert store.find("sales.order") == [] and store.find("orders") == []  # whole names
     assert store.find("/raw") == ["file:/raw"]
     assert store.find("file:/clean") == ["file:/clean"]
     assert store.find("clean") == []

@@ -72,6 +72,7 @@ class Write:
     evaluated: bool = False
     failures: tuple[Failure, ...] = ()
     marks: tuple[Mark, ...] = ()
+    tables: tuple[str, ...] = ()  # its catalog table identities (`symlinks`), for `gate`
 
     @property
     def healthy(self) -> bool:
@@ -114,6 +115,7 @@ class Written:
         default=None, converter=_frozen_columns, eq=False
     )
     sources: frozenset[str] = frozenset()
+    tables: tuple[str, ...] = ()  # its catalog table identities (`symlinks`, type TABLE)
 
     def derives_from(self, dataset: str) -> bool:
         """Some of it comes from `dataset`, as the column lineage says (always, without it)."""

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lineage_quality.evaluation.refs import DatasetRef, datasets_of
+from lineage_quality.evaluation.refs import DatasetRef, datasets_of, table_names
 from lineage_quality.lineage.column_lineage import column_lineage
 from lineage_quality.lineage.model import Failure, Read, RunLineage, Written
 from lineage_quality.results import NOT_EVALUATED, RuleResult, Status
@@ -52,7 +52,8 @@ def run_lineage(event: Mapping[str, Any]) -> RunLineage:
             continue
         facets = dataset.get("facets")
         columns, sources = column_lineage(facets if isinstance(facets, Mapping) else None)
-        writes.append(Written(ref.key, version_of(dataset), columns, sources))
+        tables = tuple(table_names(facets if isinstance(facets, Mapping) else None))
+        writes.append(Written(ref.key, version_of(dataset), columns, sources, tables))
     return RunLineage(
         str(run_id) if isinstance(run_id, str) else "",
         f"{job.get('namespace')}/{job.get('name')}",

@@ -72,6 +72,7 @@ def observe(
             evaluated=out.dataset not in waiting and evaluated(written.get(out.dataset, [])),
             failures=() if out.dataset in waiting else failures_of(written.get(out.dataset, [])),
             marks=marks.get(out.dataset, ()),
+            tables=out.tables,
         )
         for out in run.writes
     )

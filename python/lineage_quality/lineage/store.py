@@ -2,7 +2,8 @@
 shared by several producers): two tables beside `lq_history`, bounded by `LineageBounds`.
 
 - `lq_lineage_writes`: one row per (dataset, run) write: its event time, table version,
-  whether it was evaluated, and its failed rules and upstream marks (JSON). A dataset's health
+  whether it was evaluated, its failed rules and upstream marks (JSON), and its catalog table
+  identities (`symlinks`: `gate --dataset db.table`). A dataset's health
   is its latest write (by event time).
 - `lq_lineage_edges`: one row per (run, role, dataset): what a run read (and the version) and
   wrote, the job, and the output's column lineage (JSON; past `MAX_COLUMNS_BYTES` left out and
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import attrs
+
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, LineageBounds
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.postgres import connect as connect_postgres
@@ -39,6 +42,7 @@ from lineage_quality.masking import masked
 
 SCHEMA_VERSION = 1
 MAX_COLUMNS_BYTES = 256 * 1024  # an edge's column lineage kept at most (JSON bytes)
+MAX_TABLES = 16  # catalog table identities kept per write
 ROW_OVERHEAD = 64
 _FUTURE_MS = MAX_FUTURE_SKEW_SECONDS * 1000
 
@@ -51,6 +55,7 @@ _TABLES = (
     version TEXT,
     evaluated INTEGER NOT NULL,
     state TEXT NOT NULL,
+    tables TEXT,
     recorded_ms BIGINT NOT NULL,
     row_bytes BIGINT NOT NULL,
     PRIMARY KEY (dataset, run_id)
@@ -77,8 +82,9 @@ _TABLES = (
 _NEWER = "excluded.evaluated = 1 OR lq_lineage_writes.evaluated = 0"
 _WRITE_UPSERT = (
     "INSERT INTO lq_lineage_writes (dataset, run_id, event_ms, version, evaluated, state, "
-    "recorded_ms, row_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, run_id) DO "
-    "UPDATE SET event_ms = excluded.event_ms, version = excluded.version, "
+    "tables, recorded_ms, row_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, "
+    "run_id) DO UPDATE SET event_ms = excluded.event_ms, version = excluded.version, "
+    "tables = excluded.tables, "
     f"evaluated = CASE WHEN {_NEWER} THEN excluded.evaluated ELSE 1 END, "
     f"state = CASE WHEN {_NEWER} THEN excluded.state ELSE lq_lineage_writes.state END, "
     "recorded_ms = excluded.recorded_ms, "
@@ -92,7 +98,7 @@ _EDGE_UPSERT = (
     "row_bytes = excluded.row_bytes"
 )
 _KEYS = {"lq_lineage_writes": "dataset, run_id", "lq_lineage_edges": "run_id, role, dataset"}
-_WRITE_COLUMNS = "dataset, run_id, event_ms, version, evaluated, state"
+_WRITE_COLUMNS = "dataset, run_id, event_ms, version, evaluated, state, tables"
 
 
 def _expire_oldest(table: str) -> str:
@@ -243,15 +249,7 @@ class LineageStore:
             if row is None:
                 return False
             kept = _write(row)
-            write = Write(
-                kept.dataset,
-                kept.run,
-                kept.event_ms,
-                kept.version,
-                evaluated,
-                tuple(failures),
-                kept.marks,
-            )
+            write = attrs.evolve(kept, evaluated=evaluated, failures=tuple(failures))
             cur.execute(self._sql(_WRITE_UPSERT), self._write_row(write, int(time.time() * 1000)))
         return True
 
@@ -264,9 +262,21 @@ class LineageStore:
             {"failures": [as_json(f) for f in w.failures], "marks": [as_json(m) for m in w.marks]},
             ensure_ascii=False,
         )
-        texts = (key(w.dataset), key(w.run, MAX_RUN_ID), _cut(w.version), state)
+        # each identity on a line of its own, the first and last too (found with LIKE)
+        tables = "".join(f"\n{key(t)}" for t in w.tables[:MAX_TABLES]) + "\n" if w.tables else None
+        texts = (key(w.dataset), key(w.run, MAX_RUN_ID), _cut(w.version), state, tables)
         size = ROW_OVERHEAD + sum(len((t or "").encode("utf-8")) for t in texts)
-        return (texts[0], texts[1], w.event_ms, texts[2], int(w.evaluated), state, now, size)
+        return (
+            texts[0],
+            texts[1],
+            w.event_ms,
+            texts[2],
+            int(w.evaluated),
+            state,
+            tables,
+            now,
+            size,
+        )
 
     def _edge_row(
         self,
@@ -330,8 +340,9 @@ class LineageStore:
 
     def find(self, name: str) -> list[str]:
         """The kept datasets `name` may mean: `namespace:name` as the facets write it, a path
-        (`/lake/raw`: `file:/lake/raw`), a URL (`s3://bucket/raw`: `s3://bucket:raw`), or a
-        bare name matching a dataset's name part."""
+        (`/lake/raw`: `file:/lake/raw`), a URL (`s3://bucket/raw`: `s3://bucket:raw`), a catalog
+        table identity of it (`db.table`, from its `symlinks` facet), or a bare name matching a
+        dataset's name part."""
         if not self.present:
             return []
         wanted = [key(c) for c in candidates(name)]
@@ -343,6 +354,16 @@ class LineageStore:
                     f"({marks}) ORDER BY dataset"
                 ),
                 wanted,
+            )
+            found = [str(r[0]) for r in cur.fetchall()]
+            if found:
+                return found
+            cur.execute(  # a catalog table identity of it (db.table)
+                self._sql(
+                    "SELECT DISTINCT dataset FROM lq_lineage_writes WHERE tables LIKE ? "
+                    "ESCAPE '!' ORDER BY dataset LIMIT 10"
+                ),
+                ("%\n" + _like(key(name.strip())) + "\n%",),
             )
             found = [str(r[0]) for r in cur.fetchall()]
             if found:
@@ -407,6 +428,7 @@ def _write(row: Sequence[Any]) -> Write:
         bool(row[4]),
         tuple(failure_of(f) for f in state.get("failures", ())),
         tuple(mark_of(m) for m in state.get("marks", ())),
+        tuple(t for t in str(row[6] or "").split("\n") if t),
     )
 
 
