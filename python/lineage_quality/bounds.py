@@ -65,3 +65,22 @@ class QuarantineBounds:
 
     max_bytes: int = attrs.field(default=1024**3, validator=attrs.validators.gt(0))
     retention: float = attrs.field(default=30 * DAY, validator=attrs.validators.gt(0))
+
+
+@attrs.frozen
+class LineageBounds:
+    """The lineage kept in the history store (lineage/store.py): each dataset's writes (run,
+    time, version, failed rules, upstream marks) and each run's edges (the datasets it read and
+    wrote, with column lineage). Rows whose event time is older than `retention_days` (by the
+    wall clock) expire; past `max_rows` rows or `max_bytes` bytes in a table its oldest rows go,
+    1 % of the bound more at a time. The bounds are checked every `check_every` events a process
+    keeps (counting a table costs more than keeping an event): a table passes its bound by at
+    most that many events' rows. A dataset whose writes all expired is unknown again (`gate
+    --dataset` exits 2), never "healthy". One write keeps at most `max_marks` marks: past it the
+    marks of an upstream failure become one whole-dataset mark."""
+
+    max_rows: int = attrs.field(default=500_000, validator=attrs.validators.gt(0))
+    max_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=attrs.validators.gt(0))
+    retention_days: float = attrs.field(default=400.0, validator=attrs.validators.gt(0))
+    max_marks: int = attrs.field(default=500, validator=attrs.validators.gt(0))
+    check_every: int = attrs.field(default=64, validator=attrs.validators.gt(0))

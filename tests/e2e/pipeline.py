@@ -82,10 +82,12 @@ def run_with_producer(
     conf: dict[str, str],
     history: Any = None,
     shacl: Any = None,
+    lineage: Any = None,
 ) -> tuple[list[dict[str, Any]], Evaluator]:
     """Run `jobs/<job>` under spark-submit with the real listener pointed at a producer that
     evaluates `contracts` (keeping values in `history`, a HistoryStore, if given) and forwards to
-    a file; the forwarded events and the evaluator. `shacl`: ShaclOptions for .ttl contracts."""
+    a file; the forwarded events and the evaluator. `shacl`: ShaclOptions for .ttl contracts;
+    `lineage`: a LineageKeeper (lineage kept and outputs marked, as serve does)."""
     from openlineage.client.transport.file import FileConfig, FileTransport
 
     sink = workdir / "events.jsonl"
@@ -95,6 +97,7 @@ def run_with_producer(
         Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
         RecordingSpool(workdir / "spool.db"),
         Settings(port=0),
+        lineage=lineage,
     )
     producer.start()
     try:

@@ -1,5 +1,11 @@
 """`lineage-quality gate`: an orchestrator's step before the next job: exit 1 when a BLOCK rule
-of a run failed, 2 when the producer cannot tell (docs/operations.md)."""
+of a run failed, 2 when the producer cannot tell (docs/operations.md).
+
+`gate --dataset NAME|PATH` asks the history store instead (serve's `--history`: a SQLite file or
+the shared PostgreSQL) about a dataset's latest write: 0 evaluated and nothing blocks it, 1 a
+BLOCK rule failed there or it was marked blocking from upstream, 2 never evaluated, not
+evaluated yet, or the store cannot tell (docs/lineage.md). One line; `--output json` the same as
+a JSON object."""
 
 from __future__ import annotations
 
@@ -15,18 +21,39 @@ def add_parser(sub: Any) -> None:
     gate = sub.add_parser(
         "gate", help="exit 1 when a BLOCK rule of a run failed (for an orchestrator's next step)"
     )
-    gate.add_argument("--run-id", required=True, help="the run's id, or its parent's")
+    which = gate.add_mutually_exclusive_group(required=True)
+    which.add_argument("--run-id", help="the run's id, or its parent's")
+    which.add_argument(
+        "--dataset",
+        metavar="NAME|PATH",
+        help="a dataset's latest write, from the history store: namespace:name as in the "
+        "facets, a path (/lake/raw), or a URL (s3://bucket/raw)",
+    )
     gate.add_argument("--job", metavar="NAMESPACE/NAME", help="only this job's verdicts")
     gate.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                       help="wait this long for the run's evaluation")  # fmt: skip
     gate.add_argument("--url", default="http://127.0.0.1:5055", help="the producer (serve)")
     gate.add_argument("--api-key-file", help="file with the API key (else LINEAGE_QUALITY_API_KEY)")
+    gate.add_argument(
+        "--history",
+        default=".lineage-quality/history.db",
+        metavar="PATH|URL",
+        help="with --dataset: serve's --history, a SQLite file or a postgresql:// URL",
+    )
+    gate.add_argument(
+        "--history-password-file", metavar="FILE", help="with --dataset: as serve's"
+    )
+    gate.add_argument(
+        "--output", choices=("text", "json"), default="text", help="with --dataset: the format"
+    )
     gate.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when no BLOCK rule of the run failed, 1 when one did (listing them), 2 when it
     cannot tell (unknown run, still pending after --wait, no answer)."""
+    if args.dataset is not None:
+        return _dataset(args)
     import json
     import time
     import urllib.error
@@ -79,3 +106,55 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if failed else 0
+
+
+def _dataset(args: argparse.Namespace) -> int:
+    """`gate --dataset`: the latest write of the dataset, from the history store."""
+    import json
+
+    from lineage_quality.errors import ConfigError
+    from lineage_quality.history.postgres import postgres_url
+    from lineage_quality.inert import inert
+    from lineage_quality.lineage.gate import UNKNOWN, GateVerdict, decide
+    from lineage_quality.lineage.store import open_lineage
+
+    name = args.dataset
+    verdict: GateVerdict
+    where = str(args.history)
+    if not postgres_url(where) and not Path(where).exists():
+        verdict = GateVerdict(
+            UNKNOWN,
+            f"{name}: cannot tell: no history store at {where} (pass serve's --history)",
+            {"dataset": name, "status": "unknown", "exit": UNKNOWN, "error": "no store"},
+        )
+    else:
+        try:
+            store = open_lineage(where, read_only=True, password_file=args.history_password_file)
+        except ConfigError as exc:
+            verdict = GateVerdict(
+                UNKNOWN,
+                f"{name}: cannot tell: {exc}",
+                {"dataset": name, "status": "unknown", "exit": UNKNOWN, "error": str(exc)},
+            )
+        else:
+            try:
+                found = store.find(name)
+                if len(found) > 1:
+                    verdict = GateVerdict(
+                        UNKNOWN,
+                        f"{name}: cannot tell: it names {len(found)} datasets "
+                        f"({', '.join(found)}); give namespace:name",
+                        {"dataset": name, "status": "ambiguous", "exit": UNKNOWN,
+                         "candidates": found},
+                    )  # fmt: skip
+                else:
+                    key = found[0] if found else name
+                    verdict = decide(key, store.latest(key) if found else None)
+            finally:
+                store.close()
+    # names, rules and runs come from events: no escape sequence reaches the terminal
+    if args.output == "json":
+        print(inert(json.dumps(verdict.doc, ensure_ascii=True)))
+    else:
+        print(inert(verdict.line))
+    return verdict.code

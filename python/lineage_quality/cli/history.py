@@ -87,10 +87,16 @@ def add_history_flags(serve: argparse.ArgumentParser) -> None:
     )
 
 
+def history_where(args: argparse.Namespace) -> str | None:
+    """serve's history store: --history, else history.db beside the spool; None for off."""
+    where = str(args.history or Path(args.spool).parent / "history.db")
+    return None if where == "off" else where
+
+
 def history_store(args: argparse.Namespace) -> SqlHistory | None:
     """The store serve's flags name: --history, else history.db beside the spool; None for off."""
-    where = args.history or str(Path(args.spool).parent / "history.db")
-    if where == "off":
+    where = history_where(args)
+    if where is None:
         return None
     try:
         bounds = HistoryBounds(

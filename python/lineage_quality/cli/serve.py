@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lineage_quality.cli.datahub_options import add_datahub_options, datahub_specs
-from lineage_quality.cli.history import add_history_flags, history_store
+from lineage_quality.cli.history import add_history_flags, history_store, history_where
 from lineage_quality.cli.options import (
     add_shacl_flags,
     add_spark_conf_options,
@@ -26,6 +26,7 @@ from lineage_quality.version import __version__
 
 if TYPE_CHECKING:
     from lineage_quality.engine.quarantine import QuarantineConfig
+    from lineage_quality.lineage.keeper import LineageKeeper
     from lineage_quality.producer.settings import OutputSpec, Settings
 
 log = logging.getLogger("lineage_quality")
@@ -78,6 +79,7 @@ def add_parser(sub: Any) -> None:
         "(repeatable; types and options: docs/producer.md, Outputs)",
     )
     groups["alerts"] = _add_alert_flags(serve)
+    groups["lineage"] = serve.add_argument_group("along lineage", "docs/lineage.md")
     _add_settings_flags(serve, groups)  # once every group they go to exists
     add_history_flags(serve)
     serve.set_defaults(func=run)
@@ -117,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
     history = history_store(args)  # libpq reads PGPASSWORD (or PGPASSFILE) now, once
+    lineage = _lineage(args, settings)  # the same store's lineage tables, a connection of its own
     # Every secret has been read: none may reach the evaluator's JVM (started later).
     scrubbed = scrub_environment(os.environ)
     if scrubbed:
@@ -134,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         settings,
         result_sinks=outputs.result_sinks,
         alerts=outputs.alerts,
+        lineage=lineage,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -147,6 +151,19 @@ def run(args: argparse.Namespace) -> int:
     stop.wait()
     producer.stop(drain_timeout=settings.drain_seconds)
     return 0
+
+
+def _lineage(args: argparse.Namespace, settings: Settings) -> LineageKeeper | None:
+    """The lineage kept in the history store (none with --history off or --upstream off)."""
+    from lineage_quality.lineage.keeper import LineageKeeper
+    from lineage_quality.lineage.policy import Upstream
+    from lineage_quality.lineage.store import open_lineage
+
+    where = history_where(args)
+    if where is None or settings.upstream is Upstream.OFF:
+        return None
+    store = open_lineage(where, password_file=args.history_password_file)
+    return LineageKeeper(store, settings.upstream)
 
 
 def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int) -> Settings:

@@ -29,6 +29,8 @@ from lineage_quality.facets import (
     test_run_facet,
     to_json_dict,
 )
+from lineage_quality.facets.upstream import upstream_assertion_json, upstream_test_json
+from lineage_quality.lineage.model import Mark
 from lineage_quality.measures import DatasetMeasures
 from lineage_quality.results import NOT_EVALUATED, RuleResult
 from lineage_quality.version import PRODUCER
@@ -87,11 +89,14 @@ def enrich(
     event: Mapping[str, Any],
     results: Mapping[DatasetRef, Sequence[RuleResult]],
     max_added_bytes: int = MAX_ADDED_BYTES,
+    upstream: Mapping[DatasetRef, Sequence[Mark]] | None = None,
 ) -> dict[str, Any]:
     """A copy of `event` with the results attached; `event` itself is not modified. At most
     `max_added_bytes` of facets are added (each dataset's assertions, metrics and its share of
     the run's `test` facet count); a dataset whose facets would pass it gets one ERROR assertion
-    naming what was left out instead."""
+    naming what was left out instead. `upstream`: the marks of outputs derived from unhealthy
+    data (lineage/propagate.py), each an `upstreamQuality` assertion after the dataset's own."""
+    upstream = upstream or {}
     # Copied along the paths we write only (the event, its run and their facet objects, the
     # dataset lists and the datasets we enrich): nothing of the caller's is modified, nothing else
     # is copied (a deep copy cost a third of enrich, and failed on events nested ~500 deep).
@@ -113,15 +118,23 @@ def enrich(
         facets = dataset[where] = dict(facets) if isinstance(facets, Mapping) else {}
         return facets
 
-    for ref, rule_results in results.items():
-        if not rule_results:
+    mark_tests: list[dict[str, Any]] = []
+    for ref in dict.fromkeys([*results, *upstream]):
+        rule_results = results.get(ref, ())
+        marks = upstream.get(ref, ())
+        if not rule_results and not marks:
             continue
-        if all(r.skip_reason in NOT_EVALUATED for r in rule_results):
+        if not marks and all(r.skip_reason in NOT_EVALUATED for r in rule_results):
             # Nothing was evaluated on this output: no dataset facet claims anything about it.
             run_tests.extend((ref.key, r) for r in rule_results)
             continue
-        added = {ASSERTIONS_KEY: assertions_facet_json(rule_results)}
-        measures = _measures(rule_results)
+        # marks on an output nothing was evaluated on: the marks alone make its facet
+        nothing = all(r.skip_reason in NOT_EVALUATED for r in rule_results)
+        shown, unshown = ([], list(rule_results)) if nothing else (list(rule_results), [])
+        facet = assertions_facet_json(shown)
+        facet["assertions"].extend(upstream_assertion_json(m) for m in marks)
+        added = {ASSERTIONS_KEY: facet}
+        measures = _measures(shown)
         if measures is not None:
             added[METRICS_KEY] = _metrics_json(ref, measures, event)
         # the run's test facet repeats each assertion: about the assertions' size again
@@ -131,11 +144,12 @@ def enrich(
         if size <= budget:
             budget -= size
             facets = facets_of(ref)
-            for key, facet in added.items():
-                _place(facets, key, facet)
-            run_tests.extend((ref.key, r) for r in rule_results)
+            for key, value in added.items():
+                _place(facets, key, value)
+            run_tests.extend((ref.key, r) for r in (*shown, *unshown))
+            mark_tests.extend(upstream_test_json(m, ref.key) for m in marks)
             continue
-        message = _left_out_message(ref, rule_results, size, max_added_bytes)
+        message = _left_out_message(ref, len(shown) + len(marks), size, max_added_bytes)
         marker = _left_out_facet(message)
         cost = 2 * len(rawjson.dumps(marker))  # the markers count too: the dataset's, the run's
         if cost <= budget:
@@ -149,22 +163,21 @@ def enrich(
             f"the facets of {unmarked} more dataset(s) were left out, unmarked: this event's "
             f"facets reached the bound of {max_added_bytes} bytes (--max-added-bytes)"
         )
-    if run_tests or left_out:
+    if run_tests or left_out or mark_tests:
         run = out.get("run")
         run = out["run"] = dict(run) if isinstance(run, Mapping) else {}
         run_facets = run.get("facets")
         run_facets = run["facets"] = dict(run_facets) if isinstance(run_facets, Mapping) else {}
         tests = to_json_dict(test_run_facet(run_tests))
+        tests["tests"].extend(mark_tests)
         tests["tests"].extend(_left_out_test(message) for message in left_out)
         _place(run_facets, TEST_RUN_KEY, tests)
     return out
 
 
-def _left_out_message(
-    ref: DatasetRef, results: Sequence[RuleResult], size: int, bound: int
-) -> str:
+def _left_out_message(ref: DatasetRef, assertions: int, size: int, bound: int) -> str:
     return (
-        f"{len(results)} assertion(s) and the metrics of {ref.role} {ref.key} (about {size} "
+        f"{assertions} assertion(s) and the metrics of {ref.role} {ref.key} (about {size} "
         f"bytes) were left out: this event's facets reached the bound of {bound} bytes "
         "(--max-added-bytes)"
     )

@@ -1,7 +1,8 @@
 """What the receiver hands each accepted event to (`Accept`), and the producer's own one:
 `Intake`, forwarded at once when it needs nothing else and the sink is fast (write_through.py),
-else stored in the spool. The in-driver producer passes another (driver/runtime.py: its own
-Spark work filtered out first) as `Producer(accept=...)`."""
+else stored in the spool (with the lineage kept, a COMPLETE naming datasets always is: a worker
+keeps its lineage and marks its outputs). The in-driver producer passes another
+(driver/runtime.py: its own Spark work filtered out first) as `Producer(accept=...)`."""
 
 from __future__ import annotations
 
@@ -28,8 +29,12 @@ class Intake:
         write_through: WriteThrough,
         metrics: Metrics,
         count: Callable[[str], None],
+        *,
+        keeps_lineage: bool = False,
     ) -> None:
         self.spool = spool
+        # every COMPLETE goes through a worker: its lineage is kept, its outputs maybe marked
+        self.keeps_lineage = keeps_lineage
         self.evaluator = evaluator
         self.write_through = write_through
         self.metrics = metrics
@@ -42,7 +47,12 @@ class Intake:
         envelope = Envelope.read(body) if event is None else Envelope.of(body, event)
         if envelope.is_event:
             if self.write_through.wanted() and (
-                not envelope.kept or (envelope.complete and not envelope.bound(self.evaluator))
+                not envelope.kept
+                or (
+                    envelope.complete
+                    and not (self.keeps_lineage and _lists_datasets(envelope.tree))
+                    and not envelope.bound(self.evaluator)
+                )
             ):
                 self._write_through(envelope)
                 return
@@ -75,3 +85,8 @@ class Intake:
         # durable before the receiver answers 201; the run is recorded in the same transaction
         self.spool.keep(envelope, refused)
         self.metrics.events_received.inc()
+
+
+def _lists_datasets(tree: Any) -> bool:
+    """The event names an input or an output (its lineage is kept: lineage/keeper.py)."""
+    return isinstance(tree, dict) and bool(tree.get("inputs") or tree.get("outputs"))

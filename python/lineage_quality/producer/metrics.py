@@ -155,6 +155,18 @@ class Metrics:
             ["result", "severity", "action"],
             registry=r,
         )
+        self.upstream_marks = Counter(
+            "lineage_quality_upstream_marks",
+            "upstreamQuality assertions attached to outputs derived from unhealthy data, by "
+            "scope (a column, or the whole dataset)",
+            ["scope"],
+            registry=r,
+        )
+        self.lineage_failures = Counter(
+            "lineage_quality_lineage_failures",
+            "Events whose lineage and health could not be read or kept (the store failed)",
+            registry=r,
+        )
         self.alerts_sent = Counter(
             "lineage_quality_alerts_sent", "Alerts a webhook took (2xx)", ["sink"], registry=r
         )

@@ -37,6 +37,8 @@ from lineage_quality import rawjson
 from lineage_quality.evaluation.background import Evaluation
 from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.lineage.keeper import LineageKeeper
+from lineage_quality.lineage.model import Mark
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.alerts import alerts_for
 from lineage_quality.producer.counters import Counters
@@ -62,6 +64,7 @@ JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with
 _STOP_POLL = 0.5
 
 Results = Mapping[DatasetRef, Sequence[RuleResult]]
+Marks = Mapping[DatasetRef, Sequence[Mark]]
 
 
 class Producer:
@@ -81,8 +84,11 @@ class Producer:
         result_sinks: Sequence[ResultSink] = (),
         alerts: AlertSender | None = None,
         accept: Accept | None = None,
+        lineage: LineageKeeper | None = None,
     ) -> None:
         self.settings = settings
+        # each COMPLETE's lineage and its outputs' health, and the marks from upstream
+        self.lineage = lineage
         self.alerts = alerts  # webhooks; delivered on their own thread, never blocking events
         # per-rule series labelled from the contracts (never from names in events)
         self.metrics = Metrics(getattr(evaluator, "bindings", ()))
@@ -92,6 +98,8 @@ class Producer:
             alerts.on_sent = lambda label: self.metrics.alerts_sent.labels(sink=label).inc()
             alerts.on_failed = lambda label: self.metrics.alerts_failed.labels(sink=label).inc()
             alerts.outbox.on_expired = self.metrics.alerts_expired.inc
+        if lineage is not None:
+            lineage.on_failed = self.metrics.lineage_failures.inc
         self.evaluator = evaluator
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
         self.forwarder = forwarder
@@ -129,7 +137,10 @@ class Producer:
             settings.write_through_below,
             settings.write_through_timeout,
         )
-        self.intake = Intake(spool, evaluator, self.write_through, self.metrics, self._count)
+        self.intake = Intake(
+            spool, evaluator, self.write_through, self.metrics, self._count,
+            keeps_lineage=lineage is not None,
+        )  # fmt: skip
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
             for i in range(max(1, settings.workers))
@@ -207,6 +218,8 @@ class Producer:
             worker.join(timeout=10)
         self.forwarder.close()
         close_sinks(self.result_sinks)
+        if self.lineage is not None:  # after the workers: none is keeping an event's lineage
+            self.lineage.close()
         if self.alerts is not None:
             self.alerts.stop()
 
@@ -216,10 +229,13 @@ class Producer:
         envelope = Envelope.read(body)
         event = envelope.tree
         if not self._needs_evaluation(envelope):
-            return body
+            marks = self._lineage(envelope, {})
+            if not marks:
+                return body
+            return rawjson.dumps(enrich(event, {}, self.settings.max_added_bytes, marks))
         results = self.evaluator.evaluate(event)
-        self._results_ready(event, results)
-        return rawjson.dumps(enrich(event, results, self.settings.max_added_bytes))
+        marks = self._results_ready(event, results)
+        return rawjson.dumps(enrich(event, results, self.settings.max_added_bytes, marks))
 
     # -- workers --------------------------------------------------------------------------------
 
@@ -314,8 +330,24 @@ class Producer:
         if event.get("eventType") == "FAIL":
             self._remember_failure(event)
         if not self._needs_evaluation(envelope):
-            return item.body
+            marks = self._lineage(envelope, {})
+            if not marks:
+                return item.body
+            return self._keep(item, enrich(event, {}, self.settings.max_added_bytes, marks))
         return self._evaluate(item, event, envelope.bound(self.evaluator))
+
+    def _lineage(self, envelope: Envelope, results: Results) -> Marks:
+        """A COMPLETE nothing was evaluated on: its lineage kept, the marks of its outputs."""
+        if self.lineage is None or not envelope.complete or envelope.tree is None:
+            return {}
+        return self._count_marks(self.lineage.keep(envelope.tree, results))
+
+    def _count_marks(self, marks: Marks) -> Marks:
+        for found in marks.values():
+            for mark in found:
+                scope = "dataset" if mark.column is None else "column"
+                self.metrics.upstream_marks.labels(scope=scope).inc()
+        return marks
 
     def _remember_failure(self, event: Mapping[str, Any]) -> None:
         run_id = (event.get("run") or {}).get("runId")
@@ -384,15 +416,15 @@ class Producer:
             return None  # stopping: the event stays in the spool, evaluated again next time
         if in_time:
             results = evaluation.final()
-            self._results_ready(event, results)
-            return self._keep(item, enrich(event, results, self.settings.max_added_bytes))
+            marks = self._results_ready(event, results)
+            return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks))
 
         message = f"evaluation timed out after {self.settings.evaluation_timeout:g}s"
         results, late = evaluation.partial(message)
         if not late:  # every dataset finished just now
             results = evaluation.final()
-            self._results_ready(event, results)
-            return self._keep(item, enrich(event, results, self.settings.max_added_bytes))
+            marks = self._results_ready(event, results)
+            return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks))
         self.counters.add("timeouts")
         log.warning(
             "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
@@ -403,8 +435,8 @@ class Producer:
             len(late),
             self.settings.late_event_type,
         )
-        body = rawjson.dumps(enrich(event, results, self.settings.max_added_bytes))
-        self._results_ready(event, results, provisional=late)
+        marks = self._results_ready(event, results, provisional=late)
+        body = rawjson.dumps(enrich(event, results, self.settings.max_added_bytes, marks))
         skeleton, mapping = late_skeleton(event, late, self.settings.late_event_type)
         try:
             late_id = self.spool.hand_over(item.id, body, rawjson.dumps(skeleton))
@@ -415,8 +447,8 @@ class Producer:
                 if self._wait_forever(evaluation) is None:
                     return None
             results = evaluation.final()
-            self._results_ready(event, results)
-            return self._keep(item, enrich(event, results, self.settings.max_added_bytes))
+            marks = self._results_ready(event, results)
+            return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks))
         self.counters.add("late")
         evaluation.when_done(
             lambda: self._deliver_late(
@@ -457,7 +489,7 @@ class Producer:
                 return  # cancelled by stop(): evaluated again after the restart
             results = evaluation.final()
             late = {mapping[ref]: r for ref, r in results.items() if ref in mapping}
-            self._results_ready(skeleton, late)
+            self._results_ready(skeleton, late, late=True)
             event = {**skeleton, "eventTime": now_iso()}
             enriched = enrich(event, late, self.settings.max_added_bytes)
             self.spool.replace(late_id, rawjson.dumps(enriched))
@@ -472,9 +504,12 @@ class Producer:
         event: Mapping[str, Any],
         results: Results,
         provisional: Collection[DatasetRef] = (),
-    ) -> None:
+        late: bool = False,
+    ) -> Marks:
         """Results that go out with `event` (hook for result sinks, e.g. DataHub). The
-        `provisional` datasets' results are timeouts whose real results follow: no alert yet."""
+        `provisional` datasets' results are timeouts whose real results follow: no alert yet.
+        `late`: those real results, in the follow-up. The marks of the event's outputs from
+        upstream (lineage/keeper.py), kept with the run's lineage (none for a follow-up)."""
         self._alert(event, {ref: r for ref, r in results.items() if ref not in provisional})
         self.metrics.count_results(results, event, provisional)
         ids = run_ids(event)
@@ -484,6 +519,12 @@ class Producer:
             except sqlite3.Error as exc:
                 log.warning("could not keep the verdicts of run %s: %s", ids[0], exc)
         emit_results(self.result_sinks, event, results)
+        if self.lineage is None:
+            return {}
+        if late:
+            self.lineage.late(event, results)
+            return {}
+        return self._count_marks(self.lineage.keep(event, results, provisional))
 
     def _alert(self, event: Mapping[str, Any], results: Results) -> None:
         if self.alerts is None:

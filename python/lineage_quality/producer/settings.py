@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from lineage_quality.bounds import QUARANTINE_MAX_ROWS, RunBookBounds
+from lineage_quality.lineage.policy import Upstream, parse_upstream
 from lineage_quality.producer.backoff import FORWARD_BACKOFF, Backoff
 from lineage_quality.producer.enrich import MAX_ADDED_BYTES
 
@@ -222,6 +223,21 @@ class Settings:
         "0: no bound)",
         group="alerts", metavar="N", zero_is_none=True, validator=_optional_positive,
     )  # fmt: skip
+
+    # -- along lineage (the store is the history's: `--history`; lineage/, docs/lineage.md) ----
+    upstream: Upstream = attrs.field(
+        default=Upstream.WARN,
+        metadata=_meta(
+            "--upstream",
+            "what an output derived from data that failed a rule upstream gets: warn (an "
+            "upstreamQuality assertion, severity warn), block (the same, a BLOCK: gate --dataset "
+            "exits 1 on it) or off (no lineage kept); default warn",
+            group="lineage",
+            metavar="warn|block|off",
+        ),
+        converter=parse_upstream,
+        kw_only=True,
+    )
 
     # -- quarantine (the location itself is `--quarantine`) --------------------------------------
     quarantine_max_rows: int = _setting(

@@ -1,0 +1,470 @@
+"""Dataset health and lineage in the history store (SQLite beside the spool, or the PostgreSQL
+shared by several producers): two tables beside `lq_history`, bounded by `LineageBounds`.
+
+- `lq_lineage_writes`: one row per (dataset, run) write: its event time, table version,
+  whether it was evaluated, its failed rules and upstream marks (JSON), and its catalog table
+  identities (`symlinks`: `gate --dataset db.table`). A dataset's health
+  is its latest write (by event time).
+- `lq_lineage_edges`: one row per (run, role, dataset): what a run read (and the version) and
+  wrote, the job, and the output's column lineage (JSON; past `MAX_COLUMNS_BYTES` left out and
+  `truncated` said).
+
+Schema: `lq_lineage_schema` holds the version of these tables (1); a store written before them
+gains them when a producer opens it (nothing else changes: `lq_history` and its readers are
+untouched), and a store opened read-only without them reads as one where nothing was written.
+Bounds, as the history's: rows older than the retention by the wall clock expire, past
+`max_rows` or `max_bytes` in a table the oldest go, a name past its bound is cut and hashed
+(history.store.key) and a time more than a day ahead of the clock is not kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import attrs
+
+from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, LineageBounds
+from lineage_quality.errors import ConfigError
+from lineage_quality.history.postgres import connect as connect_postgres
+from lineage_quality.history.postgres import postgres_url
+from lineage_quality.history.store import MAX_RUN_ID, key
+from lineage_quality.lineage.model import Failure, Read, Write, as_json, failure_of, mark_of
+from lineage_quality.lineage.step import Observed
+from lineage_quality.masking import masked
+
+SCHEMA_VERSION = 1
+MAX_COLUMNS_BYTES = 256 * 1024  # an edge's column lineage kept at most (JSON bytes)
+MAX_TABLES = 16  # catalog table identities kept per write
+ROW_OVERHEAD = 64
+_FUTURE_MS = MAX_FUTURE_SKEW_SECONDS * 1000
+
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS lq_lineage_schema (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS lq_lineage_writes (
+    dataset TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    event_ms BIGINT NOT NULL,
+    version TEXT,
+    evaluated INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    tables TEXT,
+    recorded_ms BIGINT NOT NULL,
+    row_bytes BIGINT NOT NULL,
+    PRIMARY KEY (dataset, run_id)
+)""",
+    "CREATE INDEX IF NOT EXISTS lq_lineage_writes_latest ON lq_lineage_writes (dataset, event_ms)",
+    "CREATE INDEX IF NOT EXISTS lq_lineage_writes_age ON lq_lineage_writes (event_ms, row_bytes)",
+    """CREATE TABLE IF NOT EXISTS lq_lineage_edges (
+    run_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    job TEXT NOT NULL,
+    version TEXT,
+    event_ms BIGINT NOT NULL,
+    columns TEXT,
+    recorded_ms BIGINT NOT NULL,
+    row_bytes BIGINT NOT NULL,
+    PRIMARY KEY (run_id, role, dataset)
+)""",
+    "CREATE INDEX IF NOT EXISTS lq_lineage_edges_dataset ON lq_lineage_edges (dataset, event_ms)",
+    "CREATE INDEX IF NOT EXISTS lq_lineage_edges_age ON lq_lineage_edges (event_ms, row_bytes)",
+)
+# A run's write kept again (the listener sends several COMPLETEs of one run): an evaluated write
+# is never replaced by a not evaluated one (its verdicts and marks stay).
+_NEWER = "excluded.evaluated = 1 OR lq_lineage_writes.evaluated = 0"
+_WRITE_UPSERT = (
+    "INSERT INTO lq_lineage_writes (dataset, run_id, event_ms, version, evaluated, state, "
+    "tables, recorded_ms, row_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, "
+    "run_id) DO UPDATE SET event_ms = excluded.event_ms, version = excluded.version, "
+    "tables = excluded.tables, "
+    f"evaluated = CASE WHEN {_NEWER} THEN excluded.evaluated ELSE 1 END, "
+    f"state = CASE WHEN {_NEWER} THEN excluded.state ELSE lq_lineage_writes.state END, "
+    "recorded_ms = excluded.recorded_ms, "
+    f"row_bytes = CASE WHEN {_NEWER} THEN excluded.row_bytes ELSE lq_lineage_writes.row_bytes END"
+)
+_EDGE_UPSERT = (
+    "INSERT INTO lq_lineage_edges (run_id, role, dataset, job, version, event_ms, columns, "
+    "recorded_ms, row_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, role, "
+    "dataset) DO UPDATE SET job = excluded.job, version = excluded.version, event_ms = "
+    "excluded.event_ms, columns = excluded.columns, recorded_ms = excluded.recorded_ms, "
+    "row_bytes = excluded.row_bytes"
+)
+_KEYS = {"lq_lineage_writes": "dataset, run_id", "lq_lineage_edges": "run_id, role, dataset"}
+_WRITE_COLUMNS = "dataset, run_id, event_ms, version, evaluated, state, tables"
+
+
+def _expire_oldest(table: str) -> str:
+    """The oldest rows of `table`, as many as `?` rows or until `?` bytes are gone."""
+    keys = _KEYS[table]
+    return (
+        f"DELETE FROM {table} WHERE ({keys}) IN (SELECT {keys} FROM (SELECT {keys}, "
+        "ROW_NUMBER() OVER (ORDER BY event_ms ROWS UNBOUNDED PRECEDING) AS n, "
+        "SUM(row_bytes) OVER (ORDER BY event_ms ROWS UNBOUNDED PRECEDING) - row_bytes "
+        "AS bytes_before "
+        f"FROM {table}) AS oldest WHERE n <= ? OR bytes_before < ?)"
+    )
+
+
+class LineageStore:
+    """The lineage tables over a DB-API connection (`?` placeholders; PostgreSQL's `%s`
+    substituted). `read_only`: nothing is created, changed or expired."""
+
+    def __init__(
+        self,
+        connection: Any,
+        bounds: LineageBounds | None = None,
+        *,
+        read_only: bool = False,
+        placeholder: str = "?",
+    ) -> None:
+        self._db = connection
+        self.bounds = bounds or LineageBounds()
+        self.read_only = read_only
+        self.placeholder = placeholder
+        self._lock = threading.Lock()
+        self._kept = self.bounds.check_every - 1  # events kept since the bounds were checked
+        if not read_only:
+            self._migrate()
+        self.present = read_only is False or self._has_tables()
+
+    # -- schema ---------------------------------------------------------------------------------
+
+    def _sql(self, text: str) -> str:
+        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        with self._lock:
+            cur = self._db.cursor()
+            try:
+                yield cur
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
+            finally:
+                cur.close()
+
+    def _migrate(self) -> None:
+        """Create the tables a store without them lacks and note the schema version; a store
+        of a newer version than this code knows is refused (its tables may mean other things)."""
+        with self._transaction() as cur:
+            for statement in _TABLES:
+                cur.execute(statement)
+            cur.execute("SELECT MAX(version) FROM lq_lineage_schema")
+            found = cur.fetchone()[0]
+            if found is None:
+                cur.execute(
+                    self._sql("INSERT INTO lq_lineage_schema (version) VALUES (?)"),
+                    (SCHEMA_VERSION,),
+                )
+            elif int(found) > SCHEMA_VERSION:
+                raise ConfigError(
+                    f"the lineage tables are of schema {found}, newer than this version knows "
+                    f"({SCHEMA_VERSION}): upgrade lineage-quality"
+                )
+
+    def _has_tables(self) -> bool:
+        try:
+            with self._transaction() as cur:
+                cur.execute("SELECT 1 FROM lq_lineage_writes LIMIT 0")
+            return True
+        except Exception:  # each DB-API module has its own classes: any is "not there"
+            return False
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def record(self, observed: Observed, now_ms: int | None = None) -> int:
+        """Keep one event's writes and edges, in one transaction, bounds applied in it; returns
+        the rows kept (none when its time is past the retention or too far ahead)."""
+        if self.read_only:
+            raise ConfigError("this lineage store was opened read-only")
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        run = observed.run
+        if not self._keepable(run.event_ms, now):
+            return 0
+        writes = [self._write_row(w, now) for w in observed.writes]
+        edges = [
+            self._edge_row(
+                run.run, "inputs", r.dataset, run.job, r.version, run.event_ms, None, now
+            )
+            for r in run.reads
+        ]
+        for w in run.writes:
+            columns = None
+            if w.columns is not None:
+                columns = json.dumps(
+                    {
+                        "columns": {
+                            c: [[f.dataset, f.field, f.direct] for f in fields]
+                            for c, fields in w.columns.items()
+                        },
+                        "sources": sorted(w.sources),
+                    },
+                    ensure_ascii=False,
+                )
+                if len(columns.encode("utf-8")) > MAX_COLUMNS_BYTES:
+                    columns = json.dumps({"truncated": True})
+            edges.append(
+                self._edge_row(
+                    run.run, "outputs", w.dataset, run.job, w.version, run.event_ms, columns, now
+                )
+            )
+        with self._transaction() as cur:
+            if writes:
+                cur.executemany(self._sql(_WRITE_UPSERT), writes)
+            if edges:
+                cur.executemany(self._sql(_EDGE_UPSERT), edges)
+            self._kept += 1
+            if self._kept >= self.bounds.check_every:  # the first event, then every n-th
+                self._expire(cur, now)
+                self._kept = 0
+        return len(writes) + len(edges)
+
+    def evaluated_late(
+        self, dataset: str, run: str, failures: Sequence[Failure], evaluated: bool = True
+    ) -> bool:
+        """A write's verdicts that came after its event (an evaluation past its deadline): its
+        failed rules and `evaluated` replace the kept ones, its marks stay. False: no such
+        write is kept."""
+        if self.read_only:
+            raise ConfigError("this lineage store was opened read-only")
+        with self._transaction() as cur:
+            cur.execute(
+                self._sql(
+                    f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes "
+                    "WHERE dataset = ? AND run_id = ?"
+                ),
+                (key(dataset), key(run, MAX_RUN_ID)),
+            )
+            row = cur.fetchone()
+            if row is None:
+                return False
+            kept = _write(row)
+            write = attrs.evolve(kept, evaluated=evaluated, failures=tuple(failures))
+            cur.execute(self._sql(_WRITE_UPSERT), self._write_row(write, int(time.time() * 1000)))
+        return True
+
+    def _keepable(self, event_ms: int, now: int) -> bool:
+        oldest = now - int(self.bounds.retention_days * 86_400_000)
+        return oldest <= event_ms <= now + _FUTURE_MS
+
+    def _write_row(self, w: Write, now: int) -> tuple[Any, ...]:
+        state = json.dumps(
+            {"failures": [as_json(f) for f in w.failures], "marks": [as_json(m) for m in w.marks]},
+            ensure_ascii=False,
+        )
+        # each identity on a line of its own, the first and last too (found with LIKE)
+        tables = "".join(f"\n{key(t)}" for t in w.tables[:MAX_TABLES]) + "\n" if w.tables else None
+        texts = (key(w.dataset), key(w.run, MAX_RUN_ID), _cut(w.version), state, tables)
+        size = ROW_OVERHEAD + sum(len((t or "").encode("utf-8")) for t in texts)
+        return (
+            texts[0],
+            texts[1],
+            w.event_ms,
+            texts[2],
+            int(w.evaluated),
+            state,
+            tables,
+            now,
+            size,
+        )
+
+    def _edge_row(
+        self,
+        run: str,
+        role: str,
+        dataset: str,
+        job: str,
+        version: str | None,
+        event_ms: int,
+        columns: str | None,
+        now: int,
+    ) -> tuple[Any, ...]:
+        texts = (key(run, MAX_RUN_ID), role, key(dataset), key(job), _cut(version))
+        size = ROW_OVERHEAD + sum(len((t or "").encode("utf-8")) for t in (*texts, columns))
+        return (*texts[:4], texts[4], event_ms, columns, now, size)
+
+    def _expire(self, cur: Any, now: int) -> None:
+        oldest = now - int(self.bounds.retention_days * 86_400_000)
+        for table in _KEYS:
+            cur.execute(
+                self._sql(f"DELETE FROM {table} WHERE event_ms < ? OR event_ms > ?"),
+                (oldest, now + _FUTURE_MS),
+            )
+            cur.execute(f"SELECT COUNT(*), COALESCE(SUM(row_bytes), 0) FROM {table}")
+            count, total = (int(v) for v in cur.fetchone())
+            rows, size = self.bounds.max_rows, self.bounds.max_bytes
+            excess_rows = count - rows + rows // 100 if count > rows else 0
+            excess_bytes = total - size + size // 100 if total > size else 0
+            if excess_rows or excess_bytes:
+                cur.execute(self._sql(_expire_oldest(table)), (excess_rows, excess_bytes))
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def latest(self, dataset: str) -> Write | None:
+        """The dataset's latest kept write (its health), None when none is kept."""
+        return self._one("dataset = ?", (key(dataset),))
+
+    def written(self, read: Read, event_ms: int) -> Write | None:
+        """The write a run completed at `event_ms` read: the one of the version the run names
+        (when kept), else the latest one up to `event_ms`."""
+        if read.version is not None:
+            wanted = (key(read.dataset), _cut(read.version))
+            found = self._one("dataset = ? AND version = ?", wanted)
+            if found is not None:
+                return found
+        return self._one("dataset = ? AND event_ms <= ?", (key(read.dataset), event_ms))
+
+    def _one(self, where: str, args: tuple[Any, ...]) -> Write | None:
+        if not self.present:
+            return None
+        with self._transaction() as cur:
+            cur.execute(
+                self._sql(
+                    f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes WHERE {where} "
+                    "ORDER BY event_ms DESC, recorded_ms DESC LIMIT 1"
+                ),
+                args,
+            )
+            row = cur.fetchone()
+        return None if row is None else _write(row)
+
+    def find(self, name: str) -> list[str]:
+        """The kept datasets `name` may mean: `namespace:name` as the facets write it, a path
+        (`/lake/raw`: `file:/lake/raw`), a URL (`s3://bucket/raw`: `s3://bucket:raw`), a catalog
+        table identity of it (`db.table`, from its `symlinks` facet), or a bare name matching a
+        dataset's name part."""
+        if not self.present:
+            return []
+        wanted = [key(c) for c in candidates(name)]
+        marks = ", ".join("?" for _ in wanted)
+        with self._transaction() as cur:
+            cur.execute(
+                self._sql(
+                    f"SELECT DISTINCT dataset FROM lq_lineage_writes WHERE dataset IN "
+                    f"({marks}) ORDER BY dataset"
+                ),
+                wanted,
+            )
+            found = [str(r[0]) for r in cur.fetchall()]
+            if found:
+                return found
+            cur.execute(  # a catalog table identity of it (db.table)
+                self._sql(
+                    "SELECT DISTINCT dataset FROM lq_lineage_writes WHERE tables LIKE ? "
+                    "ESCAPE '!' ORDER BY dataset LIMIT 10"
+                ),
+                ("%\n" + _like(key(name.strip())) + "\n%",),
+            )
+            found = [str(r[0]) for r in cur.fetchall()]
+            if found:
+                return found
+            cur.execute(
+                self._sql(
+                    "SELECT DISTINCT dataset FROM lq_lineage_writes WHERE dataset LIKE ? "
+                    "ESCAPE '!' ORDER BY dataset LIMIT 10"
+                ),
+                ("%:" + _like(name.strip()),),
+            )
+            return [str(r[0]) for r in cur.fetchall()]
+
+    def counts(self) -> tuple[int, int]:
+        """(writes, edges) kept."""
+        if not self.present:
+            return 0, 0
+        with self._transaction() as cur:
+            cur.execute("SELECT COUNT(*) FROM lq_lineage_writes")
+            writes = int(cur.fetchone()[0])
+            cur.execute("SELECT COUNT(*) FROM lq_lineage_edges")
+            return writes, int(cur.fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def candidates(name: str) -> list[str]:
+    """The dataset keys `name` may be written as (see `LineageStore.find`)."""
+    name = name.strip()
+    found = [name]
+    if name.startswith("/"):
+        found.append(f"file:{name}")
+    scheme, sep, rest = name.partition("://")
+    if sep and "/" in rest:
+        host, _, path = rest.partition("/")
+        found.append(f"{scheme}://{host}:{path}")
+        found.append(f"{scheme}://{host}:/{path}")
+    if name.startswith("file:") and not name.startswith("file://"):
+        found.append(name)
+    elif name.startswith("file://"):
+        found.append("file:" + name[len("file://") :])
+    return list(dict.fromkeys(found))
+
+
+def _like(text: str) -> str:
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
+def _cut(text: str | None, limit: int = 256) -> str | None:
+    return None if text is None else key(text, 2**62)[:limit]
+
+
+def _write(row: Sequence[Any]) -> Write:
+    state = json.loads(row[5]) if row[5] else {}
+    return Write(
+        str(row[0]),
+        str(row[1]),
+        int(row[2]),
+        None if row[3] is None else str(row[3]),
+        bool(row[4]),
+        tuple(failure_of(f) for f in state.get("failures", ())),
+        tuple(mark_of(m) for m in state.get("marks", ())),
+        tuple(t for t in str(row[6] or "").split("\n") if t),
+    )
+
+
+def open_lineage(
+    where: str | Path,
+    bounds: LineageBounds | None = None,
+    *,
+    read_only: bool = False,
+    password_file: str | Path | None = None,
+) -> LineageStore:
+    """The lineage tables of the history store at a SQLite path or a `postgresql://` URL (as
+    `history.open_history`: the same database, a connection of its own)."""
+    text = str(where)
+    if postgres_url(text):
+        connection = connect_postgres(text, password_file)
+        connection.read_only = read_only
+        placeholder, shown = "%s", masked(text)
+    else:
+        path = Path(text[len("sqlite://") :] if text.startswith("sqlite://") else text)
+        shown, placeholder = str(path), "?"
+        try:
+            if read_only:
+                uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+                connection = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                connection = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+                connection.execute("PRAGMA journal_mode=WAL")
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the lineage store at {path}: {exc}") from exc
+    try:
+        return LineageStore(connection, bounds, read_only=read_only, placeholder=placeholder)
+    except ConfigError as exc:
+        connection.close()
+        raise ConfigError(f"{shown}: {exc}") from exc
+    except Exception as exc:  # the DB-API module's own errors
+        connection.close()
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+        raise ConfigError(f"cannot open the lineage store at {shown}: {first}") from exc

@@ -1,0 +1,128 @@
+"""Quality along lineage under the real listener (issue 39): a 3-hop pipeline raw -> clean -> agg
+and a branch raw -> countries in one spark-submit application (jobs/lineage_job.py), raw bound to
+a BLOCK null rule on customer_id. Raw's first write has null ids: clean and agg (no contract) get
+an `upstreamQuality` assertion on customer_id only, and countries (only raw's country) none; the
+second, healthy write of raw clears the marks on the next runs. `gate --dataset` on raw exits 1
+after the first write, 0 after the second, and 2 for a dataset never evaluated."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pipeline import HERE, read_jsonl, run_with_producer
+
+from lineage_quality.cli import main
+from lineage_quality.lineage import Upstream, decide, open_lineage
+from lineage_quality.lineage.keeper import LineageKeeper
+
+pytestmark = pytest.mark.e2e
+
+STEPS = ["raw", "clean", "agg", "countries", "raw", "clean", "agg"]
+
+
+@pytest.fixture(scope="module")
+def pipeline(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    workdir = tmp_path_factory.mktemp("lineage")
+    base = workdir / "lineage-data"
+    go = workdir / "go"
+    go.mkdir()
+    db = workdir / "history.db"
+    keeper = LineageKeeper(open_lineage(db), Upstream.WARN)
+    done = threading.Event()
+    gates: dict[int, int] = {}
+    pacer = threading.Thread(
+        target=_next_step_when_forwarded,
+        args=(workdir / "events.jsonl", base, go, db, gates, done),
+    )
+    pacer.start()
+    try:
+        events, _ = run_with_producer(
+            spark,
+            HERE / "lineage_contracts",
+            "lineage_job.py",
+            [str(base), str(go)],
+            workdir,
+            {"spark.openlineage.namespace": "e2e-lineage"},
+            lineage=keeper,
+        )
+    finally:
+        done.set()
+        pacer.join()
+        keeper.close()
+    assert keeper.failures == 0
+    return {"events": events, "base": base, "db": db, "gates": gates}
+
+
+def _runs(sink: Path, target: Path) -> list[str]:
+    """The runs whose COMPLETE wrote `target` and was forwarded, in order."""
+    if not sink.exists():
+        return []
+    events = read_jsonl(sink)
+    return list(
+        dict.fromkeys(
+            e["run"]["runId"]
+            for e in sorted(events, key=lambda e: e["eventTime"])
+            if e["eventType"] == "COMPLETE"
+            and any(o["name"] == str(target) for o in e.get("outputs") or [])
+        )
+    )
+
+
+def _next_step_when_forwarded(
+    sink: Path, base: Path, go: Path, db: Path, gates: dict[int, int], done: threading.Event
+) -> None:
+    """Let the job go on once step N's COMPLETE was forwarded (its lineage kept, its verdicts
+    judged); after each write of raw, note what `gate --dataset` decides on it."""
+    step = 0
+    while not done.is_set() and step < len(STEPS):
+        name = STEPS[step]
+        if len(_runs(sink, base / name)) >= STEPS[: step + 1].count(name):
+            if name == "raw":
+                store = open_lineage(db, read_only=True)
+                gates[step] = decide(name, store.latest(f"file:{base / name}")).code
+                store.close()
+            (go / f"step-{step}").touch()
+            step += 1
+            continue
+        time.sleep(0.1)
+
+
+def _marked(events: list[dict[str, Any]], target: Path) -> list[list[str | None]]:
+    """For each run that wrote `target`, in order: the columns its upstreamQuality marks name."""
+    found: dict[str, set[str | None]] = {}
+    for e in sorted(events, key=lambda e: e["eventTime"]):
+        for o in e.get("outputs") or []:
+            if e["eventType"] != "COMPLETE" or o["name"] != str(target):
+                continue
+            marks = found.setdefault(e["run"]["runId"], set())
+            facet = (o.get("facets") or {}).get("dataQualityAssertions") or {}
+            for a in facet.get("assertions", []):
+                if a["assertion"] == "upstreamQuality":
+                    assert a["success"] is False and a["severity"] == "warn"
+                    assert a["params"]["upstreamRule"] == "raw_customer_id_not_null"
+                    marks.add(a.get("column"))
+    return [sorted(m, key=lambda c: c or "") for m in found.values()]
+
+
+def test_the_derived_columns_downstream_are_marked_then_cleared(
+    pipeline: dict[str, Any],
+) -> None:
+    events, base = pipeline["events"], pipeline["base"]
+    assert _marked(events, base / "clean") == [["customer_id"], []]
+    assert _marked(events, base / "agg") == [["customer_id"], []]
+    assert _marked(events, base / "countries") == [[]]  # reads only healthy columns of raw
+
+
+def test_gate_dataset_blocks_then_passes_and_cannot_tell_for_the_unknown(
+    pipeline: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert pipeline["gates"] == {0: 1, 4: 0}  # the BLOCK rule failed, then passed
+    history = ["--history", str(pipeline["db"])]
+    assert main(["gate", "--dataset", str(pipeline["base"] / "raw"), *history]) == 0
+    assert "healthy" in capsys.readouterr().out
+    assert main(["gate", "--dataset", str(pipeline["base"] / "nowhere"), *history]) == 2
+    assert "never evaluated" in capsys.readouterr().out
