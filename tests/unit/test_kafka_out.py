@@ -1,0 +1,214 @@
+"""Kafka out without a broker (tests/kafka has the real one): the message key is OpenLineage's,
+the settings that would lose events are refused, a failure raises the right kind of error, and
+SASL/SSL secrets never reach a log line or an error."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openlineage.client import event_v2
+from openlineage.client.facet_v2 import parent_run
+from openlineage.client.serde import Serde
+from openlineage.client.transport.kafka import KafkaConfig, KafkaTransport
+
+from lineage_quality.errors import ConfigError
+from lineage_quality.producer.backoff import refused_for_good
+from lineage_quality.producer.forward import Forwarder, RawEvent, transport_factory
+from lineage_quality.producer.kafka import (
+    KafkaAckedTransport,
+    KafkaNotDelivered,
+    KafkaRefused,
+    message_key,
+)
+from lineage_quality.producer.kafka.keys import key_bytes
+from lineage_quality.producer.kafka.transport import producer_settings
+from lineage_quality.producer.poison import deterministic
+from lineage_quality.producer.secrets import transport_secrets
+
+RUN = "0190a1b2-0000-7000-8000-000000000001"
+
+
+def _run_event(parent: dict[str, Any] | None = None) -> dict[str, Any]:
+    facets = {"parent": parent} if parent is not None else {}
+    return {
+        "eventType": "START",
+        "eventTime": "2026-01-01T00:00:00Z",
+        "run": {"runId": RUN, "facets": facets},
+        "job": {"namespace": "spark", "name": "etl.step"},
+    }
+
+
+def _parent(job: str, root: str | None = None) -> dict[str, Any]:
+    facet: dict[str, Any] = {
+        "run": {"runId": "0190a1b2-0000-7000-8000-000000000002"},
+        "job": {"namespace": "airflow", "name": job},
+    }
+    if root is not None:
+        facet["root"] = {
+            "run": {"runId": "0190a1b2-0000-7000-8000-000000000003"},
+            "job": {"namespace": "airflow", "name": root},
+        }
+    return facet
+
+
+def test_a_run_is_keyed_by_the_top_of_its_chain_as_openlineage_keys_it() -> None:
+    assert message_key(_run_event()) == "run:spark/etl.step"
+    assert message_key(_run_event(_parent("dag.task"))) == "run:airflow/dag.task"
+    assert message_key(_run_event(_parent("dag.task", root="dag"))) == "run:airflow/dag"
+    # a parent facet naming no job leaves the event's own job
+    assert message_key(_run_event({"run": {"runId": "x"}})) == "run:spark/etl.step"
+    assert message_key({"dataset": {"namespace": "s3://b", "name": "t"}}) == "dataset:s3://b/t"
+    assert message_key({"job": {"namespace": "n", "name": "j"}}) == "job:n/j"
+    assert message_key({"eventType": "START"}) is None
+    # every event of a run has the same key, whatever its type
+    events = [_run_event(_parent("dag.task", root="dag")) for _ in range(3)]
+    for event, kind in zip(events, ("START", "RUNNING", "COMPLETE"), strict=True):
+        event["eventType"] = kind
+    assert {message_key(e) for e in events} == {"run:airflow/dag"}
+
+
+def test_the_key_is_the_one_openlineage_python_gives_the_same_event() -> None:
+    """openlineage-python's KafkaTransport keys its event objects the way the Java client does;
+    ours keys the received JSON alike (its objects are what it could not key: issue 43)."""
+    job = event_v2.Job(namespace="spark", name="etl.step")
+    run_id = "0190a1b2-0000-7000-8000-000000000001"
+    parent = parent_run.ParentRunFacet(
+        run=parent_run.Run(runId="0190a1b2-0000-7000-8000-000000000002"),
+        job=parent_run.Job(namespace="airflow", name="dag.task"),
+        root=parent_run.Root(
+            run=parent_run.RootRun(runId="0190a1b2-0000-7000-8000-000000000003"),
+            job=parent_run.RootJob(namespace="airflow", name="dag"),
+        ),
+    )
+    theirs = KafkaTransport.__new__(KafkaTransport)  # only its key function, no producer
+    for facets in ({}, {"parent": parent}):
+        event = event_v2.RunEvent(
+            eventType=event_v2.RunState.START,
+            eventTime="2026-01-01T00:00:00Z",
+            run=event_v2.Run(runId=run_id, facets=facets),
+            job=job,
+            producer="p",
+        )
+        ours = message_key(RawEvent(Serde.to_json(event)))
+        assert ours == theirs._get_message_key(event)
+
+
+def test_a_lone_surrogate_in_a_name_keeps_one_key() -> None:
+    event = RawEvent('{"run": {"runId": "r"}, "job": {"namespace": "n", "name": "a\\ud800b"}}')
+    assert key_bytes(message_key(event)) == b"run:n/a\\ud800b"
+
+
+def test_settings_that_would_lose_events_or_wait_for_ever_are_refused() -> None:
+    with pytest.raises(ConfigError, match="acks=0"):
+        producer_settings({"acks": "0"})
+    with pytest.raises(ConfigError, match=re.escape("request.required.acks=0")):
+        producer_settings({"request.required.acks": 0})
+    with pytest.raises(ConfigError, match=re.escape("delivery.report.only.error")):
+        producer_settings({"delivery.report.only.error": "true"})
+    with pytest.raises(ConfigError, match=re.escape("message.timeout.ms")):
+        producer_settings({"message.timeout.ms": "0"})
+    with pytest.raises(ConfigError, match=re.escape("message.timeout.ms")):
+        producer_settings({"delivery.timeout.ms": "soon"})
+    assert producer_settings({})["message.timeout.ms"] == 30_000
+    assert producer_settings({"delivery.timeout.ms": "5000"}) == {"message.timeout.ms": "5000"}
+    kept = producer_settings({"acks": "1", "bootstrap.servers": "b:9092", "linger.ms": 0})
+    assert kept == {
+        "acks": "1",
+        "bootstrap.servers": "b:9092",
+        "linger.ms": 0,
+        "message.timeout.ms": 30_000,
+    }
+
+
+def test_a_refusal_counts_towards_the_dead_letters_an_outage_does_not() -> None:
+    refused, missing = KafkaRefused("too large"), KafkaNotDelivered("timed out")
+    assert refused_for_good(refused) and not refused_for_good(missing)
+    assert not deterministic(refused) and not deterministic(missing)  # never buried at once
+
+
+def _unreachable(tmp_path: Path, **config: Any) -> dict[str, Any]:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return {
+        "type": "kafka",
+        "topic": "lineage",
+        "config": {"bootstrap.servers": f"127.0.0.1:{port}", **config},
+    }
+
+
+def test_type_kafka_is_ours_and_an_unacknowledged_event_raises(tmp_path: Path) -> None:
+    transport = transport_factory().create(
+        _unreachable(tmp_path, **{"message.timeout.ms": "500", "sasl.password": "hunter2-pw"})
+    )
+    assert isinstance(transport, KafkaAckedTransport)
+    assert transport.timeout == pytest.approx(5.5)
+    forwarder = Forwarder(transport)
+    started = time.monotonic()
+    try:
+        with pytest.raises(KafkaNotDelivered, match="_MSG_TIMED_OUT") as raised:
+            forwarder.send(
+                '{"eventType": "START", "run": {"runId": "r"}, '
+                '"job": {"namespace": "n", "name": "j"}}'
+            )
+        assert time.monotonic() - started < 5  # librdkafka's report, not our margin
+        assert "key 'run:n/j'" in str(raised.value)
+        assert not isinstance(raised.value, KafkaRefused)
+    finally:
+        forwarder.close()
+    with pytest.raises(KafkaNotDelivered, match="closed"):
+        transport.emit(RawEvent('{"job": {"namespace": "n", "name": "j"}}'))
+
+
+def test_the_openlineage_configuration_of_kafka_makes_ours(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENLINEAGE_URL", raising=False)
+    monkeypatch.delenv("OPENLINEAGE_DISABLED", raising=False)
+    config = _unreachable(tmp_path)
+    (tmp_path / "openlineage.yml").write_text(
+        "transport:\n  type: kafka\n  topic: lineage\n  config:\n"
+        f"    bootstrap.servers: '{config['config']['bootstrap.servers']}'\n"
+        "    sasl.password: 'hunter2-pw'\n    ssl.key.password: 'k3y-pass'\n"
+    )
+    monkeypatch.setenv("OPENLINEAGE_CONFIG", str(tmp_path / "openlineage.yml"))
+    forwarder = Forwarder()
+    try:
+        assert isinstance(forwarder.transport, KafkaAckedTransport)
+        assert sorted(transport_secrets(forwarder.transport)) == ["hunter2-pw", "k3y-pass"]
+    finally:
+        forwarder.close()
+
+
+def test_secrets_are_masked_in_the_errors_raised(tmp_path: Path) -> None:
+    transport = KafkaAckedTransport(
+        KafkaConfig.from_dict(_unreachable(tmp_path, **{"sasl.password": "hunter2-pw"}))
+    )
+    try:
+
+        class Said:
+            def name(self) -> str:
+                return "_AUTHENTICATION"
+
+            def str(self) -> str:
+                return "SASL authentication error: password hunter2-pw refused"
+
+        error = transport._failure(Said(), "run:n/j")
+        assert "hunter2-pw" not in str(error) and "***" in str(error)
+        assert not isinstance(error, KafkaRefused)
+    finally:
+        transport.close()
+
+
+def test_an_invalid_setting_is_a_start_up_error_without_its_secrets(tmp_path: Path) -> None:
+    config = _unreachable(tmp_path, **{"sasl.password": "hunter2-pw", "no.such.setting": "1"})
+    with pytest.raises(ConfigError, match=re.escape("no.such.setting")) as raised:
+        transport_factory().create(config)
+    assert "hunter2-pw" not in str(raised.value)
