@@ -236,12 +236,3 @@ def test_an_event_too_large_for_the_topic_is_dead_lettered_with_the_reason(
         len(messages) + len(dead),
         dead_lettered=len(dead),
     )
-
-
-@pytest.fixture(autouse=True)
-def _broker_left_running(kafka_broker: KafkaBroker) -> Any:
-    """Whatever a test did to the broker, the next one finds it running."""
-    yield
-    if not kafka_broker.running:
-        kafka_broker.process = None
-        kafka_broker.start()
