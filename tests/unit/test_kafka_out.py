@@ -4,7 +4,10 @@ SASL/SSL secrets never reach a log line or an error."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ from openlineage.client import event_v2
 from openlineage.client.facet_v2 import parent_run
 from openlineage.client.serde import Serde
 from openlineage.client.transport.kafka import KafkaConfig, KafkaTransport
+from openlineage.client.transport.transport import Transport
 
 from lineage_quality.errors import ConfigError
 from lineage_quality.producer.backoff import refused_for_good
@@ -37,6 +41,7 @@ def _run_event(parent: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "eventType": "START",
         "eventTime": "2026-01-01T00:00:00Z",
+        "producer": "https://github.com/lineage-quality/tests/unit",
         "run": {"runId": RUN, "facets": facets},
         "job": {"namespace": "spark", "name": "etl.step"},
     }
@@ -212,3 +217,69 @@ def test_an_invalid_setting_is_a_start_up_error_without_its_secrets(tmp_path: Pa
     with pytest.raises(ConfigError, match=re.escape("no.such.setting")) as raised:
         transport_factory().create(config)
     assert "hunter2-pw" not in str(raised.value)
+
+
+class _FlakyBroker(Transport):
+    """A transport failing as the Kafka one does: `outages` deliveries not acknowledged
+    (`KafkaNotDelivered`), then taken; an event holding "POISON" always refused
+    (`KafkaRefused`, as a message over the topic's max.message.bytes)."""
+
+    def __init__(self, outages: int) -> None:
+        self.outages = outages
+        self.taken: list[int] = []
+        self.lock = threading.Lock()
+
+    def emit(self, event: Any) -> None:
+        if "POISON" in event.text:
+            raise KafkaRefused("Kafka did not take the event: MSG_SIZE_TOO_LARGE")
+        with self.lock:
+            if self.outages:
+                self.outages -= 1
+                raise KafkaNotDelivered("Kafka did not take the event: _MSG_TIMED_OUT")
+            self.taken.append(int(json.loads(event.text)["run"]["facets"]["seq"]["n"]))
+
+
+def test_delivery_retries_an_outage_and_dead_letters_a_refusal(tmp_path: Path) -> None:
+    """Through the producer's Delivery: unacknowledged events are retried until taken (never
+    dead-lettered), a refused one is dead-lettered after `dead_letter_after` refusals, with the
+    broker's reason, and its run goes on in order."""
+    from lineage_quality.producer import Evaluator, Producer, Spool
+    from lineage_quality.producer.backoff import Backoff
+    from lineage_quality.producer.settings import Settings
+
+    broker = _FlakyBroker(outages=4)
+    producer = Producer(
+        Evaluator([]),
+        Forwarder(broker),
+        Spool(tmp_path / "spool.db"),
+        Settings(port=0, workers=2, dead_letter_after=3, retry=Backoff(0.01, 0.02)),
+    )
+    producer.start()
+    try:
+        host, port = producer.url.removeprefix("http://").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        for seq in range(5):
+            event = _run_event()
+            event["run"]["facets"]["seq"] = {
+                "_producer": "https://github.com/lineage-quality/tests/unit",
+                "_schemaURL": "https://github.com/lineage-quality/tests/unit/seq",
+                "n": seq,
+                "note": "POISON" if seq == 1 else "",
+            }
+            connection.request(
+                "POST", "/api/v1/lineage", json.dumps(event), {"Content-Type": "application/json"}
+            )
+            response = connection.getresponse()
+            response.read()
+            assert response.status == 201
+        connection.close()
+        assert producer.spool.wait_empty(timeout=30)
+    finally:
+        producer.stop()
+    assert broker.taken == [0, 2, 3, 4]
+    dead = producer.spool.dead_letters()
+    assert len(dead) == 1 and "refused 3 times" in dead[0].reason
+    assert "MSG_SIZE_TOO_LARGE" in dead[0].reason
+    assert producer.counters["dead_letters"] == 1
+    assert producer.counters["forward_failures"] == 4 + 3
+    assert producer.counters["forwarded"] == 4
