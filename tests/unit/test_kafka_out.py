@@ -171,6 +171,32 @@ def test_type_kafka_is_ours_and_an_unacknowledged_event_raises(tmp_path: Path) -
         transport.emit(RawEvent('{"job": {"namespace": "n", "name": "j"}}'))
 
 
+def test_stopping_ends_a_wait_for_the_broker_at_once(tmp_path: Path) -> None:
+    """A send waiting for its report (a broker away, message.timeout.ms 60 s) ends when the
+    producer stops (`Forwarder.interrupt`), not 65 s later; its event stays in the spool."""
+    forwarder = Forwarder(
+        transport_factory().create(_unreachable(tmp_path, **{"message.timeout.ms": "60000"}))
+    )
+    raised: list[BaseException] = []
+
+    def send() -> None:
+        try:
+            forwarder.send('{"job": {"namespace": "n", "name": "j"}}')
+        except Exception as exc:
+            raised.append(exc)
+
+    sending = threading.Thread(target=send)
+    sending.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    forwarder.interrupt()
+    sending.join(timeout=5)
+    assert not sending.is_alive() and time.monotonic() - started < 2
+    assert len(raised) == 1 and isinstance(raised[0], KafkaNotDelivered)
+    assert "stopped before the broker answered" in str(raised[0])
+    assert forwarder.transport.close(0) is False  # its message was not acknowledged
+
+
 def test_the_openlineage_configuration_of_kafka_makes_ours(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

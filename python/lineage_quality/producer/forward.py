@@ -121,6 +121,14 @@ class Forwarder:
             raise
         self.latency.took(time.monotonic() - started)
 
+    def interrupt(self) -> None:
+        """End the waits of the sends in flight (the producer is stopping): they raise, and their
+        events stay in the spool. Only a transport that waits on its own has any (Kafka's
+        delivery reports, up to message.timeout.ms)."""
+        interrupt = getattr(self.transport, "interrupt", None)
+        if callable(interrupt):
+            interrupt()
+
     def close(self) -> None:
         if self.fast is not None:
             self.fast.close()

@@ -199,6 +199,7 @@ class Producer:
             self.spool.wait_empty(drain_timeout)
         self._stop.set()
         self.spool.wake()
+        self.forwarder.interrupt()  # a send waiting for Kafka's report ends; its event stays
         with self._running_lock:
             running = list(self._running.values())
         for evaluation in running:  # their events stay in the spool for the next start

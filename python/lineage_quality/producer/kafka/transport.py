@@ -104,6 +104,7 @@ class KafkaAckedTransport(Transport):
         # how long an emit waits for its report: librdkafka reports every message by then
         self.timeout = float(self.settings["message.timeout.ms"]) / 1000 + _MARGIN
         self._closed = threading.Event()
+        self._interrupted = threading.Event()
         self._lock = threading.Lock()
         self._producer = _new_producer(self.settings, self._secrets)
         self._reports = threading.Thread(
@@ -113,8 +114,8 @@ class KafkaAckedTransport(Transport):
 
     def emit(self, event: Any) -> None:
         """Write `event` to the topic; return once the broker acknowledged it, raise if not."""
-        if self._closed.is_set():
-            raise KafkaNotDelivered("the Kafka transport is closed")
+        if self._closed.is_set() or self._interrupted.is_set():
+            raise KafkaNotDelivered("the Kafka transport is stopping or closed")
         text = Serde.to_json(event)  # a forwarded RawEvent: the text as received, enriched
         parsed = event if isinstance(event, Mapping) else json.loads(text)
         key = self.message_key or message_key(parsed)
@@ -132,8 +133,8 @@ class KafkaAckedTransport(Transport):
             raise self._failure(exc.args[0] if exc.args else exc, key) from None
         deadline = time.monotonic() + self.timeout
         while not report.done.wait(_POLL):
-            if self._closed.is_set():
-                raise KafkaNotDelivered("the Kafka transport closed before the broker answered")
+            if self._closed.is_set() or self._interrupted.is_set():
+                raise KafkaNotDelivered("the Kafka transport stopped before the broker answered")
             if time.monotonic() > deadline:
                 raise KafkaNotDelivered(
                     f"no delivery report from Kafka within {self.timeout:.0f}s "
@@ -143,6 +144,11 @@ class KafkaAckedTransport(Transport):
             if report.error.fatal():  # e.g. idempotence lost: this producer can send no more
                 self._renew()
             raise self._failure(report.error, key)
+
+    def interrupt(self) -> None:
+        """Stopping: the emits waiting for a report raise now (their events stay in the spool;
+        a message librdkafka still delivers is sent again after the restart), new ones too."""
+        self._interrupted.set()
 
     def close(self, timeout: float = -1) -> bool:
         """Wait for the reports of what is in flight (at most `timeout` s, 10 when negative),
