@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import logging
 import os
 import signal
 import socket
@@ -29,6 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 KAFKA_JARS = REPO_ROOT / "jvm-config" / "kafka-jars"
 START_TIMEOUT_S = 120.0  # a JVM on a busy 2-core machine
 STOP_GRACE_S = 30.0
+CLIENT_LOG = logging.getLogger("tests.kafka.clients")
 
 _LOG4J2 = """\
 status = warn
@@ -93,7 +95,8 @@ class KafkaBroker:
             )
         self.starts += 1
         deadline = started + START_TIMEOUT_S
-        while not self._serves():
+        admin = self._admin()
+        while not self._serves(admin):
             if self.process.poll() is not None:
                 self.process = None
                 raise BrokerStartError(f"Kafka exited at start; log:\n{self.tail()}")
@@ -131,9 +134,9 @@ class KafkaBroker:
     def create_topic(
         self, name: str, partitions: int = 3, config: Mapping[str, str] | None = None
     ) -> None:
-        from confluent_kafka.admin import AdminClient, NewTopic
+        from confluent_kafka.admin import NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = self._admin()
         topic = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
         for future in admin.create_topics([topic], operation_timeout=30).values():
             future.result(timeout=60)
@@ -150,6 +153,7 @@ class KafkaBroker:
                 "group.id": f"reader-{uuid.uuid4().hex}",
                 "auto.offset.reset": "earliest",
                 "enable.auto.commit": False,
+                "logger": CLIENT_LOG,
             }
         )
         consumer.subscribe([topic])
@@ -232,12 +236,16 @@ class KafkaBroker:
         }
         return "".join(f"{k}={v}\n" for k, v in settings.items())
 
-    def _serves(self) -> bool:
-        """The broker answers a metadata request (its listener is up and it joined the quorum)."""
+    def _admin(self) -> Any:
+        """An admin client that logs through Python logging (pytest keeps it), not to stderr."""
         from confluent_kafka.admin import AdminClient
 
+        return AdminClient({"bootstrap.servers": self.bootstrap, "logger": CLIENT_LOG})
+
+    @staticmethod
+    def _serves(admin: Any) -> bool:
+        """The broker answers a metadata request (its listener is up and it joined the quorum)."""
         try:
-            admin = AdminClient({"bootstrap.servers": self.bootstrap, "socket.timeout.ms": 2000})
             metadata = admin.list_topics(timeout=2)
         except Exception:
             return False
