@@ -202,8 +202,8 @@ class KafkaBroker:
         """`kafka-storage format`: the log folder gets its cluster id and node id, once."""
         cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         done = subprocess.run(
-            [*self._java(), "kafka.tools.StorageTool", "format", "-t", cluster, "-c",
-             str(self.properties)],
+            [*self._java(), "kafka.tools.StorageTool", "format", f"--cluster-id={cluster}",
+             "-c", str(self.properties)],  # `=`: an id may start with "-"
             cwd=self.folder, capture_output=True, text=True, timeout=START_TIMEOUT_S,
         )  # fmt: skip
         if done.returncode != 0:
