@@ -31,7 +31,7 @@ ENGINE_SRC := $(wildcard jvm-config/src/lineagequality/*.java) \
 APT_STAMP := .stamp-system
 VENV_STAMP := $(VENV)/.stamp-install
 
-.PHONY: demo test test-spark lint typecheck unit e2e bench bench-peers system venv jars test-jars clean
+.PHONY: demo test test-spark lint typecheck unit e2e bench bench-peers system venv jars test-jars kafka-jars clean
 
 demo: system venv jars
 	$(VENV)/bin/lineage-quality demo
@@ -86,7 +86,7 @@ $(VENV_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q '$(PYSPARK)'
-	$(PIP) install -q -e '.[dev,datahub,postgres]'
+	$(PIP) install -q -e '.[dev,datahub,postgres,kafka]'
 	@touch $@
 
 jars: $(LISTENER_JAR) $(ENGINE_JAR)
@@ -96,9 +96,18 @@ $(LISTENER_JAR): jvm-config/pom.xml
 
 # Test-only jars (s3proxy, hadoop-aws + AWS SDK for the deployment tests), never shipped.
 TEST_JARS_STAMP := jvm-config/test-jars/.stamp
-test-jars: $(TEST_JARS_STAMP)
+test-jars: $(TEST_JARS_STAMP) kafka-jars
 $(TEST_JARS_STAMP): jvm-config/test-pom.xml
 	mvn -q -B -f jvm-config/test-pom.xml dependency:copy-dependencies
+	@touch $@
+
+# The Apache Kafka broker of tests/kafka (KRaft, one node; its own folder: the broker's class path
+# is every jar there), never shipped.
+KAFKA_JARS_STAMP := jvm-config/kafka-jars/.stamp
+kafka-jars: $(KAFKA_JARS_STAMP)
+$(KAFKA_JARS_STAMP): jvm-config/kafka-pom.xml
+	rm -rf jvm-config/kafka-jars
+	mvn -q -B -f jvm-config/kafka-pom.xml dependency:copy-dependencies
 	@touch $@
 
 # The engine's JVM helpers, compiled from one source tree against the Spark jars of the line's

@@ -179,9 +179,9 @@ def _find_jar(jar: str | Path | None) -> Path:
 def _transport(transport: Transport | Mapping[str, Any] | None) -> Transport | None:
     if transport is None or not isinstance(transport, Mapping):
         return transport
-    from openlineage.client.transport import get_default_factory
+    from lineage_quality.producer.forward import transport_factory
 
-    return get_default_factory().create(dict(transport))
+    return transport_factory().create(dict(transport))
 
 
 def _appended(builder: Any, key: str, value: str) -> str:

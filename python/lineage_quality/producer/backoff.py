@@ -5,7 +5,8 @@ A failed try is retried after a delay that doubles from `initial` up to `maximum
 it takes, unless the other side refused for good: a 4xx answer other than 408 (timeout) and 429
 (throttled) says that the same request will be refused again, so after a few such refusals the
 caller dead-letters it (events: the spool's `dead_letters`; alerts: the outbox's). No answer,
-408, 429 and 5xx are outages: retried, never dead-lettered.
+408, 429 and 5xx are outages: retried, never dead-lettered. A sink that is not HTTP says "for
+good" by raising `RefusedForGood`.
 """
 
 from __future__ import annotations
@@ -68,10 +69,15 @@ def status_of(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+class RefusedForGood(Exception):
+    """A sink that does not speak HTTP refused a request for good (a Kafka broker refusing a
+    message too large for its topic, kafka/transport.py): counted and dead-lettered like a 4xx."""
+
+
 def refused_for_good(exc: BaseException) -> bool:
-    """The other side answered with a client error (4xx, not 408/429): sending the same request
-    again will be refused again."""
-    return status_refuses_for_good(status_of(exc))
+    """The other side answered with a client error (4xx, not 408/429), or a sink of another kind
+    refused for good (`RefusedForGood`): sending the same request again will be refused again."""
+    return isinstance(exc, RefusedForGood) or status_refuses_for_good(status_of(exc))
 
 
 def status_refuses_for_good(status: int | None) -> bool:

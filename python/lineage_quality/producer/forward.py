@@ -3,7 +3,8 @@
 `Forwarder` sends through openlineage-python transports, configured the usual OpenLineage way:
 `openlineage.yml` (or the file named by OPENLINEAGE_CONFIG) or `OPENLINEAGE__TRANSPORT__...`
 environment variables; file, console, http (Marquez), kafka, composite... (a plain `http://`
-sink over kept-alive connections: http_fast.py). `Delivery` sends one spooled event until the
+sink over kept-alive connections: http_fast.py; `kafka` acknowledged by the broker:
+kafka/transport.py). `Delivery` sends one spooled event until the
 sink takes it, dead-letters what a sink refuses for good, and deletes it from the spool after."""
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from typing import Any
 
 from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
-from openlineage.client.transport import Transport
+from openlineage.client.transport import Transport, get_default_factory
+from openlineage.client.transport.factory import DefaultTransportFactory
 
 from lineage_quality import rawjson
 from lineage_quality.errors import ConfigError
 from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.http_fast import FastHttp
+from lineage_quality.producer.kafka import KafkaAckedTransport
 from lineage_quality.producer.poison import describe, deterministic
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool, SpooledEvent
@@ -32,10 +35,21 @@ from lineage_quality.producer.write_through import SinkLatency
 log = logging.getLogger(__name__)
 
 
+def transport_factory() -> DefaultTransportFactory:
+    """openlineage-python's transports by `type`, but `kafka`: ours (kafka/transport.py), which
+    takes an event only once the broker acknowledged it and keys it by its run. (A `kafka`
+    transport inside a `composite` one is still openlineage-python's: docs/producer.md.)"""
+    factory = DefaultTransportFactory()
+    for kind, made in get_default_factory().transports.items():
+        factory.register_transport(kind, made)
+    factory.register_transport(KafkaAckedTransport.kind or "kafka", KafkaAckedTransport)
+    return factory
+
+
 def configured_transport() -> Transport:
     """The transport of the usual OpenLineage configuration; refuse none at all, rather than
     openlineage-python's fallback of printing events to the console (events would go nowhere)."""
-    client = OpenLineageClient()
+    client = OpenLineageClient(factory=transport_factory())
     configured = bool((client.config.transport or {}).get("type")) or bool(
         os.environ.get("OPENLINEAGE_URL")
     )
@@ -106,6 +120,14 @@ class Forwarder:
             self.latency.failed()
             raise
         self.latency.took(time.monotonic() - started)
+
+    def interrupt(self) -> None:
+        """End the waits of the sends in flight (the producer is stopping): they raise, and their
+        events stay in the spool. Only a transport that waits on its own has any (Kafka's
+        delivery reports, up to message.timeout.ms)."""
+        interrupt = getattr(self.transport, "interrupt", None)
+        if callable(interrupt):
+            interrupt()
 
     def close(self) -> None:
         if self.fast is not None:

@@ -2,9 +2,10 @@
 
 Our own code never logs a header, a key or a transport's auth settings. As a second line, the
 CLI masks every known secret value (the receiver's API key, the forwarding transport's API key
-and custom header values, `*KEY*`/`*TOKEN*`/`*SECRET*`/`*PASSWORD*` environment variables of
-OpenLineage and DataHub, libpq's PGPASSWORD) in every log record, whoever logs it
-(openlineage-python, requests, psycopg...), and every password form of a URL (masking.py).
+and custom header values, a Kafka transport's SASL/SSL settings, `*KEY*`/`*TOKEN*`/`*SECRET*`/
+`*PASSWORD*` environment variables of OpenLineage and DataHub, libpq's PGPASSWORD) in every log
+record, whoever logs it (openlineage-python, requests, psycopg...), and every password form of a
+URL (masking.py).
 """
 
 from __future__ import annotations
@@ -79,9 +80,29 @@ def transport_secrets(transport: Any) -> list[str]:
     headers = getattr(config, "custom_headers", None)
     if isinstance(headers, Mapping):
         found.extend(v for v in headers.values() if isinstance(v, str))
+    kafka = getattr(getattr(transport, "kafka_config", None), "config", None)  # librdkafka's
+    if isinstance(kafka, Mapping):
+        found.extend(client_secrets(kafka))
     for inner in getattr(transport, "transports", None) or []:
         found.extend(transport_secrets(inner))
     return found
+
+
+# librdkafka settings that hold a secret: sasl.password, ssl.key.password,
+# ssl.keystore.password, sasl.oauthbearer.client.secret, ssl.key.pem, sasl.oauthbearer.config...
+_CLIENT_WORDS = ("password", "secret", "key.pem", "oauthbearer.config", "jaas", "token")
+
+
+def client_secrets(settings: Mapping[str, Any]) -> list[str]:
+    """The values of a Kafka client's settings (librdkafka's names) that are secrets."""
+    return [
+        value
+        for name, value in settings.items()
+        if isinstance(name, str)
+        and any(w in name.lower() for w in _CLIENT_WORDS)
+        and isinstance(value, str)
+        and value
+    ]
 
 
 def secret_names(environ: Mapping[str, str]) -> list[str]:

@@ -210,6 +210,11 @@ class Producer:
             self.spool.wait_empty(drain_timeout)
         self._stop.set()
         self.spool.wake()
+        # a send waiting for Kafka's report ends now; its event stays (a forwarder of one's own,
+        # with only send and close, has none)
+        interrupt = getattr(self.forwarder, "interrupt", None)
+        if callable(interrupt):
+            interrupt()
         with self._running_lock:
             running = list(self._running.values())
         for evaluation in running:  # their events stay in the spool for the next start

@@ -1,0 +1,240 @@
+"""`KafkaAckedTransport`: lineage events to a Kafka topic, each one taken only when the broker
+acknowledged it, so that forward.py's `Delivery` deletes it from the spool only then.
+
+openlineage-python's `KafkaTransport` (type `kafka`) hands a failed delivery to a callback that
+only logs it and returns normally, and keys a dict-shaped event with nothing: with it an event
+the broker never took left the spool as forwarded, and a run's events were spread over
+partitions (issue 43). This transport reads the same configuration (openlineage-python's
+`KafkaConfig`: `topic`, `config` -- librdkafka settings --, `messageKey`) and replaces it for
+`type: kafka` (forward.py's `transport_factory`). For each event it:
+
+- keys the message as OpenLineage's Kafka transports do (keys.py: the run's top job), unless
+  `messageKey` names one key for every event (as in OpenLineage);
+- produces it and waits for its delivery report, at most `message.timeout.ms` (librdkafka's
+  bound for a message, retries included; 30 s unless configured) plus `_MARGIN`;
+- returns when the broker acknowledged it (`acks=all` unless configured; `acks=0`, which asks
+  for no acknowledgement, is refused at start); raises `KafkaNotDelivered` when the report is a
+  failure or does not come (broker down, timed out: retried with the back-off), and
+  `KafkaRefused` (a `backoff.RefusedForGood`) when the broker refused the message itself (too
+  large for the topic, invalid, not authorized: dead-lettered after `--dead-letter-after`).
+
+One event per run is in flight at a time (a lane waits for its event's outcome), so a run's
+events reach their partition in the order they left the spool; a retried event may be written
+twice (at least once). librdkafka's own log lines and errors go through Python logging, where
+`serve` masks secrets; the SASL/SSL secrets of `config` are masked in every error raised here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from openlineage.client.serde import Serde
+from openlineage.client.transport.kafka import KafkaConfig
+from openlineage.client.transport.transport import Transport
+
+from lineage_quality.errors import ConfigError
+from lineage_quality.masking import masked
+from lineage_quality.producer.backoff import RefusedForGood
+from lineage_quality.producer.kafka.keys import key_bytes, message_key
+from lineage_quality.producer.secrets import client_secrets
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError, Message, Producer
+
+log = logging.getLogger(__name__)
+librdkafka_log = logging.getLogger("lineage_quality.kafka.librdkafka")
+
+DEFAULT_MESSAGE_TIMEOUT_MS = 30_000  # librdkafka's own is 300 s: a lane would wait that long
+_MARGIN = 5.0  # s past message.timeout.ms before a missing report counts as a failure
+_CLOSE_BOUND = 10.0  # s close() waits for reports when not told how long
+_POLL = 0.1  # s: the reports thread's poll, and how soon a waiting emit sees close()
+
+# Broker answers that refuse the message itself: the same message will be refused again.
+_REFUSED = (
+    "MSG_SIZE_TOO_LARGE",  # larger than the topic's max.message.bytes (or message.max.bytes)
+    "RECORD_LIST_TOO_LARGE",
+    "INVALID_MSG_SIZE",
+    "INVALID_RECORD",
+    "INVALID_TIMESTAMP",
+    "TOPIC_EXCEPTION",  # an invalid topic name
+    "POLICY_VIOLATION",
+    "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    "TOPIC_AUTHORIZATION_FAILED",  # as an HTTP 403
+)
+
+
+class KafkaNotDelivered(Exception):
+    """The broker did not acknowledge the event (no answer, a failure report, a full local
+    queue): retried with the back-off, for as long as it takes."""
+
+
+class KafkaRefused(KafkaNotDelivered, RefusedForGood):
+    """The broker refused the event itself: it would refuse it again."""
+
+
+class _Report:
+    """The delivery report of one message, set by librdkafka's callback."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.error: KafkaError | None = None
+        self.partition: int | None = None
+
+    def __call__(self, error: KafkaError | None, message: Message) -> None:
+        self.error = error
+        self.partition = message.partition()
+        self.done.set()
+
+
+class KafkaAckedTransport(Transport):
+    kind = "kafka"
+    config_class = KafkaConfig
+
+    def __init__(self, config: KafkaConfig) -> None:
+        self.kafka_config = config  # the name openlineage-python's transport uses (secrets.py)
+        self.topic = config.topic
+        self.message_key = config.messageKey
+        self._secrets = client_secrets(config.config)
+        self.settings = producer_settings(config.config)
+        # how long an emit waits for its report: librdkafka reports every message by then
+        self.timeout = float(self.settings["message.timeout.ms"]) / 1000 + _MARGIN
+        self._closed = threading.Event()
+        self._interrupted = threading.Event()
+        self._lock = threading.Lock()
+        self._producer = _new_producer(self.settings, self._secrets)
+        self._reports = threading.Thread(
+            target=self._serve_reports, name="kafka-delivery-reports", daemon=True
+        )
+        self._reports.start()
+
+    def emit(self, event: Any) -> None:
+        """Write `event` to the topic; return once the broker acknowledged it, raise if not."""
+        if self._closed.is_set() or self._interrupted.is_set():
+            raise KafkaNotDelivered("the Kafka transport is stopping or closed")
+        text = Serde.to_json(event)  # a forwarded RawEvent: the text as received, enriched
+        parsed = event if isinstance(event, Mapping) else json.loads(text)
+        key = self.message_key or message_key(parsed)
+        report = _Report()
+        try:
+            self._producer.produce(
+                self.topic, value=text.encode("utf-8"), key=key_bytes(key), on_delivery=report
+            )
+        except BufferError:
+            raise KafkaNotDelivered(
+                "librdkafka's queue is full (queue.buffering.max.messages/kbytes): the broker "
+                "has not taken the messages before it"
+            ) from None
+        except Exception as exc:  # confluent_kafka.KafkaException: refused before sending
+            raise self._failure(exc.args[0] if exc.args else exc, key) from None
+        deadline = time.monotonic() + self.timeout
+        while not report.done.wait(_POLL):
+            if self._closed.is_set() or self._interrupted.is_set():
+                raise KafkaNotDelivered("the Kafka transport stopped before the broker answered")
+            if time.monotonic() > deadline:
+                raise KafkaNotDelivered(
+                    f"no delivery report from Kafka within {self.timeout:.0f}s "
+                    f"(message.timeout.ms + {_MARGIN:.0f}s); key {key!r}"
+                )
+        if report.error is not None:
+            if report.error.fatal():  # e.g. idempotence lost: this producer can send no more
+                self._renew()
+            raise self._failure(report.error, key)
+
+    def interrupt(self) -> None:
+        """Stopping: the emits waiting for a report raise now (their events stay in the spool;
+        a message librdkafka still delivers is sent again after the restart), new ones too."""
+        self._interrupted.set()
+
+    def close(self, timeout: float = -1) -> bool:
+        """Wait for the reports of what is in flight (at most `timeout` s, 10 when negative),
+        then stop; an event not acknowledged by then is still in the spool."""
+        if self._closed.is_set():
+            return True
+        left = self._producer.flush(timeout if timeout >= 0 else _CLOSE_BOUND)
+        self._closed.set()
+        self._reports.join(timeout=1)
+        if left:
+            log.warning("%d Kafka message(s) not acknowledged at close: sent again later", left)
+        return not left
+
+    def _renew(self) -> None:
+        """A new producer for the next events, after a fatal error of this one (reports of
+        messages still in the old one never come: their emits time out and are retried)."""
+        with self._lock:
+            log.error("the Kafka producer hit a fatal error: starting a new one")
+            self._producer = _new_producer(self.settings, self._secrets)
+
+    def _serve_reports(self) -> None:
+        """Serve librdkafka's callbacks (delivery reports, logs, errors) until closed."""
+        while not self._closed.is_set():
+            try:
+                self._producer.poll(_POLL)
+            except Exception:  # a callback's: never stop serving the others
+                log.exception("serving Kafka delivery reports failed")
+
+    def _failure(self, error: Any, key: str | None) -> KafkaNotDelivered:
+        """The exception for a failed delivery: `KafkaRefused` when the broker refused the
+        message itself (`_REFUSED`), `KafkaNotDelivered` otherwise; secrets masked."""
+        name = error.name() if hasattr(error, "name") else type(error).__name__
+        said = error.str() if hasattr(error, "str") else str(error)
+        text = masked(
+            f"Kafka did not take the event (topic {self.topic}, key {key!r}): {name}: {said}",
+            self._secrets,
+        )
+        return KafkaRefused(text) if name in _REFUSED else KafkaNotDelivered(text)
+
+
+def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The librdkafka settings of the producer: `config` as given, `message.timeout.ms` 30 s
+    unless set; refused (ConfigError) when they would acknowledge what the broker did not take
+    or never answer."""
+    settings = dict(config)
+    for name in ("acks", "request.required.acks"):
+        if str(settings.get(name, "all")).strip() == "0":
+            raise ConfigError(
+                f"kafka transport: {name}=0 asks the broker for no acknowledgement, so an event "
+                "could leave the spool without being written: use acks=all (the default) or 1"
+            )
+    if str(settings.get("delivery.report.only.error", "false")).lower() == "true":
+        raise ConfigError(
+            "kafka transport: delivery.report.only.error=true hides the acknowledgements an "
+            "event waits for: leave it unset"
+        )
+    for alias in ("delivery.timeout.ms", "message.timeout.ms"):
+        if alias in settings:
+            settings["message.timeout.ms"] = settings.pop(alias)
+    timeout = settings.setdefault("message.timeout.ms", DEFAULT_MESSAGE_TIMEOUT_MS)
+    try:
+        bounded = int(timeout) > 0
+    except (TypeError, ValueError):
+        bounded = False
+    if not bounded:
+        raise ConfigError(
+            f"kafka transport: message.timeout.ms must be a positive number of milliseconds, "
+            f"not {timeout!r} (0 would wait for ever: a run's events could not go on)"
+        )
+    return settings
+
+
+def _new_producer(settings: Mapping[str, Any], secrets: list[str]) -> Producer:
+    """A librdkafka producer logging through Python logging (masked there by `serve`)."""
+    try:
+        from confluent_kafka import Producer
+    except ImportError as exc:
+        raise ConfigError(
+            "the kafka transport needs confluent-kafka: pip install 'lineage-quality[kafka]'"
+        ) from exc
+
+    def error_cb(error: KafkaError) -> None:  # the client's own: all brokers down, auth...
+        said = f"Kafka client: {error.name()}: {error.str()}"
+        librdkafka_log.warning("%s", masked(said, secrets))
+
+    try:
+        return Producer({**settings, "logger": librdkafka_log, "error_cb": error_cb})
+    except Exception as exc:  # KafkaException: an unknown or invalid setting
+        raise ConfigError(masked(f"kafka transport: {exc}", secrets)) from None
