@@ -37,7 +37,10 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lineage_quality.driver.runtime import DriverProducer
+    from lineage_quality.driver.upstream_guard import UpstreamGuard
     from lineage_quality.history.store import HistoryBounds
+    from lineage_quality.lineage.keeper import LineageKeeper
+    from lineage_quality.lineage.policy import Upstream
     from lineage_quality.producer.settings import OutputSpec
 
 log = logging.getLogger(__name__)
@@ -46,6 +49,7 @@ LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
 ENGINE_PROBE_CLASS = "lineagequality.ColumnProgram"  # any class of the engine jar
 DEFAULT_WAIT_SECONDS = 600.0
 DEFAULT_HOLD_SECONDS = 60.0
+DEFAULT_UPSTREAM_REFRESH_SECONDS = 2.0
 _LISTENER_BUS_WAIT_MS = 60_000
 
 
@@ -53,9 +57,15 @@ class _Attached:
     """The one attachment of this process."""
 
     def __init__(
-        self, producer: DriverProducer, spool_path: Path, wait_seconds: float, own_spool: bool
+        self,
+        producer: DriverProducer,
+        spool_path: Path,
+        wait_seconds: float,
+        own_spool: bool,
+        guard: UpstreamGuard | None = None,
     ) -> None:
         self.producer = producer
+        self.guard = guard  # upstream="block": the health file the engine's check rule reads
         self.spool_path = spool_path
         self.wait_seconds = wait_seconds
         self.own_spool = own_spool  # the per-process default: removed when left empty
@@ -74,6 +84,8 @@ class _Attached:
                 f"{pending} lineage event(s) not evaluated and forwarded within "
                 f"{self.wait_seconds:g}s; they stay in the spool {self.spool_path}"
             )
+        if self.guard is not None:  # what this job's own writes did is refused from now on
+            self.guard.refresh()
         # One line per failure: a dataset written by one run and read by the next fails twice.
         return problems + list(dict.fromkeys(b.describe() for b in self.producer.blocking()))
 
@@ -90,6 +102,8 @@ class _Attached:
                     stop_spark()
                 finally:
                     self.producer.release_held()
+                    if self.guard is not None:
+                        self.guard.stop()
                     self.producer.stop(drain_timeout=self.wait_seconds)
                     self._remove_empty_spool()
             return problems
@@ -257,6 +271,8 @@ def attach(
     outputs: Sequence[OutputSpec | Mapping[str, Any]] = (),
     alert_min_severity: str = "info",
     marquez_web_url: str | None = None,
+    upstream: str = "warn",
+    upstream_refresh_seconds: float = DEFAULT_UPSTREAM_REFRESH_SECONDS,
 ) -> SparkSession.Builder:
     """Configure `builder` for in-driver quality checks and return it (call `.getOrCreate()`).
 
@@ -277,6 +293,13 @@ def attach(
     `{"type": "datahub-file", "path": "assertions.json"}`, `{"type": "webhook", "url": ...}`,
     `{"type": "slack", "url": ...}`, `{"type": "datahub-rest", "url": "http://gms:8080"}`.
     `alert_min_severity` (info, warn, error), `marquez_web_url`: as serve's `--alert-*` options.
+    `upstream`: quality along lineage (docs/lineage.md), kept in the history store: "warn" (the
+    default) marks the outputs derived from unhealthy data; "block" also fails, at analysis and
+    before it writes anything, every query of this application that reads a dataset whose
+    latest write failed a rule or was marked (the engine jar's check rule, `spark.sql.
+    extensions`), and makes the marks BLOCK; "off" keeps no lineage. The unhealthy datasets
+    are looked up again after each event this process keeps, on `verify()`, and every
+    `upstream_refresh_seconds` (writes evaluated by other producers sharing the store).
     """
     global _attached, _original_stop
     if _attached is not None and not _attached.finished:
@@ -286,15 +309,30 @@ def attach(
 
     from lineage_quality.contracts import load_contracts
     from lineage_quality.driver.runtime import DriverEvaluator, DriverProducer
+    from lineage_quality.driver.upstream_guard import EXTENSION_CLASS, FILE_KEY, UpstreamGuard
     from lineage_quality.engine.quarantine import QuarantineConfig
     from lineage_quality.evaluation.evaluator import engine_jar
     from lineage_quality.history.store import open_history
+    from lineage_quality.lineage.policy import Upstream, parse_upstream
     from lineage_quality.producer.alerts import parse_min_severity
     from lineage_quality.producer.forward import Forwarder
     from lineage_quality.producer.outputs.factory import build_outputs
     from lineage_quality.producer.settings import Settings
     from lineage_quality.producer.spool import Spool
 
+    try:
+        policy = parse_upstream(upstream)
+    except ValueError as exc:
+        raise ConfigError(f"attach: {exc}") from exc
+    if upstream_refresh_seconds <= 0:
+        raise ConfigError(
+            f"attach: upstream_refresh_seconds must be > 0, not {upstream_refresh_seconds!r}"
+        )
+    if policy is Upstream.BLOCK and history == "off":
+        raise ConfigError(
+            'attach(upstream="block") needs the history store, where the health of datasets '
+            'is kept: not history="off"'
+        )
     paths = [contracts] if isinstance(contracts, str | Path) else list(contracts)
     bindings = load_contracts([Path(p) for p in paths])
     jar_path = _find_jar(jar)
@@ -334,6 +372,22 @@ def attach(
         if where == "off"
         else open_history(where, history_bounds, password_file=history_password_file)
     )
+    helpers = engine_jar()
+    if policy is Upstream.BLOCK and helpers is None:
+        raise ConfigError(
+            'attach(upstream="block") needs the engine jar (its check rule refuses the reads): '
+            "run `make jars`"
+        )
+    lineage = _lineage(where, policy, history_password_file) if store is not None else None
+    guard = None
+    if lineage is not None and policy is Upstream.BLOCK:
+        guard = UpstreamGuard(
+            lineage.store,
+            spool_path.with_name(spool_path.name + ".upstream"),
+            upstream_refresh_seconds,
+        )
+        guard.refresh()  # before any query: the check rule refuses reads without the file
+        lineage.on_kept = guard.refresh
     built = build_outputs(own, bindings)  # DataHub, alerts: as serve makes them
     producer = DriverProducer(
         DriverEvaluator(bindings, quarantine_config, store),
@@ -343,16 +397,18 @@ def attach(
         hold_seconds=hold_seconds,
         on_first_event=first_event,
         outputs=built,
+        lineage=lineage,
     )
     producer.start()
-    _attached = _Attached(producer, spool_path, wait_seconds, own_spool=spool is None)
+    if guard is not None:
+        guard.start()
+    _attached = _Attached(producer, spool_path, wait_seconds, own_spool=spool is None, guard=guard)
     if _original_stop is None:
         _original_stop = SparkSession.stop
         SparkSession.stop = _patched_stop  # type: ignore[method-assign,assignment]
 
     # The engine's JVM helpers, on the driver and (through spark.jars) on every executor; without
     # them the same rules run on plain Spark functions.
-    helpers = engine_jar()
     running = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # under spark-submit
     if running:
         _add_jar_to_running_jvm(jar_path)
@@ -372,6 +428,11 @@ def attach(
     }
     if namespace:
         settings["spark.openlineage.namespace"] = namespace
+    if guard is not None:
+        settings["spark.sql.extensions"] = _appended(
+            builder, "spark.sql.extensions", EXTENSION_CLASS
+        )
+        settings[FILE_KEY] = str(guard.path.resolve())
     for key, value in settings.items():
         builder = builder.config(key, value)
     log.info(
@@ -381,6 +442,19 @@ def attach(
         producer.url,
     )
     return builder
+
+
+def _lineage(
+    where: str, policy: Upstream, password_file: str | Path | None
+) -> LineageKeeper | None:
+    """The lineage kept in the history store at `where`, as serve keeps it (none when off)."""
+    from lineage_quality.lineage.keeper import LineageKeeper
+    from lineage_quality.lineage.policy import Upstream
+    from lineage_quality.lineage.store import open_lineage
+
+    if policy is Upstream.OFF:
+        return None
+    return LineageKeeper(open_lineage(where, password_file=password_file), policy)
 
 
 def is_attached() -> bool:

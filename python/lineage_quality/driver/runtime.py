@@ -29,10 +29,12 @@ from pyspark.sql import SparkSession
 from lineage_quality.contracts import BoundRules
 from lineage_quality.driver.gate import Blocking, blocking
 from lineage_quality.driver.own_runs import OwnRunFilter
+from lineage_quality.driver.upstream_guard import FILE_KEY as GUARD_FILE_KEY
 from lineage_quality.engine.quarantine import QuarantineConfig
 from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.history.store import HistoryStore
+from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.forward import Forwarder
@@ -67,6 +69,9 @@ class DriverEvaluator(Evaluator):
                 session = job.newSession()
                 for key, value in EVALUATION_SQL_CONF.items():
                     session.conf.set(key, value)
+                # the upstream guard (upstream="block") refuses the job's reads, not ours: we
+                # read what the job wrote, healthy or not, to say so
+                session.conf.set(GUARD_FILE_KEY, "")
                 self._spark = session
             return self._spark
 
@@ -154,6 +159,7 @@ class DriverProducer:
         hold_seconds: float,
         on_first_event: Callable[[], None],
         outputs: Outputs = NO_OUTPUTS,
+        lineage: LineageKeeper | None = None,
     ) -> None:
         self.intake = OwnRunIntake(spool, hold_seconds, on_first_event)
         self.gate = GateResults()
@@ -165,6 +171,7 @@ class DriverProducer:
             result_sinks=[*outputs.result_sinks, self.gate],  # the gate's after every sink
             alerts=outputs.alerts,
             accept=self.intake.accept,
+            lineage=lineage,
         )
 
     @property

@@ -29,6 +29,8 @@ class LineageKeeper:
         self.policy = policy
         self.failures = 0  # events whose lineage could not be kept
         self.on_failed: Callable[[], None] | None = None  # e.g. a metric's inc
+        # after an event's lineage is kept: the in-driver upstream guard looks again at once
+        self.on_kept: Callable[[], None] | None = None
 
     def keep(
         self,
@@ -57,6 +59,8 @@ class LineageKeeper:
             self.store.record(observed)
         except Exception as exc:
             self._failed("keep the lineage", exc)
+        else:
+            self._kept()
         return observed.marks_by_ref(event)
 
     def late(
@@ -73,6 +77,15 @@ class LineageKeeper:
                 self.store.evaluated_late(dataset, run, failures_of(verdicts), evaluated(verdicts))
         except Exception as exc:
             self._failed("keep the late verdicts", exc)
+        else:
+            self._kept()
+
+    def _kept(self) -> None:
+        if self.on_kept is not None:
+            try:
+                self.on_kept()
+            except Exception as exc:  # the guard's trouble is not the event's
+                log.warning("after keeping the lineage: %s", exc)
 
     def _failed(self, what: str, exc: Exception) -> None:
         self.failures += 1

@@ -62,6 +62,8 @@ _TABLES = (
 )""",
     "CREATE INDEX IF NOT EXISTS lq_lineage_writes_latest ON lq_lineage_writes (dataset, event_ms)",
     "CREATE INDEX IF NOT EXISTS lq_lineage_writes_age ON lq_lineage_writes (event_ms, row_bytes)",
+    # the in-driver upstream guard asks what changed since it last looked
+    "CREATE INDEX IF NOT EXISTS lq_lineage_writes_recorded ON lq_lineage_writes (recorded_ms)",
     """CREATE TABLE IF NOT EXISTS lq_lineage_edges (
     run_id TEXT NOT NULL,
     role TEXT NOT NULL,
@@ -337,6 +339,23 @@ class LineageStore:
             )
             row = cur.fetchone()
         return None if row is None else _write(row)
+
+    def latest_changed(self, since_ms: int) -> list[Write]:
+        """The latest write of each dataset whose latest write was kept (or its verdicts came)
+        at `since_ms` or after, by this store's clocks (`recorded_ms`)."""
+        if not self.present:
+            return []
+        with self._transaction() as cur:
+            cur.execute(
+                self._sql(
+                    f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes w WHERE recorded_ms >= ? "
+                    "AND NOT EXISTS (SELECT 1 FROM lq_lineage_writes n WHERE n.dataset = "
+                    "w.dataset AND (n.event_ms > w.event_ms OR (n.event_ms = w.event_ms AND "
+                    "n.recorded_ms > w.recorded_ms)))"
+                ),
+                (since_ms,),
+            )
+            return [_write(row) for row in cur.fetchall()]
 
     def find(self, name: str) -> list[str]:
         """The kept datasets `name` may mean: `namespace:name` as the facets write it, a path
