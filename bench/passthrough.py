@@ -3,8 +3,10 @@ CPU time each process spent per event: `python bench/passthrough.py EVENTS.jsonl
 The events file is what the listener's file transport wrote (bench/producer.py's
 `capture_events`); when it does not exist it is captured first (needs Spark and bench/data).
 `--py-spy` profiles serve meanwhile; `--spool-first` measures, in each round, also the same
-`serve` with write-through off (every event spooled first, as before it). Each of the 4 senders
-posts runs of its own (bench/producer.py's `own_runs`). Prints one JSON line per round."""
+`serve` with write-through off (every event spooled first, as before it). `--upstream-off` measures, in each round, also the same `serve` with
+`--upstream off` (no lineage kept: the overhead of issue 39's bookkeeping is the difference).
+Each of the 4 senders posts runs of its own (bench/producer.py's `own_runs`). Prints one JSON
+line per round."""
 
 from __future__ import annotations
 
@@ -89,6 +91,12 @@ def main() -> None:
         help="each round also with every event spooled first (serve --write-through-below 0), "
         "as before write-through: printed as a second line, 'spool first'",
     )
+    parser.add_argument(
+        "--upstream-off",
+        action="store_true",
+        help="each round also with no lineage kept (serve --upstream off): printed as a second "
+        "line, 'upstream off'",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lq-pass-"))
     try:
@@ -103,6 +111,10 @@ def main() -> None:
                 result = pass_through(tmp, events, None, ("--write-through-below", "0"))
                 result = {k: _rounded(v) for k, v in result.items()}
                 print(json.dumps({"spool first": result}), flush=True)
+            if args.upstream_off:
+                result = pass_through(tmp, events, None, ("--upstream", "off"))
+                result = {k: _rounded(v) for k, v in result.items()}
+                print(json.dumps({"upstream off": result}), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
