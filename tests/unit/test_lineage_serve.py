@@ -177,12 +177,13 @@ def test_the_policy_is_a_setting_and_a_serve_option() -> None:
     assert build_parser().parse_args(["serve", "--contracts", "c"]).upstream is Upstream.WARN
 
 
-def test_with_the_lineage_kept_a_complete_naming_datasets_is_not_written_through(
+def test_with_the_lineage_kept_a_complete_is_spooled_only_when_an_output_is_marked(
     tmp_path: Path,
 ) -> None:
-    """Its lineage is kept and its outputs maybe marked by a worker: spooled, as an evaluated
-    event is; a COMPLETE naming no dataset, and every other event, may still be written
-    through (producer/intake.py)."""
+    """A COMPLETE nothing is evaluated on has its lineage kept at once by the intake: written
+    through when no output of it is marked (as fast as without lineage), spooled for a worker to
+    add the marks when one is; a COMPLETE naming no dataset is not looked at
+    (producer/intake.py)."""
     from lineage_quality.producer.intake import Intake
     from lineage_quality.producer.metrics import Metrics
     from lineage_quality.producer.write_through import SinkLatency, WriteThrough
@@ -202,17 +203,23 @@ def test_with_the_lineage_kept_a_complete_naming_datasets_is_not_written_through
     named = _complete("01", 0, ["/lake/raw"], "/lake/clean")
     bare = _complete("02", 0, [], "/lake/clean")  # another run: its own lane
     bare = json.dumps({**json.loads(bare), "outputs": []})
-    for keeps, spooled in ((True, [named]), (False, [])):
+    for marked, spooled in ((True, [named]), (False, [])):
         sink, latency = FastSink(), SinkLatency(1.0)
         latency.took(0.001)
-        spool = Spool(tmp_path / f"spool-{keeps}.db")
+        spool = Spool(tmp_path / f"spool-{marked}.db")
+        seen: list[Any] = []
+
+        def step(tree: Any, marked: bool = marked, seen: list[Any] = seen) -> bool:
+            seen.append(tree["run"]["runId"])
+            return marked
+
         intake = Intake(
             spool,
             Unbound(),
             WriteThrough(sink, latency, 0.005, 1.0),  # type: ignore[arg-type]
             Metrics(()),
             lambda name: None,
-            keeps_lineage=keeps,
+            lineage=step,
         )
         for body in (named, bare):
             intake.accept(body, rawjson.loads(body))
@@ -222,3 +229,4 @@ def test_with_the_lineage_kept_a_complete_naming_datasets_is_not_written_through
             spool.done(item.id)
         assert kept == spooled
         assert sink.sent == [b for b in (named, bare) if b not in spooled]
+        assert seen == [json.loads(named)["run"]["runId"]]  # only the one naming datasets

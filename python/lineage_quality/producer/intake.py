@@ -1,8 +1,10 @@
 """What the receiver hands each accepted event to (`Accept`), and the producer's own one:
 `Intake`, forwarded at once when it needs nothing else and the sink is fast (write_through.py),
-else stored in the spool (with the lineage kept, a COMPLETE naming datasets always is: a worker
-keeps its lineage and marks its outputs). The in-driver producer passes another
-(driver/runtime.py: its own Spark work filtered out first) as `Producer(accept=...)`."""
+else stored in the spool. With the lineage kept, a COMPLETE naming datasets that no rule binds
+has its lineage kept at once, here: written through when none of its outputs is marked (the
+usual case, as cheap as without lineage), spooled for a worker to add the marks otherwise. The
+in-driver producer passes another (driver/runtime.py: its own Spark work filtered out first) as
+`Producer(accept=...)`."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ __all__ = ["EVALUATED_TYPES", "Accept", "Intake"]
 
 # (body, event): the text as received and its parse by the receiver (None: parse it here)
 Accept = Callable[[str, Any], None]
+# a COMPLETE's lineage kept (lineage/keeper.py): True when an output of it is marked
+LineageStep = Callable[[Any], bool]
 
 
 class Intake:
@@ -30,11 +34,10 @@ class Intake:
         metrics: Metrics,
         count: Callable[[str], None],
         *,
-        keeps_lineage: bool = False,
+        lineage: LineageStep | None = None,
     ) -> None:
         self.spool = spool
-        # every COMPLETE goes through a worker: its lineage is kept, its outputs maybe marked
-        self.keeps_lineage = keeps_lineage
+        self.lineage = lineage
         self.evaluator = evaluator
         self.write_through = write_through
         self.metrics = metrics
@@ -50,8 +53,8 @@ class Intake:
                 not envelope.kept
                 or (
                     envelope.complete
-                    and not (self.keeps_lineage and _lists_datasets(envelope.tree))
                     and not envelope.bound(self.evaluator)
+                    and not self._marked(envelope)
                 )
             ):
                 self._write_through(envelope)
@@ -59,6 +62,13 @@ class Intake:
             # after an event of its run being written through, which may end up spooled
             self.spool.wait_direct(envelope.lane or "")
         self._spool(envelope)
+
+    def _marked(self, envelope: Envelope) -> bool:
+        """Keep the lineage of a COMPLETE nothing is evaluated on; True when it must wait for a
+        worker to add its marks (kept again there: the same rows, idempotent)."""
+        if self.lineage is None or not _lists_datasets(envelope.tree):
+            return False
+        return self.lineage(envelope.tree)
 
     def _write_through(self, envelope: Envelope) -> None:
         """To the sink before its 201, its lane held; else spooled (write_through.py)."""

@@ -139,7 +139,7 @@ class Producer:
         )
         self.intake = Intake(
             spool, evaluator, self.write_through, self.metrics, self._count,
-            keeps_lineage=lineage is not None,
+            lineage=None if lineage is None else (lambda tree: bool(lineage.keep(tree, {}))),
         )  # fmt: skip
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
