@@ -40,7 +40,6 @@ from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.lineage.model import Mark
 from lineage_quality.producer.alert_sender import AlertSender
-from lineage_quality.producer.alerts import alerts_for
 from lineage_quality.producer.counters import Counters
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.envelope import Envelope
@@ -48,6 +47,7 @@ from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
 from lineage_quality.producer.intake import EVALUATED_TYPES, Accept, Intake
+from lineage_quality.producer.lineage_alerts import event_alerts
 from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
 from lineage_quality.producer.receiver import Receiver
@@ -345,7 +345,9 @@ class Producer:
         """A COMPLETE nothing was evaluated on: its lineage kept, the marks of its outputs."""
         if self.lineage is None or not envelope.complete or envelope.tree is None:
             return {}
-        return self._count_marks(self.lineage.keep(envelope.tree, results))
+        marks = self._count_marks(self.lineage.keep(envelope.tree, results))
+        self._alert(envelope.tree, results, marks)  # a critical dataset reached, if any
+        return marks
 
     def _count_marks(self, marks: Marks) -> Marks:
         for found in marks.values():
@@ -370,9 +372,7 @@ class Producer:
         except sqlite3.Error:
             return False
 
-    def _start(
-        self, event: Mapping[str, Any], item: SpooledEvent, bound: Any = None
-    ) -> Evaluation:
+    def _start(self, event: Mapping[str, Any], item: SpooledEvent, bound: Any = None) -> Evaluation:
         group = f"{JOB_GROUP_PREFIX}{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
         evaluation = Evaluation(
             self.evaluator,
@@ -515,7 +515,6 @@ class Producer:
         `provisional` datasets' results are timeouts whose real results follow: no alert yet.
         `late`: those real results, in the follow-up. The marks of the event's outputs from
         upstream (lineage/keeper.py), kept with the run's lineage (none for a follow-up)."""
-        self._alert(event, {ref: r for ref, r in results.items() if ref not in provisional})
         self.metrics.count_results(results, event, provisional)
         ids = run_ids(event)
         if ids and results:
@@ -524,19 +523,19 @@ class Producer:
             except sqlite3.Error as exc:
                 log.warning("could not keep the verdicts of run %s: %s", ids[0], exc)
         emit_results(self.result_sinks, event, results)
-        if self.lineage is None:
-            return {}
-        if late:
+        marks: Marks = {}
+        if self.lineage is not None and late:
             self.lineage.late(event, results)
-            return {}
-        return self._count_marks(self.lineage.keep(event, results, provisional))
+        elif self.lineage is not None:
+            marks = self._count_marks(self.lineage.keep(event, results, provisional))
+        # after the lineage is kept: the alerts count the readers and see the marks
+        self._alert(event, {ref: r for ref, r in results.items() if ref not in provisional}, marks)
+        return marks
 
-    def _alert(self, event: Mapping[str, Any], results: Results) -> None:
+    def _alert(self, event: Mapping[str, Any], results: Results, marks: Marks) -> None:
         if self.alerts is None:
             return
-        alerts = alerts_for(
-            event, results, self.settings.alert_min_rank, self.settings.marquez_web_url
-        )
+        alerts = event_alerts(event, results, marks, self.lineage, self.settings)
         if not alerts:
             return
         # An error here propagates: the event is handled again (its results are remembered), so

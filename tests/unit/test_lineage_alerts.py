@@ -1,0 +1,191 @@
+"""Alerts along lineage (issue 39), without Spark: serve's own spool, workers and alert outbox, a
+real LineageKeeper over a SQLite store, the evaluator a stand-in binding raw (as in
+test_lineage_serve.py). A failure alert says how many downstream datasets had read the failing
+write when it was made; a BLOCK failure on raw reaching agg, critical in its contract, alerts
+once (not again when agg is written again from the same failing write); a non-BLOCK failure
+does not; Slack gets every name escaped. ODCS `tags: [critical]` is what marks a dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+from test_alerts import slack_texts
+from test_lineage_serve import AGG, CLEAN, NOT_NULL, Evaluator, Sink, _complete
+
+from lineage_quality import rawjson
+from lineage_quality.contracts import load_contracts
+from lineage_quality.contracts.binding import BoundRules, pattern_from_location
+from lineage_quality.engine import verdict
+from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.lineage import Upstream, open_lineage
+from lineage_quality.lineage.critical import critical_of
+from lineage_quality.lineage.keeper import LineageKeeper
+from lineage_quality.producer import Producer, Spool
+from lineage_quality.producer.alert_outbox import AlertOutbox
+from lineage_quality.producer.alert_sender import AlertSender, Webhook
+from lineage_quality.producer.alerts import GENERIC, SLACK, message_for
+from lineage_quality.producer.lineage_alerts import event_alerts
+from lineage_quality.producer.settings import Settings
+
+RAW = DatasetRef("outputs", 0, "file", "/lake/raw")
+
+
+class BlockingEvaluator(Evaluator):
+    """raw's null rule with the action BLOCK (or LOG, `action`)."""
+
+    def __init__(self, action: str = "BLOCK") -> None:
+        super().__init__()
+        self.rule = attrs.evolve(NOT_NULL, action=action)
+
+    def evaluate_each(self, event: Any, job_group: str, bound: Any) -> Any:
+        yield RAW, [verdict(self.rule, self.nulls, 10)]
+
+
+def _critical_agg() -> Any:
+    return critical_of(
+        [BoundRules("c", "agg", (pattern_from_location("/lake/agg"),), (), critical=True)]
+    )
+
+
+def _producer(tmp_path: Path, evaluator: Evaluator) -> tuple[Producer, Sink, AlertOutbox]:
+    keeper = LineageKeeper(open_lineage(tmp_path / "history.db"), Upstream.WARN, _critical_agg())
+    outbox = AlertOutbox(tmp_path / "spool.alerts.db")
+    posted: list[str] = []
+    sender = AlertSender(
+        outbox,
+        [Webhook("http://hook.invalid/a"), Webhook("http://hook.invalid/s", SLACK)],
+        post=lambda url, body: posted.append(body),
+    )
+    sink = Sink()
+    producer = Producer(
+        evaluator,  # type: ignore[arg-type]
+        sink,  # type: ignore[arg-type]
+        Spool(tmp_path / "spool.db"),
+        Settings(port=0),
+        alerts=sender,
+        lineage=keeper,
+    )
+    return producer, sink, outbox
+
+
+def _send(producer: Producer, body: str) -> None:
+    producer._accept(body, rawjson.loads(body))
+    assert producer.spool.wait_empty(timeout=20)
+
+
+def _generic(outbox: AlertOutbox) -> list[dict[str, Any]]:
+    return [json.loads(r["body"]) for r in outbox.rows() if r["sink"].startswith("generic ")]
+
+
+def test_a_block_failure_reaching_a_critical_dataset_alerts_once(tmp_path: Path) -> None:
+    evaluator = BlockingEvaluator()
+    producer, _, outbox = _producer(tmp_path, evaluator)
+    producer.start()
+    try:
+        evaluator.nulls = 3
+        _send(producer, _complete("01", 0, [], "/lake/raw"))
+        (raw_alert,) = _generic(outbox)
+        assert raw_alert["type"] == "lineage-quality.alert"
+        assert raw_alert["downstream"]["read"] == 0  # nobody had read it when it failed
+        _send(producer, _complete("02", 1, ["/lake/raw"], "/lake/clean", CLEAN))
+        assert len(_generic(outbox)) == 1  # clean is not critical
+        _send(producer, _complete("03", 2, ["/lake/clean"], "/lake/agg", AGG))
+        critical = [a for a in _generic(outbox) if a["type"] == "lineage-quality.critical"]
+        assert len(critical) == 1
+        (alert,) = critical
+        assert alert["dataset"] == {"namespace": "file", "name": "/lake/agg", "role": "outputs"}
+        assert alert["upstream"] == {
+            "dataset": "file:/lake/raw",
+            "rule": "customer_id_not_null",
+            "run": "0190e6f0-0000-7000-8000-000000000001",
+            "column": "customer_id",
+        }
+        assert alert["columns"] == ["customer_id"] and alert["wholeDataset"] is False
+        assert alert["runId"] == "0190e6f0-0000-7000-8000-000000000003"
+        # agg written again from the same failing write: the same mark, no second alert
+        _send(producer, _complete("04", 3, ["/lake/clean"], "/lake/agg", AGG))
+        assert len([a for a in _generic(outbox) if a["type"] == "lineage-quality.critical"]) == 1
+        slack = [json.loads(r["body"]) for r in outbox.rows() if r["sink"].startswith("slack ")]
+        assert slack[-1]["text"].startswith(
+            "a BLOCK failure upstream reached critical dataset file:/lake/agg"
+        )
+        assert "read by 0 downstream dataset(s) so far" in "\n".join(slack_texts(slack[0]))
+    finally:
+        producer.stop()
+
+
+def test_a_failure_that_does_not_block_reaches_a_critical_dataset_without_alert(
+    tmp_path: Path,
+) -> None:
+    evaluator = BlockingEvaluator("ALERT")
+    producer, _, outbox = _producer(tmp_path, evaluator)
+    producer.start()
+    try:
+        evaluator.nulls = 3
+        _send(producer, _complete("01", 0, [], "/lake/raw"))
+        _send(producer, _complete("02", 1, ["/lake/raw"], "/lake/clean", CLEAN))
+        _send(producer, _complete("03", 2, ["/lake/clean"], "/lake/agg", AGG))
+        assert [a["type"] for a in _generic(outbox)] == ["lineage-quality.alert"]  # raw's only
+    finally:
+        producer.stop()
+
+
+def test_the_count_is_the_downstream_datasets_that_had_read_the_write(tmp_path: Path) -> None:
+    """A failure alert made after clean, agg and countries read raw's failing write counts the
+    three of them (a duplicate COMPLETE of raw's run, as the listener sends)."""
+    store = open_lineage(tmp_path / "history.db")
+    keeper = LineageKeeper(store, Upstream.WARN)
+    raw = rawjson.loads(_complete("01", 0, [], "/lake/raw"))
+    results = {RAW: [verdict(attrs.evolve(NOT_NULL, action="ALERT"), 3, 10)]}
+    keeper.keep(raw, results)
+    for body in (
+        _complete("02", 1, ["/lake/raw"], "/lake/clean", CLEAN),
+        _complete("03", 2, ["/lake/clean"], "/lake/agg", AGG),
+        _complete("04", 3, ["/lake/raw"], "/lake/countries", {}),
+    ):
+        keeper.keep(rawjson.loads(body), {})
+    (alert,) = event_alerts(raw, results, {}, keeper)
+    assert alert.payload["downstream"]["read"] == 3
+    assert set(alert.payload["downstream"]) == {"read", "at"}
+    keeper.close()
+
+
+def test_a_critical_alert_for_slack_is_inert() -> None:
+    payload = {
+        "type": "lineage-quality.critical",
+        "runId": "<!channel>",
+        "job": {"namespace": "ns", "name": "<!here>"},
+        "dataset": {"namespace": "file", "name": "<https://evil.example|x>", "role": "outputs"},
+        "upstream": {"dataset": "<!subteam^S1>", "rule": "*bold*\n• forged", "run": "r"},
+        "wholeDataset": False,
+        "columns": ["<@U123>"],
+    }
+    joined = "\n".join(slack_texts(message_for(SLACK, payload)))
+    for live in ("<!channel>", "<!here>", "<https://evil", "<!subteam", "<@U123>", "\n• forged"):
+        assert live not in joined
+    assert "&lt;https://evil.example|x&gt;" in joined
+    assert message_for(GENERIC, payload) == payload
+
+
+def test_odcs_tags_critical_marks_the_dataset(tmp_path: Path) -> None:
+    contract = tmp_path / "agg.yaml"
+    contract.write_text(
+        "apiVersion: v3.0.2\nkind: DataContract\nid: agg\nversion: 1.0.0\nstatus: active\n"
+        "tags: [Critical]\n"
+        "servers: [{server: lake, type: local, path: /lake/agg, format: parquet}]\n"
+        "schema:\n  - name: agg\n    properties: [{name: customer_id}]\n"
+    )
+    plain = tmp_path / "raw.yaml"
+    plain.write_text(
+        contract.read_text().replace("tags: [Critical]\n", "").replace("/lake/agg", "/lake/raw")
+    )
+    (agg,) = load_contracts([contract])
+    (raw,) = load_contracts([plain])
+    assert agg.critical and not raw.critical
+    event = rawjson.loads(_complete("01", 0, [], "/lake/agg"))
+    critical = critical_of([agg, raw])
+    assert critical(event, DatasetRef("outputs", 0, "file", "/lake/agg"))
+    assert not critical_of([raw])(event, DatasetRef("outputs", 0, "file", "/lake/agg"))
