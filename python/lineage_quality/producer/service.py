@@ -51,7 +51,7 @@ from lineage_quality.producer.lineage_alerts import event_alerts
 from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
 from lineage_quality.producer.receiver import Receiver
-from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
+from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_marks, emit_results
 from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
@@ -345,15 +345,16 @@ class Producer:
         """A COMPLETE nothing was evaluated on: its lineage kept, the marks of its outputs."""
         if self.lineage is None or not envelope.complete or envelope.tree is None:
             return {}
-        marks = self._count_marks(self.lineage.keep(envelope.tree, results))
-        self._alert(envelope.tree, results, marks)  # a critical dataset reached, if any
-        return marks
+        return self._marked(envelope.tree, results, self.lineage.keep(envelope.tree, results))
 
-    def _count_marks(self, marks: Marks) -> Marks:
+    def _marked(self, event: Mapping[str, Any], results: Results, marks: Marks) -> Marks:
+        """The marks of a kept COMPLETE's outputs: counted, to the result sinks, alerted."""
         for found in marks.values():
             for mark in found:
                 scope = "dataset" if mark.column is None else "column"
                 self.metrics.upstream_marks.labels(scope=scope).inc()
+        emit_marks(self.result_sinks, event, marks)  # DataHub's propagated assertions
+        self._alert(event, results, marks)  # after the lineage is kept: readers, critical ones
         return marks
 
     def _remember_failure(self, event: Mapping[str, Any]) -> None:
@@ -523,14 +524,13 @@ class Producer:
             except sqlite3.Error as exc:
                 log.warning("could not keep the verdicts of run %s: %s", ids[0], exc)
         emit_results(self.result_sinks, event, results)
-        marks: Marks = {}
-        if self.lineage is not None and late:
-            self.lineage.late(event, results)
-        elif self.lineage is not None:
-            marks = self._count_marks(self.lineage.keep(event, results, provisional))
-        # after the lineage is kept: the alerts count the readers and see the marks
-        self._alert(event, {ref: r for ref, r in results.items() if ref not in provisional}, marks)
-        return marks
+        judged = {ref: r for ref, r in results.items() if ref not in provisional}
+        if self.lineage is None or late:
+            if self.lineage is not None:
+                self.lineage.late(event, results)
+            self._alert(event, judged, {})
+            return {}
+        return self._marked(event, judged, self.lineage.keep(event, results, provisional))
 
     def _alert(self, event: Mapping[str, Any], results: Results, marks: Marks) -> None:
         if self.alerts is None:
