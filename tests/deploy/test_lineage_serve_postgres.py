@@ -1,12 +1,12 @@
 """Two `serve` producers sharing one PostgreSQL history store (issue 39), without Spark: each
 with its own spool, workers and LineageKeeper over the same database (the Debian PostgreSQL of
 the Marquez tests' fixture); the first binds and evaluates raw (the evaluator stand-in of
-tests/unit/test_lineage_serve.py), the second gets clean's and agg's events and has no contract.
-A failing column rule on raw, evaluated by the first, marks exactly clean.customer_id and
-agg.customer_id in the second's forwarded facets; `gate --dataset` over the URL exits 1, then 0
-after a healthy write of raw (kept by the first), and 2 for a dataset never evaluated (and for
-agg, kept but with no contract);
-`impact` over the URL lists clean and agg with customer_id; the next runs are not marked."""
+tests/unit/test_lineage_serve.py, its rule BLOCK), the second gets clean's and agg's events and
+has no contract. A failing column rule on raw, evaluated by the first, marks exactly
+clean.customer_id and agg.customer_id in the second's forwarded facets; `gate --dataset` over the
+URL exits 1, then 0 after a healthy write of raw (kept by the first), and 2 for a dataset never
+evaluated (and for agg: kept, with no contract); `impact` over the URL lists clean and agg with
+customer_id; the next runs are not marked."""
 
 from __future__ import annotations
 

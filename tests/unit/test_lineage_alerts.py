@@ -189,3 +189,24 @@ def test_odcs_tags_critical_marks_the_dataset(tmp_path: Path) -> None:
     critical = critical_of([agg, raw])
     assert critical(event, DatasetRef("outputs", 0, "file", "/lake/agg"))
     assert not critical_of([raw])(event, DatasetRef("outputs", 0, "file", "/lake/agg"))
+
+
+def test_serve_gives_the_keeper_the_contracts_critical_datasets(tmp_path: Path) -> None:
+    from lineage_quality.cli.main import build_parser
+    from lineage_quality.cli.serve import _lineage
+
+    contract = tmp_path / "agg.yaml"
+    contract.write_text(
+        "apiVersion: v3.0.2\nkind: DataContract\nid: agg\nversion: 1.0.0\nstatus: active\n"
+        "servers: [{server: lake, type: local, path: /lake/agg, format: parquet}]\n"
+        "schema:\n  - name: agg\n    tags: [critical]\n    properties: [{name: customer_id}]\n"
+    )
+    args = build_parser().parse_args(
+        ["serve", "--contracts", str(contract), "--history", str(tmp_path / "history.db")]
+    )
+    keeper = _lineage(args, Settings(), load_contracts([contract]))
+    assert keeper is not None
+    event = rawjson.loads(_complete("01", 0, [], "/lake/agg"))
+    assert keeper.critical(event, DatasetRef("outputs", 0, "file", "/lake/agg"))
+    assert not keeper.critical(event, DatasetRef("outputs", 0, "file", "/lake/clean"))
+    keeper.close()
