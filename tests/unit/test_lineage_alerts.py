@@ -3,7 +3,7 @@ real LineageKeeper over a SQLite store, the evaluator a stand-in binding raw (as
 test_lineage_serve.py). A failure alert says how many downstream datasets had read the failing
 write when it was made; a BLOCK failure on raw reaching agg, critical in its contract, alerts
 once (not again when agg is written again from the same failing write); a non-BLOCK failure
-does not; Slack gets every name escaped. ODCS `tags: [critical]` is what marks a dataset."""
+does only under `--upstream block` (its marks are BLOCK); Slack gets every name escaped. ODCS `tags: [critical]` is what marks a dataset."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 from test_alerts import slack_texts
 from test_lineage_serve import AGG, CLEAN, NOT_NULL, Evaluator, Sink, _complete
 
@@ -50,8 +51,10 @@ def _critical_agg() -> Any:
     )
 
 
-def _producer(tmp_path: Path, evaluator: Evaluator) -> tuple[Producer, Sink, AlertOutbox]:
-    keeper = LineageKeeper(open_lineage(tmp_path / "history.db"), Upstream.WARN, _critical_agg())
+def _producer(
+    tmp_path: Path, evaluator: Evaluator, policy: Upstream = Upstream.WARN
+) -> tuple[Producer, Sink, AlertOutbox]:
+    keeper = LineageKeeper(open_lineage(tmp_path / "history.db"), policy, _critical_agg())
     outbox = AlertOutbox(tmp_path / "spool.alerts.db")
     posted: list[str] = []
     sender = AlertSender(
@@ -117,18 +120,22 @@ def test_a_block_failure_reaching_a_critical_dataset_alerts_once(tmp_path: Path)
         producer.stop()
 
 
-def test_a_failure_that_does_not_block_reaches_a_critical_dataset_without_alert(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "policy, critical", [(Upstream.WARN, 0), (Upstream.BLOCK, 1)], ids=["warn", "block"]
+)
+def test_a_failure_that_does_not_block_alerts_a_critical_dataset_only_under_upstream_block(
+    tmp_path: Path, policy: Upstream, critical: int
 ) -> None:
     evaluator = BlockingEvaluator("ALERT")
-    producer, _, outbox = _producer(tmp_path, evaluator)
+    producer, _, outbox = _producer(tmp_path, evaluator, policy)
     producer.start()
     try:
         evaluator.nulls = 3
         _send(producer, _complete("01", 0, [], "/lake/raw"))
         _send(producer, _complete("02", 1, ["/lake/raw"], "/lake/clean", CLEAN))
         _send(producer, _complete("03", 2, ["/lake/clean"], "/lake/agg", AGG))
-        assert [a["type"] for a in _generic(outbox)] == ["lineage-quality.alert"]  # raw's only
+        types = [a["type"] for a in _generic(outbox)]
+        assert types == ["lineage-quality.alert"] + ["lineage-quality.critical"] * critical
     finally:
         producer.stop()
 
