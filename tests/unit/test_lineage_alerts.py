@@ -3,7 +3,8 @@ real LineageKeeper over a SQLite store, the evaluator a stand-in binding raw (as
 test_lineage_serve.py). A failure alert says how many downstream datasets had read the failing
 write when it was made; a BLOCK failure on raw reaching agg, critical in its contract, alerts
 once (not again when agg is written again from the same failing write); a non-BLOCK failure
-does only under `--upstream block` (its marks are BLOCK); Slack gets every name escaped. ODCS `tags: [critical]` is what marks a dataset."""
+does only under `--upstream block` (its marks are BLOCK); Slack gets every name escaped. ODCS
+`tags: [critical]` is what marks a dataset."""
 
 from __future__ import annotations
 

@@ -98,13 +98,10 @@ def impact_html(impact: Impact) -> str:
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'\">"
-        f"<title>impact of {_e(start_name(impact))}</title>"
+        f"<title>impact of {_e(impact.start.dataset)}</title>"
         "<style>body{font-family:sans-serif;margin:1.5em}</style></head><body>"
         f"<h1>Impact of a failing write</h1><p>{_e(headline(impact.start))}</p>"
         f"{impact_svg(impact)}<h2>Affected downstream datasets ({len(impact.datasets)})</h2>"
         f"<ul>{items}</ul>{note}</body></html>\n"
     )
 
-
-def start_name(impact: Impact) -> str:
-    return impact.start.dataset
