@@ -104,4 +104,3 @@ def impact_html(impact: Impact) -> str:
         f"{impact_svg(impact)}<h2>Affected downstream datasets ({len(impact.datasets)})</h2>"
         f"<ul>{items}</ul>{note}</body></html>\n"
     )
-
