@@ -218,3 +218,20 @@ def test_serve_gives_the_keeper_the_contracts_critical_datasets(tmp_path: Path) 
     assert keeper.critical(event, DatasetRef("outputs", 0, "file", "/lake/agg"))
     assert not keeper.critical(event, DatasetRef("outputs", 0, "file", "/lake/clean"))
     keeper.close()
+
+
+def test_an_input_failure_counts_the_outputs_of_the_run_that_read_it(tmp_path: Path) -> None:
+    """A failure in a run's own verdicts on its input (raw written by a job outside OpenLineage:
+    no write of it is kept): the run's outputs read it."""
+    keeper = LineageKeeper(open_lineage(tmp_path / "history.db"), Upstream.WARN)
+    clean = rawjson.loads(_complete("02", 1, ["/lake/raw"], "/lake/clean", CLEAN))
+    results = {
+        DatasetRef("inputs", 0, "file", "/lake/raw"): [
+            verdict(attrs.evolve(NOT_NULL, action="ALERT"), 3, 10)
+        ]
+    }
+    keeper.keep(clean, results)
+    (alert,) = event_alerts(clean, results, {}, keeper)
+    assert alert.payload["dataset"]["role"] == "inputs"
+    assert alert.payload["downstream"]["read"] == 1  # clean
+    keeper.close()

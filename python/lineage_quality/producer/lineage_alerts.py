@@ -78,8 +78,8 @@ def _counted(event: Mapping[str, Any], alert: Alert, lineage: LineageKeeper) -> 
         if write is not None:
             impact = walk(write, lineage.store, max_writes=COUNT_MAX_WRITES)
             reached = set(impact.readers) | set(impact.datasets)
-            if alert.payload["dataset"]["role"] == "inputs":  # this run read it too
-                reached |= {r.key for r in datasets_of(event) if r.role == "outputs"}
+        if alert.payload["dataset"]["role"] == "inputs":  # this run read it too
+            reached |= {r.key for r in datasets_of(event) if r.role == "outputs"}
     except Exception as exc:  # the count is extra: never lose the alert for it
         log.warning("could not count the readers of %s downstream: %s", alert.dataset, exc)
         return alert
