@@ -149,17 +149,42 @@ class LineageStore:
         return text if self.placeholder == "?" else text.replace("?", self.placeholder)
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Any]:
+    def _transaction(self, batched: bool = False) -> Iterator[Any]:
+        """`batched`: on PostgreSQL, the statements and the commit go in one pipeline (fewer
+        round trips for an event's writes)."""
         with self._lock:
+            pipeline = (
+                self._db.pipeline()
+                if batched and self.placeholder != "?"
+                else contextlib.nullcontext()
+            )
+            with pipeline:
+                cur = self._db.cursor()
+                try:
+                    yield cur
+                    self._db.commit()
+                except BaseException:
+                    self._db.rollback()
+                    raise
+                finally:
+                    cur.close()
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """A cursor for one SELECT. On PostgreSQL in autocommit: one round trip instead of
+        three (BEGIN, SELECT, COMMIT), the bulk of a lookup's cost (bench/lineage_overhead.py)."""
+        if self.placeholder == "?":
+            with self._transaction() as cur:
+                yield cur
+            return
+        with self._lock:
+            self._db.autocommit = True
             cur = self._db.cursor()
             try:
                 yield cur
-                self._db.commit()
-            except BaseException:
-                self._db.rollback()
-                raise
             finally:
                 cur.close()
+                self._db.autocommit = False
 
     def _migrate(self) -> None:
         """Create the tables a store without them lacks and note the schema version; a store
@@ -226,7 +251,7 @@ class LineageStore:
                     run.run, "outputs", w.dataset, run.job, w.version, run.event_ms, columns, now
                 )
             )
-        with self._transaction() as cur:
+        with self._transaction(batched=True) as cur:
             if writes:
                 cur.executemany(self._sql(_WRITE_UPSERT), writes)
             if edges:
@@ -335,7 +360,7 @@ class LineageStore:
     def _one(self, where: str, args: tuple[Any, ...]) -> Write | None:
         if not self.present:
             return None
-        with self._transaction() as cur:
+        with self._reading() as cur:
             cur.execute(
                 self._sql(
                     f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes WHERE {where} "
@@ -362,7 +387,7 @@ class LineageStore:
         """The runs that read `dataset` and completed at or after `since_ms`, oldest first."""
         if not self.present:
             return []
-        with self._transaction() as cur:
+        with self._reading() as cur:
             cur.execute(
                 self._sql(
                     "SELECT run_id, job, version, event_ms FROM lq_lineage_edges WHERE role = "
@@ -377,7 +402,7 @@ class LineageStore:
     def _many(self, where: str, args: tuple[Any, ...], limit: int) -> list[Write]:
         if not self.present:
             return []
-        with self._transaction() as cur:
+        with self._reading() as cur:
             cur.execute(
                 self._sql(
                     f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes WHERE {where} "
