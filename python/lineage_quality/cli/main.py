@@ -1,5 +1,5 @@
 """`lineage-quality`: the command line. One module per command (serve, check, schema, bindings,
-history, demo, gate, dead-letters, datahub), each adding its own parser; this one parses and
+history, demo, gate, impact, dead-letters, datahub), each adding its own parser; this one parses and
 dispatches."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from lineage_quality.cli import (
     demo,
     gate,
     history,
+    impact,
     schema,
     serve,
 )
@@ -25,12 +26,14 @@ from lineage_quality.logformat import configure as configure_logging
 from lineage_quality.masking import masked
 from lineage_quality.version import __version__
 
+COMMANDS = (serve, check, schema, bindings, history, demo, gate, impact, dead_letters, datahub)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lineage-quality",
         description="`lineage-quality serve | check | schema | bindings | history | demo | gate | "
-        "dead-letters | datahub`.",
+        "impact | dead-letters | datahub`.",
     )
     parser.add_argument("--version", action="version", version=__version__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -41,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="json: one JSON object per log line (time, level, logger, message)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (serve, check, schema, bindings, history, demo, gate, dead_letters, datahub):
+    for command in COMMANDS:
         command.add_parser(sub)
     return parser
 

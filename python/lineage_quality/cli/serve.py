@@ -25,6 +25,9 @@ from lineage_quality.errors import ConfigError
 from lineage_quality.version import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from lineage_quality.contracts.binding import BoundRules
     from lineage_quality.engine.quarantine import QuarantineConfig
     from lineage_quality.lineage.keeper import LineageKeeper
     from lineage_quality.producer.settings import OutputSpec, Settings
@@ -119,7 +122,9 @@ def run(args: argparse.Namespace) -> int:
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
     history = history_store(args)  # libpq reads PGPASSWORD (or PGPASSFILE) now, once
-    lineage = _lineage(args, settings)  # the same store's lineage tables, a connection of its own
+    lineage = _lineage(
+        args, settings, bindings
+    )  # the same store's lineage tables, a connection of its own
     # Every secret has been read: none may reach the evaluator's JVM (started later).
     scrubbed = scrub_environment(os.environ)
     if scrubbed:
@@ -153,8 +158,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lineage(args: argparse.Namespace, settings: Settings) -> LineageKeeper | None:
+def _lineage(
+    args: argparse.Namespace, settings: Settings, bindings: Sequence[BoundRules]
+) -> LineageKeeper | None:
     """The lineage kept in the history store (none with --history off or --upstream off)."""
+    from lineage_quality.lineage.critical import critical_of
     from lineage_quality.lineage.keeper import LineageKeeper
     from lineage_quality.lineage.policy import Upstream
     from lineage_quality.lineage.store import open_lineage
@@ -163,7 +171,7 @@ def _lineage(args: argparse.Namespace, settings: Settings) -> LineageKeeper | No
     if where is None or settings.upstream is Upstream.OFF:
         return None
     store = open_lineage(where, password_file=args.history_password_file)
-    return LineageKeeper(store, settings.upstream)
+    return LineageKeeper(store, settings.upstream, critical_of(bindings))
 
 
 def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int) -> Settings:

@@ -107,6 +107,9 @@ class BoundRules:
     # The contract asks for the profile: every column's cheap metrics in the same scan, for
     # `dataQualityMetrics` (engine.plan.profile_metrics; docs/metrics.md).
     profile: bool = False
+    # The dataset is critical (ODCS `tags: [critical]` on the contract or the schema object): a
+    # BLOCK failure upstream reaching it alerts once (docs/lineage.md, "Alerts").
+    critical: bool = False
 
     def matches(self, namespace: str, name: str) -> bool:
         return any(p.matches(namespace, name) for p in self.patterns)

@@ -103,6 +103,7 @@ def parse_odcs(text: str, source: str, column: str | None = None) -> list[BoundR
                 source=f"{source}: {where}",
                 tables=tables,
                 profile=_profile(doc, obj, reader, where, root),
+                critical=_critical(doc, obj),
             )
         )
     return bindings
@@ -221,6 +222,15 @@ def _profile(
             at.child("customProperties"),
         )
     return False
+
+
+CRITICAL_TAG = "critical"
+
+
+def _critical(doc: OpenDataContractStandard, obj: SchemaObject) -> bool:
+    """`tags: [critical]` on the contract or on the schema object (any case)."""
+    tags = [*(doc.tags or []), *(obj.tags or [])]
+    return any(t.strip().lower() == CRITICAL_TAG for t in tags)
 
 
 def _refuse_nested_rules(prop: SchemaProperty, reader: QualityReader, where: Where) -> None:

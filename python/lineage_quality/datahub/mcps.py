@@ -44,8 +44,10 @@ from lineage_quality.datahub.definitions import (
 from lineage_quality.datahub.naming import dataset_name
 from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.datahub.run_events import run_event
+from lineage_quality.datahub.upstream import UpstreamOf, cleared_mcps, mark_mcps, mark_urn
 from lineage_quality.datahub.urns import PLATFORM, PLATFORM_URN, assertion_urn, dataset_urn
-from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.evaluation.refs import DatasetRef, datasets_of
+from lineage_quality.lineage.model import Mark
 from lineage_quality.links import marquez_dataset_url
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
@@ -165,16 +167,12 @@ def event_mcps(
                 key = (f"{binding.contract}\0{binding.object_name}", dataset)
                 if key not in contracts_sent:
                     contracts_sent.add(key)
-                    out.extend(
-                        contract_definition_mcps(binding, dataset, options, published, url)
-                    )
+                    out.extend(contract_definition_mcps(binding, dataset, options, published, url))
                     described.update(assertion_urn(r, dataset) for r in binding.rules)
             if urn not in described:
                 described.add(urn)
                 scope = contract_scope(binding) if binding is not None else None
-                out.extend(
-                    definition_mcps(rule, dataset, contract, options, published, url, scope)
-                )
+                out.extend(definition_mcps(rule, dataset, contract, options, published, url, scope))
             out.append(
                 MetadataChangeProposalWrapper(
                     entityUrn=urn,
@@ -191,4 +189,56 @@ def event_mcps(
                     ),
                 )
             )
+    return out
+
+
+_KEYED = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:/]*(?::\d+)?):(.*)", re.S)
+MAX_MARKED = 10_000  # datasets whose marked assertions are remembered (to send their SUCCESS)
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """`namespace:name` (DatasetRef.key) back into its parts: a namespace with a scheme
+    (`s3://bucket`, `hive://host:9083`) ends after its authority (and port)."""
+    found = _KEYED.match(key)
+    if found is not None:
+        return found.group(1), found.group(2)
+    namespace, _, name = key.partition(":")
+    return namespace, name
+
+
+def event_mark_mcps(
+    event: Mapping[str, Any],
+    marks: Mapping[DatasetRef, Sequence[Mark]],
+    upstream_of: UpstreamOf,
+    marked: dict[str, set[str]],
+    naming: NamingConfig = DEFAULT_NAMING,
+    options: AssertionOptions = DEFAULT_ASSERTIONS,
+) -> list[MetadataChangeProposalWrapper]:
+    """The propagated assertions of a COMPLETE's outputs (datahub/upstream.py) and, for an
+    output that had marks before (`marked`, by dataset URN, updated here) but has none of them
+    now, their SUCCESS."""
+    run_id = _run_id(event)
+    if run_id is None or event.get("eventType") != "COMPLETE":
+        return []
+    millis = event_millis(event)
+    out: list[MetadataChangeProposalWrapper] = []
+    for ref in datasets_of(event):
+        if ref.role != "outputs":
+            continue
+        name = dataset_name(ref.namespace, ref.name, _facets(event, ref), naming)
+        if name is None:
+            continue
+        dataset = dataset_urn(name)
+        context = _context(event, ref)
+        found = tuple(marks.get(ref, ()))
+        now = {mark_urn(dataset, m) for m in found}
+        gone = sorted(marked.get(dataset, set()) - now)
+        out += mark_mcps(dataset, found, run_id, millis, upstream_of, options, context)
+        out += cleared_mcps(dataset, gone, run_id, millis, context)
+        if now:
+            if dataset not in marked and len(marked) >= MAX_MARKED:
+                marked.pop(next(iter(marked)))  # the oldest remembered: bounded
+            marked[dataset] = now
+        else:
+            marked.pop(dataset, None)
     return out

@@ -23,10 +23,13 @@ from lineage_quality.datahub.config import (
     DataHubConfig,
     NamingConfig,
 )
-from lineage_quality.datahub.mcps import event_mcps, platform_mcp
+from lineage_quality.datahub.mcps import event_mark_mcps, event_mcps, platform_mcp, split_key
+from lineage_quality.datahub.naming import dataset_name
 from lineage_quality.datahub.published import PublishedAssertions
+from lineage_quality.datahub.urns import assertion_urn, dataset_urn
 from lineage_quality.errors import ConfigError
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.lineage.model import Mark, Origin
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
 
@@ -99,6 +102,7 @@ class DataHubSink:
         self.published = PublishedAssertions(options.state)
         self._contracts = _contracts(bindings)
         self._contracts_sent: set[tuple[str, str]] = set()
+        self._marked: dict[str, set[str]] = {}  # dataset URN -> its marks' assertions (bounded)
         self._mcp_lock = threading.Lock()
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, queue_size))
         self._announced: set[int] = set()
@@ -140,6 +144,34 @@ class DataHubSink:
                 contracts_sent=self._contracts_sent,
             )
 
+    def upstream_of(self, origin: Origin) -> tuple[str | None, str | None]:
+        """The upstream assertion's URN (when its contract is loaded here) and the upstream
+        dataset's URN, for a mark's link (datahub/upstream.py)."""
+        namespace, name = split_key(origin.dataset)
+        found = dataset_name(namespace, name, None, self.naming)
+        if found is None:
+            return None, None
+        dataset = dataset_urn(found)
+        for rule, binding in self._contracts.items():
+            if (rule.name or rule.id) == origin.rule and binding.matches(namespace, name):
+                return assertion_urn(rule, dataset), dataset
+        return None, dataset
+
+    def emit_marks(
+        self, event: Mapping[str, Any], marks: Mapping[DatasetRef, Sequence[Mark]]
+    ) -> None:
+        """Queue the propagated assertions of one COMPLETE's outputs; never raises, never
+        waits."""
+        try:
+            with self._mcp_lock:
+                batch = event_mark_mcps(
+                    event, marks, self.upstream_of, self._marked, self.naming, self.options
+                )
+        except Exception:
+            log.exception("could not build DataHub MCPs for the marks of an event; not sent")
+            return
+        self._offer(batch)
+
     def emit(
         self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
     ) -> None:
@@ -149,6 +181,9 @@ class DataHubSink:
         except Exception:
             log.exception("could not build DataHub MCPs for an event; its results are not sent")
             return
+        self._offer(batch)
+
+    def _offer(self, batch: list[MetadataChangeProposalWrapper]) -> None:
         if not batch:
             return
         try:

@@ -37,7 +37,7 @@ def describe(item: Failure | Mark) -> str:
     return f"marked{on}: upstream {o.dataset}{column} rule {o.rule} failed in run {o.run}{version}"
 
 
-def _when(ms: int) -> str:
+def when(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).isoformat(timespec="seconds")
 
 
@@ -50,12 +50,12 @@ def decide(name: str, write: Write | None) -> GateVerdict:
             {"dataset": name, "status": "unknown", "exit": UNKNOWN},
         )
     version = f", version {write.version}" if write.version else ""
-    which = f"write of run {write.run} at {_when(write.event_ms)}{version}"
+    which = f"write of run {write.run} at {when(write.event_ms)}{version}"
     doc: dict[str, Any] = {
         "dataset": write.dataset,
         "write": {
             "run": write.run,
-            "eventTime": _when(write.event_ms),
+            "eventTime": when(write.event_ms),
             "version": write.version,
             "evaluated": write.evaluated,
         },

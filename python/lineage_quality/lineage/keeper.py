@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.lineage.critical import Critical, never
 from lineage_quality.lineage.model import Mark
 from lineage_quality.lineage.observe import by_key, evaluated, failures_of
 from lineage_quality.lineage.policy import Upstream
@@ -24,9 +25,12 @@ log = logging.getLogger(__name__)
 
 
 class LineageKeeper:
-    def __init__(self, store: LineageStore, policy: Upstream = Upstream.WARN) -> None:
+    def __init__(
+        self, store: LineageStore, policy: Upstream = Upstream.WARN, critical: Critical = never
+    ) -> None:
         self.store = store
         self.policy = policy
+        self.critical = critical  # which datasets' contracts mark them critical (alerts)
         self.failures = 0  # events whose lineage could not be kept
         self.on_failed: Callable[[], None] | None = None  # e.g. a metric's inc
         # after an event's lineage is kept: the in-driver upstream guard looks again at once

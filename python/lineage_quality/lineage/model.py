@@ -133,6 +133,17 @@ class Read:
 
 
 @attrs.frozen
+class Reader:
+    """A run that read a dataset (an input edge kept): its job, the version it read where the
+    event said, and when it completed."""
+
+    run: str
+    job: str
+    version: str | None
+    event_ms: int
+
+
+@attrs.frozen
 class RunLineage:
     """What one run (one COMPLETE event) read and wrote."""
 

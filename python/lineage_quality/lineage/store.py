@@ -36,7 +36,15 @@ from lineage_quality.errors import ConfigError
 from lineage_quality.history.postgres import connect as connect_postgres
 from lineage_quality.history.postgres import postgres_url
 from lineage_quality.history.store import MAX_RUN_ID, key
-from lineage_quality.lineage.model import Failure, Read, Write, as_json, failure_of, mark_of
+from lineage_quality.lineage.model import (
+    Failure,
+    Read,
+    Reader,
+    Write,
+    as_json,
+    failure_of,
+    mark_of,
+)
 from lineage_quality.lineage.step import Observed
 from lineage_quality.masking import masked
 
@@ -143,17 +151,42 @@ class LineageStore:
         return text if self.placeholder == "?" else text.replace("?", self.placeholder)
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Any]:
+    def _transaction(self, batched: bool = False) -> Iterator[Any]:
+        """`batched`: on PostgreSQL, the statements and the commit go in one pipeline (fewer
+        round trips for an event's writes)."""
         with self._lock:
+            pipeline = (
+                self._db.pipeline()
+                if batched and self.placeholder != "?"
+                else contextlib.nullcontext()
+            )
+            with pipeline:
+                cur = self._db.cursor()
+                try:
+                    yield cur
+                    self._db.commit()
+                except BaseException:
+                    self._db.rollback()
+                    raise
+                finally:
+                    cur.close()
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """A cursor for one SELECT. On PostgreSQL in autocommit: one round trip instead of
+        three (BEGIN, SELECT, COMMIT), the bulk of a lookup's cost (bench/lineage_overhead.py)."""
+        if self.placeholder == "?":
+            with self._transaction() as cur:
+                yield cur
+            return
+        with self._lock:
+            self._db.autocommit = True
             cur = self._db.cursor()
             try:
                 yield cur
-                self._db.commit()
-            except BaseException:
-                self._db.rollback()
-                raise
             finally:
                 cur.close()
+                self._db.autocommit = False
 
     def _migrate(self) -> None:
         """Create the tables a store without them lacks and note the schema version; a store
@@ -220,7 +253,7 @@ class LineageStore:
                     run.run, "outputs", w.dataset, run.job, w.version, run.event_ms, columns, now
                 )
             )
-        with self._transaction() as cur:
+        with self._transaction(batched=True) as cur:
             if writes:
                 cur.executemany(self._sql(_WRITE_UPSERT), writes)
             if edges:
@@ -329,7 +362,7 @@ class LineageStore:
     def _one(self, where: str, args: tuple[Any, ...]) -> Write | None:
         if not self.present:
             return None
-        with self._transaction() as cur:
+        with self._reading() as cur:
             cur.execute(
                 self._sql(
                     f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes WHERE {where} "
@@ -345,7 +378,7 @@ class LineageStore:
         at `since_ms` or after, by this store's clocks (`recorded_ms`)."""
         if not self.present:
             return []
-        with self._transaction() as cur:
+        with self._reading() as cur:
             cur.execute(
                 self._sql(
                     f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes w WHERE recorded_ms >= ? "
@@ -356,6 +389,48 @@ class LineageStore:
                 (since_ms,),
             )
             return [_write(row) for row in cur.fetchall()]
+
+    def write_of(self, dataset: str, run: str) -> Write | None:
+        """The write of `dataset` by `run`, if kept."""
+        return self._one("dataset = ? AND run_id = ?", (key(dataset), key(run, MAX_RUN_ID)))
+
+    def writes(self, dataset: str, limit: int = 200) -> list[Write]:
+        """The dataset's kept writes, latest first (at most `limit`)."""
+        return self._many("dataset = ?", (key(dataset),), limit)
+
+    def writes_of_run(self, run: str, limit: int = 1000) -> list[Write]:
+        """The writes `run` made (its outputs' health)."""
+        return self._many("run_id = ?", (key(run, MAX_RUN_ID),), limit)
+
+    def readers(self, dataset: str, since_ms: int, limit: int = 1000) -> list[Reader]:
+        """The runs that read `dataset` and completed at or after `since_ms`, oldest first."""
+        if not self.present:
+            return []
+        with self._reading() as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT run_id, job, version, event_ms FROM lq_lineage_edges WHERE role = "
+                    "'inputs' AND dataset = ? AND event_ms >= ? ORDER BY event_ms LIMIT ?"
+                ),
+                (key(dataset), since_ms, limit),
+            )
+            rows = cur.fetchall()
+        return [Reader(str(r[0]), str(r[1]), None if r[2] is None else str(r[2]), int(r[3]))
+                for r in rows]  # fmt: skip
+
+    def _many(self, where: str, args: tuple[Any, ...], limit: int) -> list[Write]:
+        if not self.present:
+            return []
+        with self._reading() as cur:
+            cur.execute(
+                self._sql(
+                    f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes WHERE {where} "
+                    "ORDER BY event_ms DESC, recorded_ms DESC LIMIT ?"
+                ),
+                (*args, limit),
+            )
+            rows = cur.fetchall()
+        return [_write(r) for r in rows]
 
     def find(self, name: str) -> list[str]:
         """The kept datasets `name` may mean: `namespace:name` as the facets write it, a path

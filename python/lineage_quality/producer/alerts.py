@@ -23,6 +23,7 @@ from lineage_quality.results import RuleResult, Status
 
 GENERIC = "generic"
 SLACK = "slack"
+CRITICAL = "lineage-quality.critical"  # a BLOCK failure upstream reached a critical dataset
 
 # Severity words of the three formats -> a rank, as the facets name them (`high` is `error`);
 # unknown or no severity ranks as `warn` (a failure nobody classified still reaches someone).
@@ -150,6 +151,20 @@ def slack_message(payload: Mapping[str, Any]) -> dict[str, Any]:
             f"run {slack(str(payload['runId']))}"
         )
     ]
+    downstream = payload.get("downstream")
+    if downstream:  # counted when the alert was made (lineage_alerts.py)
+        context.append(
+            _mrkdwn(
+                f"read by {int(downstream['read'])} downstream dataset(s) so far "
+                f"(at {slack(str(downstream['at']))})"
+            )
+        )
+    return _blocks(title, "\n".join(lines), context, payload)
+
+
+def _blocks(
+    title: str, body: str, context: list[dict[str, str]], payload: Mapping[str, Any]
+) -> dict[str, Any]:
     if payload.get("url"):
         # ours: the Marquez URL given to `serve`, with the names URI-encoded in it
         context.append(_mrkdwn(f"<{slack(str(payload['url']))}|open in Marquez>"))
@@ -157,11 +172,39 @@ def slack_message(payload: Mapping[str, Any]) -> dict[str, Any]:
         "text": truncate(title, SLACK_TEXT_LIMIT),
         "blocks": [
             {"type": "section", "text": _mrkdwn(f"*{title}*")},
-            {"type": "section", "text": _mrkdwn("\n".join(lines))},
+            {"type": "section", "text": _mrkdwn(body)},
             {"type": "context", "elements": context},
         ],
     }
 
 
+def critical_slack(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A critical alert (lineage_alerts.py) for Slack, every name escaped as above."""
+    dataset, job, up = payload["dataset"], payload["job"], payload["upstream"]
+    title = (
+        f"a BLOCK failure upstream reached critical dataset "
+        f"{slack(str(dataset['namespace']))}:{slack(str(dataset['name']))}"
+    )
+    column = f".{slack(str(up['column']))}" if up.get("column") else ""
+    where = (
+        "the whole dataset"
+        if payload.get("wholeDataset")
+        else "columns " + ", ".join(slack(str(c)) for c in payload.get("columns", []))
+    )
+    body = (
+        f"• upstream *{slack(str(up['dataset']))}{column}*: rule *{slack(str(up['rule']))}* "
+        f"failed in run {slack(str(up['run']))}\n• marked here: {where}"
+    )
+    context = [
+        _mrkdwn(
+            f"job {slack(str(job['namespace']))}/{slack(str(job['name']))}, "
+            f"run {slack(str(payload['runId']))}"
+        )
+    ]
+    return _blocks(title, body, context, payload)
+
+
 def message_for(kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    return slack_message(payload) if kind == SLACK else dict(payload)
+    if kind != SLACK:
+        return dict(payload)
+    return critical_slack(payload) if payload.get("type") == CRITICAL else slack_message(payload)

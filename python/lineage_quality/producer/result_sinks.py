@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.lineage.model import Mark
 from lineage_quality.results import RuleResult
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,30 @@ def emit_results(
             sink.emit(event, results)
         except Exception:
             log.exception("result sink %s failed; the event goes on", type(sink).__name__)
+
+
+@runtime_checkable
+class MarkSink(Protocol):
+    """A result sink that also takes the marks from upstream of each COMPLETE's outputs (issue
+    39; DataHub's propagated assertions), empty ones included (a mark gone is news too)."""
+
+    def emit_marks(
+        self, event: Mapping[str, Any], marks: Mapping[DatasetRef, Sequence[Mark]]
+    ) -> None: ...
+
+
+def emit_marks(
+    sinks: Sequence[ResultSink],
+    event: Mapping[str, Any],
+    marks: Mapping[DatasetRef, Sequence[Mark]],
+) -> None:
+    for sink in sinks:
+        if not isinstance(sink, MarkSink):
+            continue
+        try:
+            sink.emit_marks(event, marks)
+        except Exception:
+            log.exception("result sink %s failed on marks; the event goes on", type(sink).__name__)
 
 
 def close_sinks(sinks: Sequence[ResultSink]) -> None:

@@ -40,7 +40,6 @@ from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.lineage.model import Mark
 from lineage_quality.producer.alert_sender import AlertSender
-from lineage_quality.producer.alerts import alerts_for
 from lineage_quality.producer.counters import Counters
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.envelope import Envelope
@@ -48,10 +47,11 @@ from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
 from lineage_quality.producer.intake import EVALUATED_TYPES, Accept, Intake
+from lineage_quality.producer.lineage_alerts import event_alerts
 from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
 from lineage_quality.producer.receiver import Receiver
-from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
+from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_marks, emit_results
 from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
@@ -139,7 +139,7 @@ class Producer:
         )
         self.intake = Intake(
             spool, evaluator, self.write_through, self.metrics, self._count,
-            lineage=None if lineage is None else (lambda tree: bool(lineage.keep(tree, {}))),
+            lineage=None if lineage is None else self._kept_at_once,
         )  # fmt: skip
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
@@ -345,13 +345,25 @@ class Producer:
         """A COMPLETE nothing was evaluated on: its lineage kept, the marks of its outputs."""
         if self.lineage is None or not envelope.complete or envelope.tree is None:
             return {}
-        return self._count_marks(self.lineage.keep(envelope.tree, results))
+        return self._marked(envelope.tree, results, self.lineage.keep(envelope.tree, results))
 
-    def _count_marks(self, marks: Marks) -> Marks:
+    def _kept_at_once(self, event: Mapping[str, Any]) -> bool:
+        """The intake's step for a COMPLETE nothing is evaluated on: its lineage kept; True when
+        an output is marked (a worker keeps it again, the same rows, and handles the marks)."""
+        assert self.lineage is not None
+        if self.lineage.keep(event, {}):
+            return True
+        emit_marks(self.result_sinks, event, {})  # DataHub: the marks it no longer carries
+        return False
+
+    def _marked(self, event: Mapping[str, Any], results: Results, marks: Marks) -> Marks:
+        """The marks of a kept COMPLETE's outputs: counted, to the result sinks, alerted."""
         for found in marks.values():
             for mark in found:
                 scope = "dataset" if mark.column is None else "column"
                 self.metrics.upstream_marks.labels(scope=scope).inc()
+        emit_marks(self.result_sinks, event, marks)  # DataHub's propagated assertions
+        self._alert(event, results, marks)  # after the lineage is kept: readers, critical ones
         return marks
 
     def _remember_failure(self, event: Mapping[str, Any]) -> None:
@@ -370,9 +382,7 @@ class Producer:
         except sqlite3.Error:
             return False
 
-    def _start(
-        self, event: Mapping[str, Any], item: SpooledEvent, bound: Any = None
-    ) -> Evaluation:
+    def _start(self, event: Mapping[str, Any], item: SpooledEvent, bound: Any = None) -> Evaluation:
         group = f"{JOB_GROUP_PREFIX}{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
         evaluation = Evaluation(
             self.evaluator,
@@ -515,7 +525,6 @@ class Producer:
         `provisional` datasets' results are timeouts whose real results follow: no alert yet.
         `late`: those real results, in the follow-up. The marks of the event's outputs from
         upstream (lineage/keeper.py), kept with the run's lineage (none for a follow-up)."""
-        self._alert(event, {ref: r for ref, r in results.items() if ref not in provisional})
         self.metrics.count_results(results, event, provisional)
         ids = run_ids(event)
         if ids and results:
@@ -524,19 +533,18 @@ class Producer:
             except sqlite3.Error as exc:
                 log.warning("could not keep the verdicts of run %s: %s", ids[0], exc)
         emit_results(self.result_sinks, event, results)
-        if self.lineage is None:
+        judged = {ref: r for ref, r in results.items() if ref not in provisional}
+        if self.lineage is None or late:
+            if self.lineage is not None:
+                self.lineage.late(event, results)
+            self._alert(event, judged, {})
             return {}
-        if late:
-            self.lineage.late(event, results)
-            return {}
-        return self._count_marks(self.lineage.keep(event, results, provisional))
+        return self._marked(event, judged, self.lineage.keep(event, results, provisional))
 
-    def _alert(self, event: Mapping[str, Any], results: Results) -> None:
+    def _alert(self, event: Mapping[str, Any], results: Results, marks: Marks) -> None:
         if self.alerts is None:
             return
-        alerts = alerts_for(
-            event, results, self.settings.alert_min_rank, self.settings.marquez_web_url
-        )
+        alerts = event_alerts(event, results, marks, self.lineage, self.settings)
         if not alerts:
             return
         # An error here propagates: the event is handled again (its results are remembered), so

@@ -1,0 +1,33 @@
+"""Which datasets are critical: their contract says so (ODCS `tags: [critical]` on the contract
+or its schema object; `BoundRules.critical`). A BLOCK failure upstream that reaches one alerts
+once (producer/lineage_alerts.py, docs/lineage.md "Alerts")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lineage_quality.contracts.binding import BoundRules, rules_for
+from lineage_quality.evaluation.refs import DatasetRef, table_names
+
+# (event, one of its datasets) -> is that dataset critical
+Critical = Callable[[Mapping[str, Any], DatasetRef], bool]
+
+
+def never(event: Mapping[str, Any], ref: DatasetRef) -> bool:
+    return False
+
+
+def critical_of(bindings: Sequence[BoundRules]) -> Critical:
+    """The predicate of `bindings`: a dataset bound (by location or catalog table) to a critical
+    contract object."""
+    chosen = [b for b in bindings if b.critical]
+    if not chosen:
+        return never
+
+    def critical(event: Mapping[str, Any], ref: DatasetRef) -> bool:
+        listed = (event.get(ref.role) or [])[ref.index]
+        facets = listed.get("facets") if isinstance(listed, Mapping) else None
+        return bool(rules_for(chosen, ref.namespace, ref.name, table_names(facets)))
+
+    return critical
