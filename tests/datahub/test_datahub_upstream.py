@@ -30,6 +30,7 @@ from lineage_quality.lineage import Upstream, open_lineage
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer.settings import Settings
+from lineage_quality.producer.write_through import SinkLatency, WriteThrough
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_lineage_serve import AGG, CLEAN, NOT_NULL, Evaluator, Sink, _complete
@@ -43,7 +44,19 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def test_the_propagated_assertion_is_linked_to_the_upstream_one(tmp_path: Path) -> None:
+class FastSink(Sink):
+    """A sink the intake writes through to (its `send_once`): the COMPLETEs with no mark take
+    the intake's path (kept there, never spooled), the marked ones the worker's."""
+
+    def send_once(self, text: str, timeout: float) -> int:
+        self.send(text)
+        return 200
+
+
+@pytest.mark.parametrize("write_through", [False, True], ids=["spooled", "written-through"])
+def test_the_propagated_assertion_is_linked_to_the_upstream_one(
+    tmp_path: Path, write_through: bool
+) -> None:
     mcp_file = tmp_path / "mcps.json"
     binding = BoundRules("raw-contract", "raw", (pattern_from_location("/lake/raw"),), (NOT_NULL,))
     datahub = DataHubSink([McpFileWriter(mcp_file)], bindings=[binding])
@@ -56,6 +69,10 @@ def test_the_propagated_assertion_is_linked_to_the_upstream_one(tmp_path: Path) 
         result_sinks=[datahub],
         lineage=LineageKeeper(open_lineage(tmp_path / "history.db"), Upstream.WARN),
     )
+    if write_through:
+        latency = SinkLatency(1.0)
+        latency.took(0.001)
+        producer.intake.write_through = WriteThrough(FastSink(), latency, 0.005, 1.0)  # type: ignore[arg-type]
     producer.start()
 
     def send(body: str) -> None:
