@@ -51,11 +51,7 @@ class Intake:
         if envelope.is_event:
             if self.write_through.wanted() and (
                 not envelope.kept
-                or (
-                    envelope.complete
-                    and not envelope.bound(self.evaluator)
-                    and not self._marked(envelope)
-                )
+                or (envelope.complete and not envelope.bound(self.evaluator))
             ):
                 self._write_through(envelope)
                 return
@@ -64,9 +60,11 @@ class Intake:
         self._spool(envelope)
 
     def _marked(self, envelope: Envelope) -> bool:
-        """Keep the lineage of a COMPLETE nothing is evaluated on; True when it must wait for a
-        worker to add its marks (kept again there: the same rows, idempotent)."""
-        if self.lineage is None or not _lists_datasets(envelope.tree):
+        """Keep the lineage of a COMPLETE nothing is evaluated on, its lane held (so after
+        every earlier event of its run: a write evaluated there is kept before this read of it
+        is matched); True when it must wait for a worker to add its marks (kept again there:
+        the same rows, idempotent)."""
+        if self.lineage is None or not envelope.complete or not _lists_datasets(envelope.tree):
             return False
         return self.lineage(envelope.tree)
 
@@ -75,9 +73,12 @@ class Intake:
         spool = self.spool
         lane = envelope.lane or ""
         if not spool.begin_direct(lane):
-            self._spool(envelope)
+            self._spool(envelope)  # behind its run's spooled events: a worker keeps its lineage
             return
         try:
+            if self._marked(envelope):
+                self._spool(envelope)  # the lane still held: before its run's next event
+                return
             status = self.write_through.send(envelope.text)
             if 200 <= status < 300:
                 self.metrics.events_received.inc()
