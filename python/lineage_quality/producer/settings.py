@@ -232,8 +232,12 @@ class Settings:
     kafka_config: Mapping[str, str] = attrs.field(
         factory=dict, repr=False, hash=False, kw_only=True
     )
-    # seconds between commits of the offsets of events kept (a rebalance or a stop commits too)
-    kafka_commit_every: float = _setting(0.5, validator=_positive)
+    kafka_commit_every: float = _setting(
+        0.5, "--kafka-commit-every",
+        "commit the offsets of the events kept this often (a rebalance and a stop commit too; "
+        "default %(default)s)",
+        group="kafka", metavar="SECONDS", validator=_positive,
+    )  # fmt: skip
 
     # -- outputs: result sinks and alert senders, made by outputs/factory.py by `type` ---------
     outputs: tuple[OutputSpec, ...] = attrs.field(default=(), converter=_outputs, kw_only=True)

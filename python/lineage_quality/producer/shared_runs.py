@@ -320,4 +320,5 @@ def remember_event(shared: SharedRuns | None, event: Mapping[str, Any], body: st
     except Exception as exc:
         log.warning("could not keep an evaluated event in the shared store: %s", masked(str(exc)))
         return
-    log.info("event %s: kept in the shared store", event_key(event)[:16])
+    log.info("event %s of run %s: kept in the shared store", event_key(event)[:16],
+             (event.get("run") or {}).get("runId"))  # fmt: skip
