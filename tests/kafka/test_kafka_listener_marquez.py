@@ -10,6 +10,7 @@ for the broker) where the jars were fetched before it was added."""
 
 from __future__ import annotations
 
+import re
 import sys
 import urllib.parse
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from kafka_broker import KafkaBroker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from faultkit import REPO_ROOT, ServeProcess
+from faultkit import REPO_ROOT, ServeProcess, record_fault
 from kafkakit import committed, end_offsets, wait_until
 from marquez_server import MarquezHandle, resolve_marquez_jar, start_marquez, start_postgres
 from test_marquez_e2e import CLEAN_VERDICTS, RAW_VERDICTS
@@ -137,4 +138,10 @@ def test_listener_kafka_transport_to_serve_to_marquez(
     assert all(len(parts) == 1 for parts in runs.values()), runs  # a run in one partition
     output = serve.log_path.read_text()
     assert "consuming lineage events from Kafka topic(s) openlineage.events" in output
-    assert ", 0 message(s) dead-lettered" in output  # every message was an event
+    taken = re.search(r"Kafka in: (\d+) event\(s\) taken, 0 message\(s\) dead-lettered", output)
+    assert taken is not None, output[-2000:]  # every message was an event
+    assert int(taken.group(1)) == len(messages)
+    record_fault(
+        "kafka in: the listener's Kafka transport -> serve -> Marquez",
+        len(messages), len(messages), int(taken.group(1)), runs=len(runs),
+    )  # fmt: skip
