@@ -49,7 +49,13 @@ PARTITIONS = 4
 
 
 def _serve(
-    tmp: Path, broker: KafkaBroker, name: str, topic_in: str, topic_out: str, group: str
+    tmp: Path,
+    broker: KafkaBroker,
+    name: str,
+    topic_in: str,
+    topic_out: str,
+    group: str,
+    extra: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
     contracts = tmp / "no-match"
     contracts.mkdir(exist_ok=True)
@@ -66,9 +72,26 @@ def _serve(
          str(contracts), "--port", "0", "--spool", str(tmp / f"{name}.spool.db"),
          "--spark-master", "local[1]", "--openlineage-config", str(config),
          "--kafka-bootstrap-servers", broker.bootstrap, "--kafka-topic", topic_in,
-         "--kafka-group-id", group],
+         "--kafka-group-id", group, *extra],
         env=submit_env(env), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
     )  # fmt: skip
+
+
+def _ready(log: Path) -> bool:
+    """serve printed where it listens and its /readyz answers 200 (the evaluator is up: its
+    Spark start-up no longer competes for the cores), as the HTTP path waits for."""
+    import http.client
+    import re
+
+    found = re.search(r"listening on http://127\.0\.0\.1:(\d+)/", log.read_text(errors="replace"))
+    if found is None:
+        return False
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", int(found.group(1)), timeout=2)
+        conn.request("GET", "/readyz")
+        return conn.getresponse().status == 200
+    except OSError:
+        return False
 
 
 def _assigned(log: Path) -> bool:
@@ -117,8 +140,11 @@ def _stamps(broker: KafkaBroker, topic: str, count: int, timeout: float) -> dict
     return found
 
 
-def kafka_path(tmp: Path, events: list[bytes], consumers: int) -> dict[str, float]:
-    """The burst and paced figures with `consumers` serve processes in one group."""
+def kafka_path(
+    tmp: Path, events: list[bytes], consumers: int, extra: tuple[str, ...] = ()
+) -> dict[str, float]:
+    """The burst and paced figures with `consumers` serve processes in one group (`extra`: more
+    serve options)."""
     broker = KafkaBroker(tmp / f"kafka-{consumers}")
     broker.start()
     serves: list[subprocess.Popen[bytes]] = []
@@ -130,9 +156,9 @@ def kafka_path(tmp: Path, events: list[bytes], consumers: int) -> dict[str, floa
             broker.create_topic(topic_out, PARTITIONS)
             group = f"bench-{case}"
             names = [f"serve-{consumers}-{case}-{i}" for i in range(consumers)]
-            serves = [_serve(tmp, broker, n, topic_in, topic_out, group) for n in names]
+            serves = [_serve(tmp, broker, n, topic_in, topic_out, group, extra) for n in names]
             deadline = time.monotonic() + 300
-            while not all(_assigned(tmp / f"{n}.log") for n in names):
+            while not all(_ready(tmp / f"{n}.log") and _assigned(tmp / f"{n}.log") for n in names):
                 if time.monotonic() > deadline:
                     raise RuntimeError("the consumer group did not form")
                 time.sleep(0.5)
@@ -223,11 +249,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("events", type=Path)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--workers", type=int, default=0, help="only the Kafka path, serve --workers N"
+    )
     args = parser.parse_args()
     events = [e for e in args.events.read_bytes().splitlines() if e.strip()]
     for _ in range(args.rounds):
         tmp = Path(tempfile.mkdtemp(prefix="lq-kafka-bench-"))
         try:
+            if args.workers:
+                extra = ("--workers", str(args.workers))
+                doc = {f"kafka_{n}": kafka_path(tmp, events, n, extra) for n in (1, 2)}
+                print(json.dumps({"workers": args.workers, **doc}), flush=True)
+                continue
             doc = run(tmp, events)
             print(json.dumps(doc), flush=True)
             print("\n".join(markdown(doc)), flush=True)
