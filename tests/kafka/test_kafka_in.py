@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,11 @@ from kafkakit import committed, end_offsets, kafka_serve, produce, wait_until
 
 pytestmark = pytest.mark.kafka
 PARTITIONS = 3
+
+
+def _metrics(url: str) -> str:
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as answer:
+        return str(answer.read().decode())
 
 
 def _events(runs: int, per_run: int) -> list[dict]:
@@ -61,16 +67,23 @@ def test_consumption_pauses_at_the_spool_bound_and_commits_only_what_is_spooled(
             done = sum(committed(running_broker, group, topic, PARTITIONS).values())
             assert done <= bound + len(bad), done
         assert sink.events == []
+        assert "lineage_quality_kafka_paused 1.0" in _metrics(serve.url)
         sink.release()
         assert sink.wait_for(lambda s: len(s.received()) == len(events), 120), len(sink.events)
         end = end_offsets(running_broker, topic, PARTITIONS)
         assert wait_until(lambda: committed(running_broker, group, topic, PARTITIONS) == end, 30)
+        metrics = _metrics(serve.url)
     finally:
         sink.release()
         serve.stop()
         sink.close()
     log = serve.log_path.read_text()
     assert log.count("Kafka in: paused consumption") >= 1
+    assert "lineage_quality_kafka_paused 0.0" in metrics
+    assert f'lineage_quality_kafka_messages_total{{outcome="taken"}} {len(events)}.0' in metrics
+    assert f'lineage_quality_kafka_messages_total{{outcome="dead_lettered"}} {len(bad)}.0' in (
+        metrics
+    )
     check_run_order(sink.events)
     assert sink.received() == {key_of(e) for e in events}
     with sqlite3.connect(tmp_path / "serve.spool.db") as db:

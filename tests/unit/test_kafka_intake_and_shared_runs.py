@@ -205,3 +205,4 @@ def test_a_redelivered_complete_is_not_evaluated_again_by_another_producer(
     assert main(["gate", "--run-id", "nope", "--history", str(tmp_path / "history.db")]) == 2
     assert "unknown run" in capsys.readouterr().err
     assert main(["gate", "--run-id", "x", "--history", str(tmp_path / "none.db")]) == 2
+

@@ -195,7 +195,7 @@ def _kafka_intake(settings: Settings, producer: Producer) -> KafkaIntake | None:
 
     if not wanted(settings):
         return None
-    return KafkaIntake(settings, producer.intake.accept, producer.spool)
+    return KafkaIntake(settings, producer.intake.accept, producer.spool, producer.metrics)
 
 
 def _add_kafka_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:

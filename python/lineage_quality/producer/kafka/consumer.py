@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from lineage_quality.errors import ConfigError
 from lineage_quality.masking import masked
 from lineage_quality.producer.intake import Accept
+from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.receiver.body import RejectedError, decode
 from lineage_quality.producer.secrets import client_secrets
 from lineage_quality.producer.settings import Settings
@@ -92,12 +93,15 @@ class KafkaIntake:
     """The Kafka input of one producer: `accept` is its intake's (`Intake.accept`), `spool`
     where bad messages go (its dead letters)."""
 
-    def __init__(self, settings: Settings, accept: Accept, spool: Spool) -> None:
+    def __init__(
+        self, settings: Settings, accept: Accept, spool: Spool, metrics: Metrics | None = None
+    ) -> None:
         self.topics = topics_of(settings)
         self._secrets = client_secrets(settings.kafka_config)
         self.settings = consumer_settings(settings)
         self._accept = accept
         self._spool = spool
+        self._metrics = metrics or Metrics()  # serve's: /metrics shows them
         self._max_body = settings.max_body
         self._commit_every = settings.kafka_commit_every
         self._stop = threading.Event()
@@ -195,6 +199,7 @@ class KafkaIntake:
                 else:
                     self._kept[where] = offset + 1
                     self.taken += 1
+                    self._metrics.kafka_messages.labels(outcome="taken").inc()
                     return
                 if not self._serve_group(wait):
                     return  # stopping, or the partition went to another consumer: not kept
@@ -232,6 +237,7 @@ class KafkaIntake:
                     if not self._serve_group(_RETRY_MAX):
                         raise _Abandoned() from None
             self.dead_lettered += 1
+            self._metrics.kafka_messages.labels(outcome="dead_lettered").inc()
             log.warning("%s; kept among the dead letters", reason)
             if expired:
                 log.warning("%d dead letter(s) expired (--dead-letter-max-*)", expired)
@@ -242,6 +248,7 @@ class KafkaIntake:
     def _pause(self, why: str) -> None:
         self._paused = True
         self.pauses += 1
+        self._metrics.kafka_paused.set(1)
         self._pause_assigned()
         log.warning("Kafka in: paused consumption: %s", why)
 
@@ -255,6 +262,7 @@ class KafkaIntake:
 
     def _resume(self) -> None:
         self._paused = False
+        self._metrics.kafka_paused.set(0)
         try:
             assigned = self._consumer.assignment()
             if assigned:
