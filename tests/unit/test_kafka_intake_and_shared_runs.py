@@ -206,3 +206,140 @@ def test_a_redelivered_complete_is_not_evaluated_again_by_another_producer(
     assert "unknown run" in capsys.readouterr().err
     assert main(["gate", "--run-id", "x", "--history", str(tmp_path / "none.db")]) == 2
 
+
+
+# -- the consumer's loop over a stand-in for confluent-kafka's Consumer -------------------------
+
+
+class Message:
+    def __init__(self, partition: int, offset: int, value: bytes | None) -> None:
+        self._partition, self._offset, self._value = partition, offset, value
+
+    def topic(self) -> str:
+        return "t"
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+    def value(self) -> bytes | None:
+        return self._value
+
+    def error(self) -> None:
+        return None
+
+
+class Consumer:
+    """What KafkaIntake calls of confluent-kafka's Consumer; `script`: what each poll does (a
+    message to return, or a callable run inside the poll, as librdkafka runs rebalance
+    callbacks)."""
+
+    def __init__(self, script: list[Any]) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.script = script
+        self.assigned = [TopicPartition("t", 0), TopicPartition("t", 1)]
+        self.calls: list[tuple[str, Any]] = []
+        self.on_revoke: Any = None
+
+    def subscribe(self, topics: list[str], **callbacks: Any) -> None:
+        self.on_revoke = callbacks["on_revoke"]
+
+    def poll(self, timeout: float) -> Any:
+        while self.script:
+            step = self.script.pop(0)
+            if callable(step):
+                step(self)
+                continue
+            return step
+        time.sleep(min(timeout, 0.01))
+        return None
+
+    def assignment(self) -> list[Any]:
+        return list(self.assigned)
+
+    def pause(self, parts: list[Any]) -> None:
+        self.calls.append(("pause", sorted(p.partition for p in parts)))
+
+    def resume(self, parts: list[Any]) -> None:
+        self.calls.append(("resume", sorted(p.partition for p in parts)))
+
+    def seek(self, part: Any) -> None:
+        self.calls.append(("seek", (part.partition, part.offset)))
+
+    def commit(self, offsets: list[Any], asynchronous: bool) -> list[Any]:
+        assert asynchronous is False
+        self.calls.append(("commit", sorted((p.partition, p.offset) for p in offsets)))
+        return offsets
+
+    def close(self) -> None:
+        self.calls.append(("close", None))
+
+
+def _revoke_partition_0(consumer: Consumer) -> None:
+    from confluent_kafka import TopicPartition
+
+    gone = [TopicPartition("t", 0)]
+    consumer.assigned = [p for p in consumer.assigned if p.partition != 0]
+    consumer.on_revoke(consumer, gone)
+
+
+def _intake(
+    tmp_path: Path, consumer: Consumer, accept: Any, monkeypatch: pytest.MonkeyPatch
+) -> Any:
+    from lineage_quality.producer.kafka import consumer as consumer_module
+
+    monkeypatch.setattr(consumer_module.KafkaIntake, "_new_consumer", lambda self: consumer)
+    settings = Settings(kafka_bootstrap_servers="b:1", kafka_topics="t")
+    intake = consumer_module.KafkaIntake(settings, accept, Spool(tmp_path / "spool.db"))
+    consumer.subscribe(["t"], on_revoke=intake._revoked)
+    return intake
+
+
+def test_a_message_held_for_room_is_given_up_when_its_partition_is_revoked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lineage_quality.producer.spool import SpoolFullError
+
+    body = json.dumps(_event("r1")).encode()
+    taken: list[str] = []
+
+    def accept(text: str, event: Any) -> None:
+        if taken:  # the spool is full after the first
+            raise SpoolFullError("spool is full")
+        taken.append(text)
+
+    fetched_before_pause = Message(1, 7, body)
+    consumer = Consumer([fetched_before_pause, _revoke_partition_0])
+    intake = _intake(tmp_path, consumer, accept, monkeypatch)
+    intake._take(Message(0, 0, body))  # kept
+    intake._take(Message(0, 1, body))  # held: paused, then its partition is revoked
+    assert len(taken) == 1 and intake.taken == 1
+    assert consumer.calls == [
+        ("pause", [0, 1]),  # every assigned partition
+        ("pause", [0, 1]),  # again after each poll (partitions assigned meanwhile too)
+        ("seek", (1, 7)),  # a message fetched before the pause: read again later
+        ("commit", [(0, 1)]),  # at the revoke: what was kept, not the held message (offset 1)
+        ("pause", [1]),
+        ("resume", [1]),  # the held message given up: consumption goes on
+    ]
+    assert intake._kept == {} and intake.pauses == 1
+
+
+def test_a_bad_message_is_dead_lettered_and_its_offset_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted: list[str] = []
+    consumer = Consumer([])
+    intake = _intake(tmp_path, consumer, lambda text, event: accepted.append(text), monkeypatch)
+    intake._take(Message(1, 4, b'{"eventType": "START", "x": NaN}'))
+    intake._take(Message(1, 5, json.dumps(_event("r2")).encode()))
+    intake._commit()
+    assert len(accepted) == 1 and intake.dead_lettered == 1
+    assert consumer.calls == [("commit", [(1, 6)])]
+    (letter,) = intake._spool.dead_letters()
+    assert letter.lane == "kafka:t/1"
+    assert "t[1]@4 is not an event: body is not JSON" in letter.reason
+    assert letter.body == '{"eventType": "START", "x": NaN}'
