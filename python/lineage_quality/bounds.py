@@ -96,6 +96,7 @@ class SharedRunBounds:
     expired run is unknown (`gate` exits 2), an expired event is evaluated again if redelivered."""
 
     max_rows: int = attrs.field(default=200_000, validator=attrs.validators.gt(0))
-    max_bytes: int = attrs.field(default=1024 * 1024 * 1024, validator=attrs.validators.gt(0))
-    retention_days: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
+    max_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=attrs.validators.gt(0))
+    # as the runs API's own bookkeeping (RunBookBounds); a redelivery comes within minutes
+    retention_days: float = attrs.field(default=7.0, validator=attrs.validators.gt(0))
     check_every: int = attrs.field(default=64, validator=attrs.validators.gt(0))

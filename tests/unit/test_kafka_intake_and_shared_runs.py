@@ -129,7 +129,7 @@ def test_shared_runs_are_bounded(tmp_path: Path) -> None:
     assert store.verdicts("r11") == []
     rows = store._db.execute("SELECT count(*) FROM lq_run_verdicts").fetchone()[0]
     assert rows <= 5
-    store.expire(now_ms=int(time.time() * 1000) + 31 * 86_400_000)  # past the retention
+    store.expire(now_ms=int(time.time() * 1000) + 8 * 86_400_000)  # past 7 days: retention
     assert store.verdicts("r11") is None
     store.close()
 
