@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 import urllib.request
@@ -23,7 +24,14 @@ import pytest
 from kafka_broker import KafkaBroker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
-from faultkit import RecordingSink, check_run_order, key_of, make_event, record_fault
+from faultkit import (
+    RecordingSink,
+    ServeProcess,
+    check_run_order,
+    key_of,
+    make_event,
+    record_fault,
+)
 from kafkakit import committed, end_offsets, kafka_serve, produce, wait_until
 
 pytestmark = pytest.mark.kafka
@@ -139,4 +147,49 @@ def test_sigkill_with_events_spooled_loses_nothing_after_restart(
         "kafka in: kill -9 with events spooled, restart on the spool",
         len(events), len(events), len(sink.received()),
         spooled_at_kill=spooled, duplicates=len(sink.events) - len(sink.received()),
+    )  # fmt: skip
+
+
+def test_topic_in_serve_topic_out_keeps_each_run_in_one_partition_in_order(
+    running_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    """Kafka in and Kafka out together: the listener's topic -> serve -> another topic, each
+    event there once (no fault), keyed by its run, a run's events in one partition in order."""
+    topic_in, topic_out, group = "lineage-in-out", "lineage-out-of-serve", "lq-in-out"
+    running_broker.create_topic(topic_in, partitions=PARTITIONS)
+    running_broker.create_topic(topic_out, partitions=2)
+    events = _events(6, 5)
+    produce(running_broker, topic_in, events)
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    config = tmp_path / "out.openlineage.yml"
+    config.write_text(
+        f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
+        f"    bootstrap.servers: '{running_broker.bootstrap}'\n"
+    )
+    serve = ServeProcess(
+        [
+            "--contracts", str(contracts), "--port", "0", "--spool", str(tmp_path / "s.db"),
+            "--openlineage-config", str(config),
+            "--kafka-bootstrap-servers", running_broker.bootstrap,
+            "--kafka-topic", topic_in, "--kafka-group-id", group,
+        ],
+        tmp_path / "serve.log",
+    )  # fmt: skip
+    try:
+        messages = running_broker.read(topic_out, len(events), timeout=90)
+        end = end_offsets(running_broker, topic_in, PARTITIONS)
+        assert wait_until(lambda: committed(running_broker, group, topic_in, PARTITIONS) == end, 30)
+    finally:
+        serve.stop()
+    assert sorted(m[3] for m in messages) == sorted(json.dumps(e) for e in events)  # as sent
+    partitions: dict[str, set[int]] = {}
+    for partition, _, key, _ in messages:
+        partitions.setdefault(key, set()).add(partition)
+    assert set(partitions) == {f"run:reliability/job_{run}" for run in range(6)}
+    assert all(len(p) == 1 for p in partitions.values())
+    check_run_order([json.loads(m[3]) for m in sorted(messages, key=lambda m: (m[0], m[1]))])
+    record_fault(
+        "kafka in and out: topic -> serve -> topic", len(events), len(events), len(messages),
+        duplicates=len(messages) - len(events),
     )  # fmt: skip
