@@ -517,16 +517,26 @@ def run_all(results: Path) -> dict[str, Any]:
     try:
         events = capture_events(tmp, HERE / "data" / "orders_1000000")
         passing = pass_through(tmp, events)
+        kafka = _kafka_case(tmp, events, passing)  # the Kafka path beside it, same sitting
         jobs = {
             str(rows): job_overhead(tmp, HERE / "data" / f"orders_{rows}", repeat)
             for rows, repeat in JOB_SIZES
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    doc = {"pass_through": passing, "jobs": jobs, "captured_events": len(events)}
+    doc = {"pass_through": passing, "jobs": jobs, "captured_events": len(events), "kafka": kafka}
     doc["markdown"] = markdown(doc)
     (results / "producer.json").write_text(json.dumps(doc, indent=1))
     return doc
+
+
+def _kafka_case(tmp: Path, events: list[bytes], passing: dict[str, Any]) -> dict[str, Any]:
+    """bench/kafka_path.py's figures (topic -> serve -> topic, 1 and 2 consumers); {"skipped":
+    why} where there is no Kafka here."""
+    import kafka_path
+
+    why = kafka_path.usable()
+    return {"skipped": why} if why else kafka_path.cases(tmp, events, passing)
 
 
 def _row(name: str, m: dict[str, float], senders: int) -> str:
@@ -586,6 +596,13 @@ def markdown(doc: dict[str, Any]) -> list[str]:
     for rows, job in doc["jobs"].items():
         lines += _job_lines(int(rows), job, goal=int(rows) == JOB_SIZES[0][0])
     lines.append("")
+    kafka = doc.get("kafka") or {}
+    if "kafka_1" in kafka:
+        import kafka_path
+
+        lines += kafka_path.markdown(kafka)
+    elif kafka:
+        lines += ["## Kafka in and out", "", f"Not measured: {kafka['skipped']}.", ""]
     return lines
 
 

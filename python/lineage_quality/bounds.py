@@ -84,3 +84,19 @@ class LineageBounds:
     retention_days: float = attrs.field(default=400.0, validator=attrs.validators.gt(0))
     max_marks: int = attrs.field(default=500, validator=attrs.validators.gt(0))
     check_every: int = attrs.field(default=64, validator=attrs.validators.gt(0))
+
+
+@attrs.frozen
+class SharedRunBounds:
+    """The run verdicts kept in the history store for every producer sharing it
+    (producer/shared_runs.py): the verdict rows of each evaluated event under its run ids
+    (`gate --run-id --history`), and its enriched text (a redelivered COMPLETE is not evaluated
+    again). Rows recorded more than `retention_days` ago expire; past `max_rows` rows or
+    `max_bytes` bytes in a table its oldest go; checked every `check_every` events kept. An
+    expired run is unknown (`gate` exits 2), an expired event is evaluated again if redelivered."""
+
+    max_rows: int = attrs.field(default=200_000, validator=attrs.validators.gt(0))
+    max_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=attrs.validators.gt(0))
+    # as the runs API's own bookkeeping (RunBookBounds); a redelivery comes within minutes
+    retention_days: float = attrs.field(default=7.0, validator=attrs.validators.gt(0))
+    check_every: int = attrs.field(default=64, validator=attrs.validators.gt(0))

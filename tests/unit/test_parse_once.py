@@ -18,7 +18,7 @@ from lineage_quality.engine import verdict
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
-from lineage_quality.producer import service as service_module
+from lineage_quality.producer import spooled as spooled_module
 from lineage_quality.producer.settings import Settings
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Operator, Rule, Threshold
@@ -89,7 +89,7 @@ def test_an_evaluated_complete_is_parsed_once(
         return real_loads(text)
 
     monkeypatch.setattr(rawjson, "loads", counting)
-    monkeypatch.setattr(service_module, "_parse", lambda body: pytest.fail("parsed again"))
+    monkeypatch.setattr(spooled_module, "parse", lambda body: pytest.fail("parsed again"))
     evaluator, sink = Evaluator(), Sink()
     producer = Producer(evaluator, sink, Spool(tmp_path / "s.db"), Settings(port=0))  # type: ignore[arg-type]
     producer.start()
@@ -151,7 +151,7 @@ def test_the_in_driver_intake_hands_the_worker_its_parse(
         return real_loads(text)
 
     monkeypatch.setattr(rawjson, "loads", counting)
-    monkeypatch.setattr(service_module, "_parse", lambda body: pytest.fail("parsed again"))
+    monkeypatch.setattr(spooled_module, "parse", lambda body: pytest.fail("parsed again"))
     spool = Spool(tmp_path / "s.db")
     intake = OwnRunIntake(spool, hold_seconds=60, on_first_event=lambda: None)
     body = complete("0190e6f0-0000-7000-8000-000000000003")
@@ -159,7 +159,7 @@ def test_the_in_driver_intake_hands_the_worker_its_parse(
     intake.release_held()  # a COMPLETE without job details is held until the run is known
     item = spool.claim(timeout=5)
     assert item is not None and item.body == body
-    envelope = service_module._opened(item)  # what the worker works on
+    envelope = spooled_module.opened(item)  # what the worker works on
     assert envelope.tree == real_loads(body) and envelope.complete
     assert envelope.run_ids == ("0190e6f0-0000-7000-8000-000000000003",)
     assert len(parses) == 1

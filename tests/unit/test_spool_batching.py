@@ -15,7 +15,7 @@ import pytest
 from test_spool_and_events import event
 
 from lineage_quality.producer import Evaluator, Producer, Spool
-from lineage_quality.producer import service as service_module
+from lineage_quality.producer import spooled as spooled_module
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import SpoolFullError
 from lineage_quality.producer.spool import commit as commit_module
@@ -217,13 +217,13 @@ def test_a_received_event_of_a_type_never_evaluated_is_forwarded_without_parsing
     )
     fail = start.replace('"START"', '"FAIL"')
     parsed: list[str] = []
-    real_parse = service_module._parse
+    real_parse = spooled_module.parse
 
     def spy(body: str) -> Any:
         parsed.append(json.loads(body)["eventType"])
         return real_parse(body)
 
-    monkeypatch.setattr(service_module, "_parse", spy)
+    monkeypatch.setattr(spooled_module, "parse", spy)
     producer._accept(start, json.loads(start))
     producer._accept(fail, json.loads(fail))
     producer.start()

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+DEFAULT_HISTORY = ".lineage-quality/history.db"  # serve's, with its default --spool
+
 
 def add_parser(sub: Any) -> None:
     """The `gate` command."""
@@ -36,9 +38,10 @@ def add_parser(sub: Any) -> None:
     gate.add_argument("--api-key-file", help="file with the API key (else LINEAGE_QUALITY_API_KEY)")
     gate.add_argument(
         "--history",
-        default=".lineage-quality/history.db",
         metavar="PATH|URL",
-        help="with --dataset: serve's --history, a SQLite file or a postgresql:// URL",
+        help="serve's --history, a SQLite file or a postgresql:// URL: --dataset reads it "
+        f"(default {DEFAULT_HISTORY}); --run-id reads the run's verdicts there instead of "
+        "asking --url (any producer sharing it)",
     )
     gate.add_argument(
         "--history-password-file", metavar="FILE", help="with --dataset: as serve's"
@@ -54,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
     cannot tell (unknown run, still pending after --wait, no answer)."""
     if args.dataset is not None:
         return _dataset(args)
+    if args.history is not None:
+        from lineage_quality.cli.gate_shared import gate_from_store
+
+        return gate_from_store(args)
     import json
     import time
     import urllib.error
@@ -61,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
     import urllib.request
 
     from lineage_quality.inert import inert
-    from lineage_quality.producer.run_verdicts import describe
 
     key = os.environ.get("LINEAGE_QUALITY_API_KEY")
     if args.api_key_file:
@@ -94,18 +100,9 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     rows = doc.get("verdicts") or []
-    if args.job:
-        rows = [r for r in rows if r.get("job") == args.job]
-    from lineage_quality.producer.run_verdicts import blocking
+    from lineage_quality.cli.gate_shared import decide_rows
 
-    failed = blocking(rows)
-    for row in failed:  # names and messages from events: no escape sequence to the terminal
-        print(f"BLOCK {inert(describe(row))}")
-    print(
-        inert(f"run {args.run_id}: {len(rows)} verdict(s), {len(failed)} failed BLOCK rule(s)"),
-        file=sys.stderr,
-    )
-    return 1 if failed else 0
+    return decide_rows(args, rows)
 
 
 def _dataset(args: argparse.Namespace) -> int:
@@ -120,7 +117,7 @@ def _dataset(args: argparse.Namespace) -> int:
 
     name = args.dataset
     verdict: GateVerdict
-    where = str(args.history)
+    where = str(args.history or DEFAULT_HISTORY)
     if not postgres_url(where) and not Path(where).exists():
         verdict = GateVerdict(
             UNKNOWN,

@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from lineage_quality.contracts.binding import BoundRules
     from lineage_quality.engine.quarantine import QuarantineConfig
     from lineage_quality.lineage.keeper import LineageKeeper
+    from lineage_quality.producer import Producer
+    from lineage_quality.producer.kafka.consumer import KafkaIntake
     from lineage_quality.producer.settings import OutputSpec, Settings
+    from lineage_quality.producer.shared_runs import SharedRuns
 
 log = logging.getLogger("lineage_quality")
 
@@ -83,6 +86,7 @@ def add_parser(sub: Any) -> None:
     )
     groups["alerts"] = _add_alert_flags(serve)
     groups["lineage"] = serve.add_argument_group("along lineage", "docs/lineage.md")
+    groups["kafka"] = _add_kafka_flags(serve)
     _add_settings_flags(serve, groups)  # once every group they go to exists
     add_history_flags(serve)
     serve.set_defaults(func=run)
@@ -94,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from lineage_quality.producer.alerts import parse_min_severity
     from lineage_quality.producer.outputs.factory import build_outputs, secrets_of
     from lineage_quality.producer.secrets import (
+        client_secrets,
         environment_secrets,
         redact_logs,
         scrub_environment,
@@ -118,13 +123,13 @@ def run(args: argparse.Namespace) -> int:
     # every output (DataHub, alerts) made from the settings by type; fails here when misconfigured
     settings = _settings(args, api_key, parse_min_severity(args.alert_min_severity))
     redact.add(secrets_of(settings.outputs))  # Slack URLs, a DataHub token
+    redact.add(client_secrets(settings.kafka_config))  # Kafka in: sasl.password...
     outputs = build_outputs(settings, bindings)
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
     history = history_store(args)  # libpq reads PGPASSWORD (or PGPASSFILE) now, once
-    lineage = _lineage(
-        args, settings, bindings
-    )  # the same store's lineage tables, a connection of its own
+    lineage = _lineage(args, settings, bindings)  # the store's lineage tables, own connection
+    shared = _shared_runs(args)  # and its run verdicts: every producer sharing it sees them
     # Every secret has been read: none may reach the evaluator's JVM (started later).
     scrubbed = scrub_environment(os.environ)
     if scrubbed:
@@ -143,17 +148,23 @@ def run(args: argparse.Namespace) -> int:
         result_sinks=outputs.result_sinks,
         alerts=outputs.alerts,
         lineage=lineage,
+        shared=shared,
     )
+    kafka_in = _kafka_intake(settings, producer)  # fails here when misconfigured
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     producer.start()
+    if kafka_in is not None:
+        kafka_in.start()  # after the workers: what it hands over is taken at once
     print(
         f"lineage-quality {__version__} listening on {producer.url}/api/v1/lineage "
         f"({sum(len(b.rules) for b in bindings)} rules on {len(bindings)} binding(s))",
         flush=True,
     )
     stop.wait()
+    if kafka_in is not None:  # first: what it kept is committed, its partitions go to others
+        kafka_in.stop()
     producer.stop(drain_timeout=settings.drain_seconds)
     return 0
 
@@ -174,18 +185,63 @@ def _lineage(
     return LineageKeeper(store, settings.upstream, critical_of(bindings))
 
 
+def _shared_runs(args: argparse.Namespace) -> SharedRuns | None:
+    """The run verdicts kept in the history store (none with --history off)."""
+    from lineage_quality.producer.shared_runs import open_shared_runs
+
+    where = history_where(args)
+    if where is None:
+        return None
+    return open_shared_runs(where, password_file=args.history_password_file)
+
+
+def _kafka_intake(settings: Settings, producer: Producer) -> KafkaIntake | None:
+    """Kafka in, when --kafka-bootstrap-servers (or a bootstrap.servers setting) says so."""
+    from lineage_quality.producer.kafka.consumer import KafkaIntake, wanted
+
+    if not wanted(settings):
+        return None
+    return KafkaIntake(settings, producer.intake.accept, producer.spool, producer.metrics)
+
+
+def _add_kafka_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    kafka = serve.add_argument_group(
+        "Kafka in", "the listener's Kafka transport as input; docs/producer.md, Kafka in"
+    )
+    kafka.add_argument(
+        "--kafka-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a librdkafka consumer setting, e.g. security.protocol=SASL_SSL (repeatable; "
+        "secrets belong in --kafka-conf-file: the command line shows in ps)",
+    )
+    kafka.add_argument(
+        "--kafka-conf-file",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="librdkafka consumer settings, one KEY=VALUE a line (# comments), before "
+        "--kafka-conf",
+    )
+    return kafka
+
+
 def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int) -> Settings:
     """The producer's settings: every `serve` option that is a setting (see settings.flags),
     and what the CLI reads elsewhere (the key from the environment, the alert threshold, the
     outputs from `--datahub-*` and `--alert-*`)."""
+    from lineage_quality.producer.kafka.consumer import settings_from_pairs
     from lineage_quality.producer.settings import Settings, flags
 
     given = {f.name: getattr(args, f.name) for f in flags()}
     outputs = _outputs(args)
+    kafka = settings_from_pairs(args.kafka_conf, args.kafka_conf_file)
     try:
         return Settings(
             **given,
             outputs=outputs,
+            kafka_config=kafka,
             api_key=api_key,
             alert_min_rank=alert_min_rank,
             marquez_web_url=args.marquez_web_url,

@@ -128,6 +128,19 @@ class Metrics:
         self.forward_failures = Counter(
             "lineage_quality_forward_failures", "Failed attempts to forward an event", registry=r
         )
+        # Kafka in (kafka/consumer.py): its events are also counted in events_received
+        self.kafka_messages = Counter(
+            "lineage_quality_kafka_messages",
+            "Kafka messages consumed, by outcome: taken (an event kept) or dead_lettered (not an "
+            "event)",
+            ["outcome"],
+            registry=r,
+        )
+        self.kafka_paused = Gauge(
+            "lineage_quality_kafka_paused",
+            "1 while Kafka consumption is paused because the spool is at its bound",
+            registry=r,
+        )
         self.dead_letters = Counter(
             "lineage_quality_dead_letters", "Events moved to the dead letters", registry=r
         )

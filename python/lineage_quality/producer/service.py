@@ -46,7 +46,7 @@ from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
-from lineage_quality.producer.intake import EVALUATED_TYPES, Accept, Intake
+from lineage_quality.producer.intake import Accept, Intake
 from lineage_quality.producer.lineage_alerts import event_alerts
 from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
@@ -54,7 +54,15 @@ from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_marks, emit_results
 from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
 from lineage_quality.producer.settings import DEFAULTS, Settings
+from lineage_quality.producer.shared_runs import (
+    SharedRuns,
+    remember_event,
+    remember_verdicts,
+    reuse,
+    verdicts_of,
+)
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
+from lineage_quality.producer.spooled import needs_no_parse, opened
 from lineage_quality.producer.write_through import SinkLatency, WriteThrough
 from lineage_quality.results import RuleResult
 
@@ -85,8 +93,10 @@ class Producer:
         alerts: AlertSender | None = None,
         accept: Accept | None = None,
         lineage: LineageKeeper | None = None,
+        shared: SharedRuns | None = None,
     ) -> None:
         self.settings = settings
+        self.shared = shared  # run verdicts and evaluated events shared by producers (--history)
         # each COMPLETE's lineage and its outputs' health, and the marks from upstream
         self.lineage = lineage
         self.alerts = alerts  # webhooks; delivered on their own thread, never blocking events
@@ -166,7 +176,7 @@ class Producer:
     def _note_run(self, item: SpooledEvent, step: int) -> None:
         """Keep `GET /api/v1/runs/{runId}` informed: a COMPLETE of the run waits (+1) or was
         handled (-1); any other event just makes the run known."""
-        envelope = _opened(item)
+        envelope = opened(item)
         if not envelope.run_ids:
             return
         try:
@@ -178,10 +188,11 @@ class Producer:
         """What `GET /api/v1/runs/{runId}` answers: 404 unknown, 202 while a COMPLETE of the run
         (or of a child run) waits, else 200 with every verdict and the failed BLOCK rules."""
         report = self.spool.run_report(run_id)
-        if report is None:
+        shared = verdicts_of(self.shared, run_id)  # every producer's, with a shared store
+        if report is None and shared is None:
             return 404, {"runId": run_id, "status": "unknown"}
-        pending, bodies = report
-        rows = [row for body in bodies for row in json.loads(body)]
+        pending, bodies = report or (0, [])
+        rows = shared or [row for body in bodies for row in json.loads(body)]
         if pending > 0:
             return 202, {"runId": run_id, "status": "pending", "pendingEvents": pending}
         return 200, {
@@ -281,7 +292,7 @@ class Producer:
             )  # fmt: skip
             reason = f"could not be handled: {describe(exc)}"
             if not item.enriched and item.kind != LATE:  # its run must not pass `gate` now
-                keep_unjudged(self.spool, self.evaluator, _opened(item).tree, reason)
+                keep_unjudged(self.spool, self.evaluator, opened(item).tree, reason)
             if self.delivery.bury(item, reason):
                 return
             backoff = self.settings.retry.maximum  # not even buried (a full disk): wait
@@ -296,13 +307,13 @@ class Producer:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running
         evaluation (a follow-up waiting for its results), which releases it."""
         delivery = self.delivery
-        if _needs_no_parse(item):  # as received, of a type never evaluated: forward it as it is
+        if needs_no_parse(item):  # as received, of a type never evaluated: forward it as it is
             if delivery.forward(item, item.body):
                 delivery.delete(item, item.run_ids, 0)
             return True
         # parsed once: by the receiver (its envelope kept with the body), or here when read back
         # from the database
-        envelope = _opened(item)
+        envelope = opened(item)
         body = item.body
         if not item.enriched:
             prepared = self._prepare(item, envelope)
@@ -339,6 +350,9 @@ class Producer:
             if not marks:
                 return item.body
             return self._keep(item, enrich(event, {}, self.settings.max_added_bytes, marks))
+        done = reuse(self.shared, event, self.spool, item.id, envelope.run_ids)
+        if done is not None:  # redelivered (Kafka): evaluated by a producer already
+            return done
         return self._evaluate(item, event, envelope.bound(self.evaluator))
 
     def _lineage(self, envelope: Envelope, results: Results) -> Marks:
@@ -432,14 +446,18 @@ class Producer:
         if in_time:
             results = evaluation.final()
             marks = self._results_ready(event, results)
-            return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks))
+            return self._keep(
+                item, enrich(event, results, self.settings.max_added_bytes, marks), event
+            )
 
         message = f"evaluation timed out after {self.settings.evaluation_timeout:g}s"
         results, late = evaluation.partial(message)
         if not late:  # every dataset finished just now
             results = evaluation.final()
             marks = self._results_ready(event, results)
-            return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks))
+            return self._keep(
+                item, enrich(event, results, self.settings.max_added_bytes, marks), event
+            )
         self.counters.add("timeouts")
         log.warning(
             "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
@@ -463,7 +481,9 @@ class Producer:
                     return None
             results = evaluation.final()
             marks = self._results_ready(event, results)
-            return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks))
+            return self._keep(
+                item, enrich(event, results, self.settings.max_added_bytes, marks), event
+            )
         self.counters.add("late")
         evaluation.when_done(
             lambda: self._deliver_late(
@@ -528,10 +548,12 @@ class Producer:
         self.metrics.count_results(results, event, provisional)
         ids = run_ids(event)
         if ids and results:
+            rows = json.dumps(verdict_rows(event, results))
             try:
-                self.spool.add_verdicts(ids, json.dumps(verdict_rows(event, results)))
+                self.spool.add_verdicts(ids, rows)
             except sqlite3.Error as exc:
                 log.warning("could not keep the verdicts of run %s: %s", ids[0], exc)
+            remember_verdicts(self.shared, event, ids, rows)
         emit_results(self.result_sinks, event, results)
         judged = {ref: r for ref, r in results.items() if ref not in provisional}
         if self.lineage is None or late:
@@ -553,39 +575,14 @@ class Producer:
         if added:
             log.info("%d alert(s) queued for run %s", added, alerts[0].run_id)
 
-    def _keep(self, item: SpooledEvent, enriched: dict[str, Any]) -> str:
-        """`enriched` as text (written once), kept in the spool in place of the received body."""
+    def _keep(self, item: SpooledEvent, enriched: dict[str, Any], evaluated: Any = None) -> str:
+        """`enriched` as text (written once), kept in the spool in place of the received body;
+        and in the shared store when it is the final evaluation of `evaluated` (as received)."""
         body = rawjson.dumps(enriched)
+        if evaluated is not None:
+            remember_event(self.shared, evaluated, body)
         try:
             self.spool.replace(item.id, body)
         except sqlite3.Error as exc:  # only costs a re-evaluation after a crash
             log.warning("could not keep the enriched event %d in the spool: %s", item.id, exc)
         return body
-
-
-def _needs_no_parse(item: SpooledEvent) -> bool:
-    """An event this process received and validated (its type and runs known without parsing
-    it again) whose type is neither evaluated nor a FAIL to remember (see `_prepare`)."""
-    return (
-        item.event_type is not None
-        and item.kind != LATE
-        and not item.enriched
-        and item.event_type not in EVALUATED_TYPES
-        and item.event_type != "FAIL"
-    )
-
-
-def _opened(item: SpooledEvent) -> Envelope:
-    """`item`'s envelope: the intake's, kept with it in memory, else its body parsed once."""
-    if isinstance(item.event, Envelope):
-        return item.event
-    return Envelope.of(item.body, item.event if item.event is not None else _parse(item.body))
-
-
-def _parse(body: str) -> Any:
-    """`body` parsed as the receiver parses it (rawjson: numbers as written, NaN/Infinity
-    refused), for an event read back from the database; None: not JSON."""
-    try:
-        return rawjson.loads(body)
-    except ValueError:
-        return None

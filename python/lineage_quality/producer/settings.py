@@ -209,6 +209,36 @@ class Settings:
         validator=_not_negative,
     )  # fmt: skip
 
+    # -- Kafka in (kafka/consumer.py): the listener's topic, consumed beside the HTTP receiver --
+    kafka_bootstrap_servers: str = _setting(
+        "", "--kafka-bootstrap-servers",
+        "consume lineage events from Kafka at these brokers (host:port,...; default: none, "
+        "HTTP only)",
+        group="kafka", metavar="HOSTS",
+    )  # fmt: skip
+    kafka_topics: str = _setting(
+        "openlineage", "--kafka-topic",
+        "the topic(s) the listener writes to, comma-separated (default %(default)s)",
+        group="kafka", metavar="TOPIC[,TOPIC]",
+    )  # fmt: skip
+    kafka_group_id: str = _setting(
+        "lineage-quality", "--kafka-group-id",
+        "the consumer group: serve processes of one group split the partitions "
+        "(default %(default)s)",
+        group="kafka", metavar="GROUP",
+    )  # fmt: skip
+    # any other librdkafka consumer setting (security.protocol, sasl.*...): --kafka-conf and
+    # --kafka-conf-file; the secrets among them are masked in every log line; never in a repr
+    kafka_config: Mapping[str, str] = attrs.field(
+        factory=dict, repr=False, hash=False, kw_only=True
+    )
+    kafka_commit_every: float = _setting(
+        0.5, "--kafka-commit-every",
+        "commit the offsets of the events kept this often (a rebalance and a stop commit too; "
+        "default %(default)s)",
+        group="kafka", metavar="SECONDS", validator=_positive,
+    )  # fmt: skip
+
     # -- outputs: result sinks and alert senders, made by outputs/factory.py by `type` ---------
     outputs: tuple[OutputSpec, ...] = attrs.field(default=(), converter=_outputs, kw_only=True)
 

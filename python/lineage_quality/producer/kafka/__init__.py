@@ -1,4 +1,5 @@
-"""Kafka, as the producer's sink (issue 43; Kafka in comes later): `KafkaAckedTransport`, the
+"""Kafka, as the producer's sink and source (issue 43). Kafka in is `consumer.KafkaIntake` (made
+by `serve`; docs/producer.md, "Kafka in"). Kafka out is `KafkaAckedTransport`, the
 transport of `type: kafka`, which takes an event only once the broker acknowledged it, keyed by
 `message_key` (OpenLineage's run key) so that a run's events share a partition.
 

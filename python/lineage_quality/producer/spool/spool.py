@@ -288,6 +288,11 @@ class Spool:
         of the oldest dead letters expired for it (`settings.dead_letter_max_events`, `_bytes`)."""
         return self.letters.bury(event_id, reason)
 
+    def dead_letter_text(self, body: str, lane: str, reason: str) -> int:
+        """Keep `body`, which is not an event (a bad Kafka message), among the dead letters; how
+        many of the oldest expired for it."""
+        return self.letters.record(body, lane, reason)
+
     def dead_letters(self) -> list[DeadLetter]:
         return self.letters.entries()
 

@@ -1,0 +1,273 @@
+"""The Kafka path of the producer, end to end: listener topic -> `serve` (Kafka in) -> output topic
+(Kafka out), with 1 and 2 `serve` processes in one consumer group, beside the HTTP path
+(bench/passthrough.py's `pass_through`) in the same sitting:
+`python bench/kafka_path.py EVENTS.jsonl [--rounds N]`. `make bench` runs it through
+`run_all` (bench/producer.py) when the Kafka jars are there (`make kafka-jars`).
+
+The broker is the tests' (tests/kafka/kafka_broker.py: Apache Kafka, KRaft, one node, from the
+jars `make kafka-jars` fetches). Events are the captured listener events (bench/producer.py's
+`own_runs`: runs of their own per sender), keyed as the listener keys them; no rule binds them.
+
+- **burst**: `EVENTS` events written to the input topic at once; events/s from the first write to
+  the last message on the output topic.
+- **paced**: `PACED` events written at `PACED_RATE` events/s (well below either capacity); p50 and
+  p99 of each event's time from its write to the input topic to serve's write to the output
+  topic (the two messages' CreateTime stamps, ms).
+Prints one JSON line per round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests" / "kafka"))
+sys.path.insert(0, str(ROOT / "python"))
+
+import producer  # noqa: E402  (bench/producer.py: events, own_runs, the HTTP path)
+from kafka_broker import CLIENT_LOG, KafkaBroker  # noqa: E402
+
+from lineage_quality.producer.kafka import message_key  # noqa: E402
+from lineage_quality.sparksubmit import submit_env  # noqa: E402
+
+EVENTS = 3000
+PACED = 600
+PACED_RATE = 100.0  # events/s
+PARTITIONS = 4
+
+
+def _serve(
+    tmp: Path,
+    broker: KafkaBroker,
+    name: str,
+    topic_in: str,
+    topic_out: str,
+    group: str,
+    extra: tuple[str, ...] = (),
+) -> subprocess.Popen[bytes]:
+    contracts = tmp / "no-match"
+    contracts.mkdir(exist_ok=True)
+    (contracts / "other.odcs.yaml").write_text(producer._contract("/nowhere/at/all", []))
+    config = tmp / f"{name}.openlineage.yml"
+    config.write_text(
+        f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
+        f"    bootstrap.servers: '{broker.bootstrap}'\n    linger.ms: '1'\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
+    log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen(
+        [sys.executable, "-m", "lineage_quality.cli", "-v", "serve", "--contracts",
+         str(contracts), "--port", "0", "--spool", str(tmp / f"{name}.spool.db"),
+         "--spark-master", "local[1]", "--openlineage-config", str(config),
+         "--kafka-bootstrap-servers", broker.bootstrap, "--kafka-topic", topic_in,
+         "--kafka-group-id", group, *extra],
+        env=submit_env(env), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    )  # fmt: skip
+
+
+def _ready(log: Path) -> bool:
+    """serve printed where it listens and its /readyz answers 200 (the evaluator is up: its
+    Spark start-up no longer competes for the cores), as the HTTP path waits for."""
+    import http.client
+    import re
+
+    found = re.search(r"listening on http://127\.0\.0\.1:(\d+)/", log.read_text(errors="replace"))
+    if found is None:
+        return False
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", int(found.group(1)), timeout=2)
+        conn.request("GET", "/readyz")
+        return conn.getresponse().status == 200
+    except OSError:
+        return False
+
+
+def _assigned(log: Path) -> bool:
+    lines = [ln for ln in log.read_text(errors="replace").splitlines() if "Kafka in: " in ln]
+    wanted = [ln for ln in lines if "Kafka in: assigned" in ln or "Kafka in: revoked" in ln]
+    return bool(wanted) and "assigned" in wanted[-1] and not wanted[-1].endswith("nothing")
+
+
+def _write(broker: KafkaBroker, topic: str, bodies: list[bytes], rate: float | None) -> None:
+    from confluent_kafka import Producer
+
+    out = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 1, "logger": CLIENT_LOG})
+    start = time.perf_counter()
+    for i, body in enumerate(bodies):
+        if rate is not None:
+            delay = start + i / rate - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+        out.produce(topic, value=body, key=message_key(json.loads(body)).encode())
+        out.poll(0)
+    if out.flush(60):
+        raise RuntimeError("the input topic did not take every event")
+
+
+def _stamps(broker: KafkaBroker, topic: str, count: int, timeout: float) -> dict[bytes, int]:
+    """value -> CreateTime (ms) of the first `count` distinct values of `topic`."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": f"bench-{uuid.uuid4().hex}",
+         "auto.offset.reset": "earliest", "enable.auto.commit": False, "logger": CLIENT_LOG}
+    )  # fmt: skip
+    consumer.subscribe([topic])
+    found: dict[bytes, int] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        while len(found) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None or message.error():
+                continue
+            found.setdefault(message.value(), message.timestamp()[1])
+    finally:
+        consumer.close()
+    if len(found) < count:
+        raise RuntimeError(f"only {len(found)} of {count} events reached {topic}")
+    return found
+
+
+def kafka_path(
+    tmp: Path, events: list[bytes], consumers: int, extra: tuple[str, ...] = ()
+) -> dict[str, float]:
+    """The burst and paced figures with `consumers` serve processes in one group (`extra`: more
+    serve options)."""
+    broker = KafkaBroker(tmp / f"kafka-{consumers}")
+    broker.start()
+    serves: list[subprocess.Popen[bytes]] = []
+    try:
+        figures: dict[str, float] = {"consumers": consumers}
+        for case, count, rate in (("burst", EVENTS, None), ("paced", PACED, PACED_RATE)):
+            topic_in, topic_out = f"in-{case}", f"out-{case}"
+            broker.create_topic(topic_in, PARTITIONS)
+            broker.create_topic(topic_out, PARTITIONS)
+            group = f"bench-{case}"
+            names = [f"serve-{consumers}-{case}-{i}" for i in range(consumers)]
+            serves = [_serve(tmp, broker, n, topic_in, topic_out, group, extra) for n in names]
+            deadline = time.monotonic() + 300
+            while not all(_ready(tmp / f"{n}.log") and _assigned(tmp / f"{n}.log") for n in names):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the consumer group did not form")
+                time.sleep(0.5)
+            time.sleep(2)  # the group settled (a last rebalance)
+            bodies = producer.own_runs(events, producer.CLIENTS, count, f"{case}-{consumers}")
+            started = time.time()
+            _write(broker, topic_in, bodies, rate)
+            sent = _stamps(broker, topic_in, count, 120)
+            out = _stamps(broker, topic_out, count, 600)
+            if case == "burst":
+                figures["burst_events"] = count
+                figures["burst_per_second"] = count / ((max(out.values()) / 1000) - started)
+            else:
+                lat = sorted(out[v] - sent[v] for v in sent)
+                figures["paced_events"] = count
+                figures["paced_rate"] = rate or 0.0
+                figures["p50_ms"] = statistics.median(lat)
+                figures["p99_ms"] = lat[int(0.99 * (len(lat) - 1))]
+            for serve in serves:
+                serve.terminate()
+            for serve in serves:
+                serve.wait(60)
+            serves = []
+        return figures
+    finally:
+        for serve in serves:
+            serve.kill()
+        broker.stop()
+
+
+def usable() -> str | None:
+    """Why the Kafka case cannot run here (no jars, no client), None when it can."""
+    from kafka_broker import KAFKA_JARS
+
+    if not any(KAFKA_JARS.glob("kafka_2.13-*.jar")):
+        return f"no Kafka jars in {KAFKA_JARS} (make kafka-jars)"
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        return "no confluent-kafka (pip install 'lineage-quality[kafka]')"
+    return None
+
+
+def cases(tmp: Path, events: list[bytes], http: dict[str, Any]) -> dict[str, Any]:
+    """The Kafka path with 1 and 2 consumers, beside `http` (bench/producer.py's
+    `pass_through` of the same sitting)."""
+    return {
+        "http": {"serve": http["serve"]},
+        "kafka_1": kafka_path(tmp, events, 1),
+        "kafka_2": kafka_path(tmp, events, 2),
+    }
+
+
+def run(tmp: Path, events: list[bytes]) -> dict[str, Any]:
+    """The HTTP path, then the Kafka path with 1 and 2 consumers: one sitting."""
+    from passthrough import pass_through
+
+    return cases(tmp, events, pass_through(tmp, events, None))
+
+
+def markdown(doc: dict[str, Any]) -> list[str]:
+    http = doc["http"]["serve"]
+    rows = [
+        "## Kafka in and out",
+        "",
+        f"The same captured events, no rule binding them. HTTP: {producer.EVENTS} POSTs by "
+        f"{producer.CLIENTS} keep-alive senders to `serve`, forwarding to an HTTP sink. Kafka: "
+        f"{EVENTS} events written at once to a {PARTITIONS}-partition topic (keyed by run, as the "
+        f"listener writes them), `serve` consuming it and forwarding to another topic; latency: "
+        f"{PACED} events at {PACED_RATE:.0f}/s, from the write to the input topic to serve's write "
+        "to the output topic. One broker (KRaft), the producers and the clients share 2 cores.",
+        "",
+        "| path | consumers | events/s | p50 ms | p99 ms |",
+        "|---|---:|---:|---:|---:|",
+        f"| HTTP -> serve -> HTTP sink (forwarded) | - | {http['forwarded_per_second']:.0f} | "
+        f"{http['p50_ms']:.1f} (POST) | {http['p99_ms']:.1f} (POST) |",
+    ]
+    for key in ("kafka_1", "kafka_2"):
+        k = doc[key]
+        rows.append(
+            f"| topic -> serve -> topic | {int(k['consumers'])} | {k['burst_per_second']:.0f} | "
+            f"{k['p50_ms']:.0f} | {k['p99_ms']:.0f} |"
+        )
+    return [*rows, ""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("events", type=Path)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--workers", type=int, default=0, help="only the Kafka path, serve --workers N"
+    )
+    args = parser.parse_args()
+    events = [e for e in args.events.read_bytes().splitlines() if e.strip()]
+    for _ in range(args.rounds):
+        tmp = Path(tempfile.mkdtemp(prefix="lq-kafka-bench-"))
+        try:
+            if args.workers:
+                extra = ("--workers", str(args.workers))
+                doc = {f"kafka_{n}": kafka_path(tmp, events, n, extra) for n in (1, 2)}
+                print(json.dumps({"workers": args.workers, **doc}), flush=True)
+                continue
+            doc = run(tmp, events)
+            print(json.dumps(doc), flush=True)
+            print("\n".join(markdown(doc)), flush=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

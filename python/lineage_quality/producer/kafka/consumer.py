@@ -1,0 +1,407 @@
+"""`KafkaIntake`: `serve`'s Kafka input. It consumes the topic the OpenLineage listener's Kafka
+transport writes to and hands each event to the producer's intake (intake.py: write-through or
+spool), as the HTTP receiver does; one thread, one message at a time.
+
+What it promises (docs/producer.md, "Kafka in"):
+
+- **Committed only when kept.** `enable.auto.commit` is off; a message's offset is committed only
+  after `accept` returned for it, i.e. the event is in the spool and a disk sync covers it, or a
+  fast sink took it (write-through). Offsets are committed every `kafka_commit_every` seconds,
+  when partitions are revoked (a rebalance: what is kept is committed before another consumer
+  reads on) and at the stop. A crash loses no event; it can only repeat those after the last
+  commit.
+- **Bounded.** A message the spool refuses (at `spool_max_events`/`_bytes`, or a full disk) is
+  held -- one message, in memory -- and every assigned partition is paused until the spool takes
+  it; the consumer keeps polling meanwhile (group membership, rebalances), so memory stays bounded
+  by librdkafka's own fetch bounds.
+- **In partition order.** Messages are handled one after the other as they come: a partition's
+  (and so a run's: the listener keys a run's events alike) events reach the spool in its order,
+  and the spool's lanes keep a run's order from there.
+- **Nothing lost silently.** A message that is not an event -- not UTF-8, not JSON, NaN, not
+  OpenLineage-shaped, too large: what the HTTP receiver answers 400 or 413 to -- goes to the
+  spool's dead letters with the reason and where it came from, and its offset is committed: the
+  partition never stalls on it.
+
+confluent-kafka (the `kafka` extra) is imported when an intake is made, never by this package.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+from lineage_quality.errors import ConfigError
+from lineage_quality.masking import masked
+from lineage_quality.producer.intake import Accept
+from lineage_quality.producer.metrics import Metrics
+from lineage_quality.producer.receiver.body import RejectedError, decode
+from lineage_quality.producer.secrets import client_secrets
+from lineage_quality.producer.settings import Settings
+from lineage_quality.producer.spool import Spool, SpoolFullError
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+
+log = logging.getLogger(__name__)
+librdkafka_log = logging.getLogger("lineage_quality.kafka.librdkafka")
+
+_POLL = 0.2  # s: a poll; how soon a stop is seen
+_RETRY_FIRST, _RETRY_MAX = 0.2, 5.0  # s: a spool error other than "full", tried again
+_STOP_BOUND = 15.0  # s the stop waits for the thread (a commit, then close: leaves the group)
+Partition = tuple[str, int]
+
+
+def wanted(settings: Settings) -> bool:
+    """Kafka in is configured: bootstrap servers by flag or in the client settings."""
+    return bool(settings.kafka_bootstrap_servers or settings.kafka_config.get("bootstrap.servers"))
+
+
+def consumer_settings(settings: Settings) -> dict[str, Any]:
+    """The librdkafka settings of the consumer: `kafka_config` as given, the flags' bootstrap
+    servers (when given) and group id (unless `group.id` is in `kafka_config`), offsets never
+    committed by librdkafka itself, a new group starting at the topic's beginning. ConfigError
+    for what would commit an offset before its event is kept."""
+    conf: dict[str, Any] = dict(settings.kafka_config)
+    if settings.kafka_bootstrap_servers:
+        conf["bootstrap.servers"] = settings.kafka_bootstrap_servers
+    if not conf.get("bootstrap.servers"):
+        raise ConfigError("Kafka in: no bootstrap servers (--kafka-bootstrap-servers)")
+    conf.setdefault("group.id", settings.kafka_group_id)
+    for name in ("enable.auto.commit", "enable.auto.offset.store"):
+        if str(conf.get(name, "false")).strip().lower() == "true":
+            raise ConfigError(
+                f"Kafka in: {name}=true would commit offsets of events not yet kept: leave it "
+                "unset (lineage-quality commits an offset once its event is in the spool)"
+            )
+        conf[name] = False
+    conf.setdefault("auto.offset.reset", "earliest")  # a new group: the topic from its start
+    return conf
+
+
+def topics_of(settings: Settings) -> list[str]:
+    topics = [t.strip() for t in settings.kafka_topics.split(",") if t.strip()]
+    if not topics:
+        raise ConfigError("Kafka in: no topic (--kafka-topic)")
+    return topics
+
+
+class KafkaIntake:
+    """The Kafka input of one producer: `accept` is its intake's (`Intake.accept`), `spool`
+    where bad messages go (its dead letters)."""
+
+    def __init__(
+        self, settings: Settings, accept: Accept, spool: Spool, metrics: Metrics | None = None
+    ) -> None:
+        self.topics = topics_of(settings)
+        self._secrets = client_secrets(settings.kafka_config)
+        self.settings = consumer_settings(settings)
+        self._accept = accept
+        self._spool = spool
+        self._metrics = metrics or Metrics()  # serve's: /metrics shows them
+        self._max_body = settings.max_body
+        self._commit_every = settings.kafka_commit_every
+        self._stop = threading.Event()
+        # per assigned partition: the offset after the last message kept, and the one committed
+        # (at most one entry per partition assigned: dropped when it is revoked)
+        self._kept: dict[Partition, int] = {}
+        self._committed: dict[Partition, int] = {}
+        self._held: Partition | None = None  # the partition of the message waiting for room
+        self._held_revoked = False
+        self._paused = False
+        self.taken = 0  # events handed to the intake
+        self.dead_lettered = 0  # messages that were not events
+        self.pauses = 0  # times consumption paused for a full spool
+        self._consumer = self._new_consumer()
+        self._thread = threading.Thread(target=self._run, name="kafka-intake", daemon=True)
+
+    # -- life -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._consumer.subscribe(
+            self.topics, on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost
+        )
+        self._thread.start()
+        log.info(
+            "consuming lineage events from Kafka topic(s) %s as group %s",
+            ", ".join(self.topics),
+            self.settings["group.id"],
+        )
+
+    def stop(self) -> None:
+        """Stop consuming: what was kept is committed, the group left (its partitions go to the
+        others at once); a message held for room stays uncommitted, read again later."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=_STOP_BOUND)
+        log.info(
+            "Kafka in: %d event(s) taken, %d message(s) dead-lettered, paused %d time(s)",
+            self.taken, self.dead_lettered, self.pauses,
+        )  # fmt: skip
+
+    def _run(self) -> None:
+        consumer = self._consumer
+        last_commit = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                message = consumer.poll(_POLL)
+                if message is not None:
+                    error = message.error()
+                    if error is None:
+                        self._take(message)
+                    elif not _end_of_partition(error):
+                        librdkafka_log.warning("%s", self._mask(f"Kafka in: {error.str()}"))
+                if time.monotonic() - last_commit >= self._commit_every:
+                    self._commit()
+                    last_commit = time.monotonic()
+        except Exception:  # never silently: the log says the intake stopped, offsets are safe
+            log.exception("the Kafka intake stopped on an unexpected error")
+        finally:
+            self._commit()
+            try:
+                consumer.close()  # leaves the group: a rebalance gives its partitions away now
+            except Exception as exc:
+                log.warning("%s", self._mask(f"closing the Kafka consumer: {exc}"))
+
+    # -- one message ----------------------------------------------------------------------------
+
+    def _take(self, message: Message) -> None:
+        """Hand one message's event to the intake, waiting (partitions paused) while the spool
+        has no room; a message that is not an event to the dead letters. Its offset is marked
+        for the next commit only then."""
+        where: Partition = (message.topic() or "", message.partition() or 0)
+        offset = message.offset() or 0
+        try:
+            decoded = self._decode(message, where, offset)
+        except _Abandoned:  # stopping or revoked before it could be kept aside: not committed
+            return
+        if decoded is None:  # dead-lettered: kept, like an event
+            self._kept[where] = offset + 1
+            return
+        text, event = decoded
+        self._held, self._held_revoked = where, False
+        delay = _RETRY_FIRST
+        try:
+            while True:
+                try:
+                    self._accept(text, event)
+                except SpoolFullError as exc:
+                    if not self._paused:
+                        self._pause(str(exc))
+                    wait = _POLL
+                except Exception as exc:  # the spool could not keep it (sqlite3.Error...)
+                    log.warning("Kafka in: the spool did not keep an event (%s); again in "
+                                "%.1fs", exc, delay)  # fmt: skip
+                    wait, delay = delay, min(delay * 2, _RETRY_MAX)
+                else:
+                    self._kept[where] = offset + 1
+                    self.taken += 1
+                    self._metrics.kafka_messages.labels(outcome="taken").inc()
+                    return
+                if not self._serve_group(wait):
+                    return  # stopping, or the partition went to another consumer: not kept
+        finally:
+            self._held = None
+            if self._paused:
+                self._resume()
+
+    def _decode(
+        self, message: Message, where: Partition, offset: int
+    ) -> tuple[str, Any] | None:
+        """The event's text and parse, checked as the HTTP receiver checks a body (body.py);
+        None when it is not an event, once it is among the dead letters."""
+        raw = message.value()
+        try:
+            if raw is None:
+                raise RejectedError(HTTPStatus.BAD_REQUEST, "an empty message (no value)")
+            if len(raw) > self._max_body:
+                raise RejectedError(
+                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                    f"{len(raw)} bytes, over --max-body-bytes {self._max_body}",
+                )
+            return decode(raw, None, self._max_body)
+        except RejectedError as exc:
+            reason = f"Kafka message {where[0]}[{where[1]}]@{offset} is not an event: {exc}"
+            body = (raw or b"").decode("utf-8", "backslashreplace")
+            while True:
+                try:
+                    expired = self._spool.dead_letter_text(
+                        body, f"kafka:{where[0]}/{where[1]}", reason
+                    )
+                    break
+                except Exception as error:  # a full disk: the partition waits, nothing lost
+                    log.warning("Kafka in: could not keep a bad message aside (%s)", error)
+                    if not self._serve_group(_RETRY_MAX):
+                        raise _Abandoned() from None
+            self.dead_lettered += 1
+            self._metrics.kafka_messages.labels(outcome="dead_lettered").inc()
+            log.warning("%s; kept among the dead letters", reason)
+            if expired:
+                log.warning("%d dead letter(s) expired (--dead-letter-max-*)", expired)
+            return None
+
+    # -- pausing --------------------------------------------------------------------------------
+
+    def _pause(self, why: str) -> None:
+        self._paused = True
+        self.pauses += 1
+        self._metrics.kafka_paused.set(1)
+        self._pause_assigned()
+        log.warning("Kafka in: paused consumption: %s", why)
+
+    def _pause_assigned(self) -> None:
+        try:
+            assigned = self._consumer.assignment()
+            if assigned:
+                self._consumer.pause(assigned)
+        except Exception as exc:
+            log.warning("%s", self._mask(f"Kafka in: pausing: {exc}"))
+
+    def _resume(self) -> None:
+        self._paused = False
+        self._metrics.kafka_paused.set(0)
+        try:
+            assigned = self._consumer.assignment()
+            if assigned:
+                self._consumer.resume(assigned)
+        except Exception as exc:
+            log.warning("%s", self._mask(f"Kafka in: resuming: {exc}"))
+        log.info("Kafka in: resumed consumption")
+
+    def _serve_group(self, seconds: float) -> bool:
+        """Poll for `seconds` without taking messages (group membership, rebalances); False
+        when stopping or the held message's partition was revoked. A message fetched before the
+        pause (or from a partition assigned meanwhile) is read again later: seek back to it."""
+        from confluent_kafka import TopicPartition
+
+        deadline = time.monotonic() + seconds
+        while True:
+            if self._stop.is_set() or self._held_revoked:
+                return False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            message = self._consumer.poll(min(_POLL, left))
+            if self._paused:
+                self._pause_assigned()  # partitions assigned meanwhile too
+            if message is not None and message.error() is None:
+                back = TopicPartition(
+                    message.topic() or "", message.partition() or 0, message.offset() or 0
+                )
+                try:
+                    self._consumer.seek(back)
+                except Exception as exc:  # not committed: read again after a restart anyway
+                    log.warning("%s", self._mask(f"Kafka in: seeking back: {exc}"))
+
+    # -- offsets --------------------------------------------------------------------------------
+
+    def _commit(self, only: set[Partition] | None = None) -> None:
+        """Commit the offsets of the events kept since the last commit (synchronously)."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        due = {
+            where: offset
+            for where, offset in self._kept.items()
+            if (only is None or where in only) and self._committed.get(where) != offset
+        }
+        if not due:
+            return
+        try:
+            answer = self._consumer.commit(
+                offsets=[TopicPartition(t, p, o) for (t, p), o in due.items()],
+                asynchronous=False,
+            )
+        except KafkaException as exc:  # no coordinator, a rebalance: committed next time
+            log.warning("%s", self._mask(f"Kafka in: commit failed, tried again: {exc}"))
+            return
+        for part in answer or []:
+            if part.error is None:
+                self._committed[(part.topic, part.partition)] = due[(part.topic, part.partition)]
+
+    def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        log.info("Kafka in: assigned %s", _names(partitions))
+
+    def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """A rebalance takes `partitions` away: commit what was kept of them first, so the
+        next owner starts after it; a message held for room is the next owner's now."""
+        gone = {(p.topic, p.partition) for p in partitions}
+        self._commit(only=gone)
+        self._forget(gone)
+        log.info("Kafka in: revoked %s", _names(partitions))
+
+    def _lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Partitions lost without a rebalance (session timed out): another consumer may own
+        them already, so nothing is committed; their kept events may be read again there."""
+        self._forget({(p.topic, p.partition) for p in partitions})
+        log.warning("Kafka in: lost %s", _names(partitions))
+
+    def _forget(self, gone: set[Partition]) -> None:
+        for where in gone:
+            self._kept.pop(where, None)
+            self._committed.pop(where, None)
+        if self._held in gone:
+            self._held_revoked = True
+
+    # -- the client -----------------------------------------------------------------------------
+
+    def _mask(self, text: str) -> str:
+        return masked(text, self._secrets)
+
+    def _new_consumer(self) -> Consumer:
+        try:
+            from confluent_kafka import Consumer
+        except ImportError as exc:
+            raise ConfigError(
+                "Kafka in needs confluent-kafka: pip install 'lineage-quality[kafka]'"
+            ) from exc
+
+        def error_cb(error: KafkaError) -> None:  # the client's own: all brokers down, auth...
+            librdkafka_log.warning("%s", self._mask(f"Kafka in: {error.name()}: {error.str()}"))
+
+        try:
+            return Consumer({**self.settings, "logger": librdkafka_log, "error_cb": error_cb})
+        except Exception as exc:  # KafkaException: an unknown or invalid setting
+            raise ConfigError(self._mask(f"Kafka in: {exc}")) from None
+
+
+class _Abandoned(Exception):
+    """Stopping (or the partition revoked) while a bad message could not be kept aside."""
+
+
+def _end_of_partition(error: KafkaError) -> bool:
+    from confluent_kafka import KafkaError
+
+    return bool(error.code() == KafkaError._PARTITION_EOF)
+
+
+def _names(partitions: list[TopicPartition]) -> str:
+    return ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing"
+
+
+def settings_from_pairs(pairs: list[str], files: list[str]) -> Mapping[str, str]:
+    """librdkafka settings from `--kafka-conf-file FILE` (Java-properties lines: `key=value`,
+    `#` comments; secrets belong here, not on the command line, which `ps` shows) and then
+    `--kafka-conf KEY=VALUE` (repeatable)."""
+    from pathlib import Path
+
+    found: dict[str, str] = {}
+    lines: list[tuple[str, str]] = []
+    for name in files:
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--kafka-conf-file {name}: {exc.strerror or exc}") from None
+        lines += [(f"--kafka-conf-file {name}", line) for line in text.splitlines()]
+    lines += [("--kafka-conf", pair) for pair in pairs]
+    for origin, line in lines:
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{origin}: {key.strip()[:40]!r}...: not KEY=VALUE")
+        found[key.strip()] = value.strip()
+    return found

@@ -1,0 +1,195 @@
+"""Kafka in with a real broker: `serve --kafka-bootstrap-servers` consumes the listener's topic
+(events keyed by run, as the listener's Kafka transport writes them), spools, forwards.
+
+- The spool bounded at 10 events and the sink holding every request: consumption pauses with the
+  spool at its bound, and the offsets committed never pass what the spool holds (an offset is
+  committed only once its event is in the spool); released, every event arrives, each run in
+  order, and the group's offsets reach the end of the topic.
+- Messages that are not events (not JSON, NaN, a lone surrogate's UTF-8 bytes, empty, no
+  value) are in the dead letters with their reason, their offsets committed: the partition goes
+  on.
+- SIGKILL with events in the spool: a restart on the same spool forwards them (their offsets were
+  committed), the rest is read again from the last commit: nothing lost.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from kafka_broker import KafkaBroker
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
+from faultkit import (
+    RecordingSink,
+    ServeProcess,
+    check_run_order,
+    key_of,
+    make_event,
+    record_fault,
+)
+from kafkakit import committed, end_offsets, kafka_serve, produce, wait_until
+
+pytestmark = pytest.mark.kafka
+PARTITIONS = 3
+
+
+def _metrics(url: str) -> str:
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as answer:
+        return str(answer.read().decode())
+
+
+def _events(runs: int, per_run: int) -> list[dict]:
+    return [make_event(run, seq) for seq in range(per_run) for run in range(runs)]
+
+
+def test_consumption_pauses_at_the_spool_bound_and_commits_only_what_is_spooled(
+    running_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    topic, group, bound = "lineage-in-bound", "lq-bound", 10
+    running_broker.create_topic(topic, partitions=PARTITIONS)
+    events = _events(10, 5)
+    bad: list[bytes | None] = [
+        b"not json at all", b'{"eventType": "START", "x": NaN}', b"\xed\xa0\x80", b"", None,
+    ]  # fmt: skip
+    produce(running_broker, topic, events[:20] + bad + events[20:])
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    sink = RecordingSink()
+    sink.hold()  # takes nothing: every event stays in the spool
+    serve = kafka_serve(
+        running_broker, topic, group, tmp_path, sink, contracts,
+        ["--spool-max-events", str(bound), "--write-through-below", "0", "--workers", "2"],
+    )  # fmt: skip
+    try:
+        assert wait_until(lambda: "paused consumption" in serve.log_path.read_text(), 60), (
+            serve.log_path.read_text()[-3000:]
+        )
+        # while paused: what is committed is in the spool (or dead-lettered), nothing more
+        for _ in range(3):
+            wait_until(lambda: False, 1.0)  # a few commit periods pass
+            done = sum(committed(running_broker, group, topic, PARTITIONS).values())
+            assert done <= bound + len(bad), done
+        assert sink.events == []
+        assert "lineage_quality_kafka_paused 1.0" in _metrics(serve.url)
+        sink.release()
+        assert sink.wait_for(lambda s: len(s.received()) == len(events), 120), len(sink.events)
+        end = end_offsets(running_broker, topic, PARTITIONS)
+        assert wait_until(lambda: committed(running_broker, group, topic, PARTITIONS) == end, 30)
+        metrics = _metrics(serve.url)
+    finally:
+        sink.release()
+        serve.stop()
+        sink.close()
+    log = serve.log_path.read_text()
+    assert log.count("Kafka in: paused consumption") >= 1
+    assert "lineage_quality_kafka_paused 0.0" in metrics
+    assert f'lineage_quality_kafka_messages_total{{outcome="taken"}} {len(events)}.0' in metrics
+    assert f'lineage_quality_kafka_messages_total{{outcome="dead_lettered"}} {len(bad)}.0' in (
+        metrics
+    )
+    check_run_order(sink.events)
+    assert sink.received() == {key_of(e) for e in events}
+    with sqlite3.connect(tmp_path / "serve.spool.db") as db:
+        letters = db.execute("SELECT body, lane, reason FROM dead_letters ORDER BY id").fetchall()
+    assert len(letters) == len(bad)
+    reasons = " | ".join(r for _, _, r in letters)
+    assert "not JSON" in reasons and "NaN is not JSON" in reasons and "utf-8" in reasons
+    assert "an empty message (no value)" in reasons
+    assert all(lane.startswith(f"kafka:{topic}/") for _, lane, _ in letters)
+    assert {b for b, _, _ in letters} >= {"not json at all", '{"eventType": "START", "x": NaN}'}
+    record_fault(
+        "kafka in: spool bound 10, sink held, then released",
+        len(events) + len(bad), len(events), len(sink.received()),
+        dead_letters=len(letters), duplicates=len(sink.events) - len(sink.received()),
+    )  # fmt: skip
+
+
+def test_sigkill_with_events_spooled_loses_nothing_after_restart(
+    running_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    topic, group = "lineage-in-kill", "lq-kill"
+    running_broker.create_topic(topic, partitions=PARTITIONS)
+    events = _events(8, 6)
+    produce(running_broker, topic, events)
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    sink = RecordingSink()
+    sink.hold(after=10)  # 10 forwarded, the rest kept in the spool
+    args = ["--write-through-below", "0"]
+    serve = kafka_serve(running_broker, topic, group, tmp_path, sink, contracts, args)
+    try:
+        assert sink.wait_for(lambda s: len(s.events) >= 10, 60)
+        # every message consumed and spooled: its offset committed (commit every 0.5 s)
+        end = end_offsets(running_broker, topic, PARTITIONS)
+        assert wait_until(lambda: committed(running_broker, group, topic, PARTITIONS) == end, 60)
+        serve.kill9()
+        with sqlite3.connect(tmp_path / "serve.spool.db") as db:
+            spooled = db.execute("SELECT count(*) FROM events").fetchone()[0]
+        assert spooled >= len(events) - 10 - 2  # at most the held sends were in flight
+        sink.release()
+        again = kafka_serve(running_broker, topic, group, tmp_path, sink, contracts, args)
+        try:
+            assert sink.wait_for(lambda s: s.received() == {key_of(e) for e in events}, 120)
+        finally:
+            again.stop()
+    finally:
+        sink.release()
+        if serve.proc.poll() is None:
+            serve.stop()
+        sink.close()
+    check_run_order(sink.events)
+    record_fault(
+        "kafka in: kill -9 with events spooled, restart on the spool",
+        len(events), len(events), len(sink.received()),
+        spooled_at_kill=spooled, duplicates=len(sink.events) - len(sink.received()),
+    )  # fmt: skip
+
+
+def test_topic_in_serve_topic_out_keeps_each_run_in_one_partition_in_order(
+    running_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    """Kafka in and Kafka out together: the listener's topic -> serve -> another topic, each
+    event there once (no fault), keyed by its run, a run's events in one partition in order."""
+    topic_in, topic_out, group = "lineage-in-out", "lineage-out-of-serve", "lq-in-out"
+    running_broker.create_topic(topic_in, partitions=PARTITIONS)
+    running_broker.create_topic(topic_out, partitions=2)
+    events = _events(6, 5)
+    produce(running_broker, topic_in, events)
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    config = tmp_path / "out.openlineage.yml"
+    config.write_text(
+        f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
+        f"    bootstrap.servers: '{running_broker.bootstrap}'\n"
+    )
+    serve = ServeProcess(
+        [
+            "--contracts", str(contracts), "--port", "0", "--spool", str(tmp_path / "s.db"),
+            "--openlineage-config", str(config),
+            "--kafka-bootstrap-servers", running_broker.bootstrap,
+            "--kafka-topic", topic_in, "--kafka-group-id", group,
+        ],
+        tmp_path / "serve.log",
+    )  # fmt: skip
+    try:
+        messages = running_broker.read(topic_out, len(events), timeout=90)
+        end = end_offsets(running_broker, topic_in, PARTITIONS)
+        assert wait_until(lambda: committed(running_broker, group, topic_in, PARTITIONS) == end, 30)
+    finally:
+        serve.stop()
+    assert sorted(m[3] for m in messages) == sorted(json.dumps(e) for e in events)  # as sent
+    partitions: dict[str, set[int]] = {}
+    for partition, _, key, _ in messages:
+        partitions.setdefault(key, set()).add(partition)
+    assert set(partitions) == {f"run:reliability/job_{run}" for run in range(6)}
+    assert all(len(p) == 1 for p in partitions.values())
+    check_run_order([json.loads(m[3]) for m in sorted(messages, key=lambda m: (m[0], m[1]))])
+    record_fault(
+        "kafka in and out: topic -> serve -> topic", len(events), len(events), len(messages),
+        duplicates=len(messages) - len(events),
+    )  # fmt: skip
