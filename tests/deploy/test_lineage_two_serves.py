@@ -22,7 +22,8 @@ from lineage_quality.cli.main import main
 from .serve_process import Serve, assertions_of, completes, serve_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from marquez_server import start_postgres  # beside the e2e tests (the path above)
+from lineage_marks import marked_columns  # beside the e2e tests (the path above)
+from marquez_server import start_postgres
 
 HERE = Path(__file__).resolve().parent
 RAW_CONTRACTS = HERE.parent / "e2e" / "lineage_contracts"  # raw: a BLOCK null rule on customer_id
@@ -37,20 +38,8 @@ def history_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def _marked(events: list[dict[str, Any]], target: Path) -> list[list[str | None]]:
     """For each run that wrote `target`, in order: the columns its upstreamQuality marks name."""
-    found: dict[str, set[str | None]] = {}
-    for e in sorted(events, key=lambda e: e["eventTime"]):
-        for o in e.get("outputs") or []:
-            if e["eventType"] != "COMPLETE" or o["name"] != str(target):
-                continue
-            marks = found.setdefault(e["run"]["runId"], set())
-            facet = (o.get("facets") or {}).get("dataQualityAssertions") or {}
-            for a in facet.get("assertions", []):
-                if a["assertion"] == "upstreamQuality":
-                    assert a["success"] is False
-                    assert a["params"]["upstreamRule"] == "raw_customer_id_not_null"
-                    assert a["params"]["upstreamDataset"] == f"file:{target.parent / 'raw'}"
-                    marks.add(a.get("column"))
-    return [sorted(m, key=lambda c: c or "") for m in found.values()]
+    raw = f"file:{target.parent / 'raw'}"
+    return marked_columns(events, target, "raw_customer_id_not_null", upstreamDataset=raw)
 
 
 def _gate(name: Path, url: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

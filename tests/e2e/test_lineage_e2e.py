@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lineage_marks import marked_columns
 from marquez_server import MarquezHandle
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 from pipeline import HERE, read_jsonl, run_with_producer
@@ -102,19 +103,7 @@ def _next_step_when_forwarded(
 
 def _marked(events: list[dict[str, Any]], target: Path) -> list[list[str | None]]:
     """For each run that wrote `target`, in order: the columns its upstreamQuality marks name."""
-    found: dict[str, set[str | None]] = {}
-    for e in sorted(events, key=lambda e: e["eventTime"]):
-        for o in e.get("outputs") or []:
-            if e["eventType"] != "COMPLETE" or o["name"] != str(target):
-                continue
-            marks = found.setdefault(e["run"]["runId"], set())
-            facet = (o.get("facets") or {}).get("dataQualityAssertions") or {}
-            for a in facet.get("assertions", []):
-                if a["assertion"] == "upstreamQuality":
-                    assert a["success"] is False and a["severity"] == "warn"
-                    assert a["params"]["upstreamRule"] == "raw_customer_id_not_null"
-                    marks.add(a.get("column"))
-    return [sorted(m, key=lambda c: c or "") for m in found.values()]
+    return marked_columns(events, target, "raw_customer_id_not_null", severity="warn")
 
 
 def test_the_derived_columns_downstream_are_marked_then_cleared(
