@@ -44,7 +44,7 @@ def add_parser(sub: Any) -> None:
         "asking --url (any producer sharing it)",
     )
     gate.add_argument(
-        "--history-password-file", metavar="FILE", help="with --dataset: as serve's"
+        "--history-password-file", metavar="FILE", help="with --history: as serve's"
     )
     gate.add_argument(
         "--output", choices=("text", "json"), default="text", help="with --dataset: the format"
