@@ -19,27 +19,22 @@ baseline (`series(finite_only=True)`).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import re
-import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import attrs
 
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS
 from lineage_quality.errors import ConfigError
+from lineage_quality.history.database import Statements, connect, first_line, made
 from lineage_quality.history.feedback import Action, Feedback
 from lineage_quality.history.points import Point
-from lineage_quality.history.postgres import connect as connect_postgres
-from lineage_quality.history.postgres import postgres_url
-from lineage_quality.masking import masked
 from lineage_quality.results import NON_FINITE
 
 _TABLE = """CREATE TABLE IF NOT EXISTS {name} (
@@ -154,7 +149,7 @@ def _cut(text: str | None, limit: int) -> str | None:
     return None if text is None else key(text, 2**62)[:limit]
 
 
-class SqlHistory:
+class SqlHistory(Statements):
     """The store over a DB-API connection (SQLite here); `?` placeholders, PostgreSQL's `%s`
     substituted. `read_only`: the store is only read (the `history` viewer): nothing is created,
     migrated or expired, and a database without the history's table is refused."""
@@ -180,26 +175,10 @@ class SqlHistory:
         try:
             columns = self._columns()
         except Exception as exc:  # each DB-API module has its own classes: any is "cannot"
-            raise ConfigError(f"not a history store: {_first_line(exc)}") from exc
+            raise ConfigError(f"not a history store: {first_line(exc)}") from exc
         if not columns >= _NEEDED:
             raise ConfigError("not a history store: its lq_history table is another table")
         self._marker = "nonfinite" if "nonfinite" in columns else "NULL"
-
-    def _sql(self, text: str) -> str:
-        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        with self._lock:
-            cur = self._db.cursor()
-            try:
-                yield cur
-                self._db.commit()
-            except BaseException:
-                self._db.rollback()
-                raise
-            finally:
-                cur.close()
 
     def _columns(self) -> set[str]:
         with self._transaction() as cur:
@@ -467,36 +446,10 @@ def open_history(
     SQLite file is opened `mode=ro`: not even its journal mode is set). `password_file`: the
     PostgreSQL password's file, for a URL without one (history/postgres.py)."""
     bounds = bounds or HistoryBounds()
-    text = str(where)
-    if postgres_url(text):  # a mistyped URL is refused, not taken for a SQLite path
-        # postgres.py: where the password comes from, and every failure a masked ConfigError
-        shared = connect_postgres(text, password_file)
-        shared.read_only = read_only
-        return _checked(lambda: PostgresHistory(shared, bounds, read_only), shared, _redacted(text))
-    path = Path(text[len("sqlite://") :] if text.startswith("sqlite://") else text)
-    try:
-        if read_only:
-            uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-            connection = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-            connection.execute("PRAGMA journal_mode=WAL")
-    except (OSError, sqlite3.Error) as exc:
-        raise ConfigError(f"cannot open the history at {path}: {exc}") from exc
-    return _checked(lambda: SqlHistory(connection, bounds, read_only), connection, str(path))
-
-
-def _checked(make: Any, connection: Any, where: str) -> SqlHistory:
-    try:
-        store: SqlHistory = make()
-    except ConfigError as exc:
-        connection.close()
-        raise ConfigError(f"{where}: {exc}") from exc
-    except Exception as exc:  # the DB-API module's own errors: schema or upgrade failed
-        connection.close()
-        raise ConfigError(f"cannot open the history at {where}: {_first_line(exc)}") from exc
-    return store
+    what = "the history"
+    opened = connect(where, read_only=read_only, password_file=password_file, what=what)
+    kind = SqlHistory if opened.placeholder == "?" else PostgresHistory
+    return made(lambda: kind(opened.connection, bounds, read_only), opened, what)
 
 
 def _params(r: Measured, now: int) -> tuple[Any, ...]:
@@ -539,12 +492,3 @@ def _finite_or_none(value: float | None) -> float | None:
 
 def _float(value: Any) -> float | None:
     return None if value is None else float(value)
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
-
-
-def _redacted(url: str) -> str:
-    """A URL without its password, for messages: every form (masking.py)."""
-    return masked(url)

@@ -19,22 +19,18 @@ Bounds, as the history's: rows older than the retention by the wall clock expire
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import attrs
 
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, LineageBounds
 from lineage_quality.errors import ConfigError
-from lineage_quality.history.postgres import connect as connect_postgres
-from lineage_quality.history.postgres import postgres_url
+from lineage_quality.history.database import Statements, connect, made
 from lineage_quality.history.store import MAX_RUN_ID, key
 from lineage_quality.lineage.model import (
     Failure,
@@ -46,7 +42,6 @@ from lineage_quality.lineage.model import (
     mark_of,
 )
 from lineage_quality.lineage.step import Observed
-from lineage_quality.masking import masked
 
 SCHEMA_VERSION = 1
 MAX_COLUMNS_BYTES = 256 * 1024  # an edge's column lineage kept at most (JSON bytes)
@@ -123,7 +118,7 @@ def _expire_oldest(table: str) -> str:
     )
 
 
-class LineageStore:
+class LineageStore(Statements):
     """The lineage tables over a DB-API connection (`?` placeholders; PostgreSQL's `%s`
     substituted). `read_only`: nothing is created, changed or expired."""
 
@@ -146,47 +141,6 @@ class LineageStore:
         self.present = read_only is False or self._has_tables()
 
     # -- schema ---------------------------------------------------------------------------------
-
-    def _sql(self, text: str) -> str:
-        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
-
-    @contextlib.contextmanager
-    def _transaction(self, batched: bool = False) -> Iterator[Any]:
-        """`batched`: on PostgreSQL, the statements and the commit go in one pipeline (fewer
-        round trips for an event's writes)."""
-        with self._lock:
-            pipeline = (
-                self._db.pipeline()
-                if batched and self.placeholder != "?"
-                else contextlib.nullcontext()
-            )
-            with pipeline:
-                cur = self._db.cursor()
-                try:
-                    yield cur
-                    self._db.commit()
-                except BaseException:
-                    self._db.rollback()
-                    raise
-                finally:
-                    cur.close()
-
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[Any]:
-        """A cursor for one SELECT. On PostgreSQL in autocommit: one round trip instead of
-        three (BEGIN, SELECT, COMMIT), the bulk of a lookup's cost (bench/lineage_overhead.py)."""
-        if self.placeholder == "?":
-            with self._transaction() as cur:
-                yield cur
-            return
-        with self._lock:
-            self._db.autocommit = True
-            cur = self._db.cursor()
-            try:
-                yield cur
-            finally:
-                cur.close()
-                self._db.autocommit = False
 
     def _migrate(self) -> None:
         """Create the tables a store without them lacks and note the schema version; a store
@@ -535,30 +489,12 @@ def open_lineage(
 ) -> LineageStore:
     """The lineage tables of the history store at a SQLite path or a `postgresql://` URL (as
     `history.open_history`: the same database, a connection of its own)."""
-    text = str(where)
-    if postgres_url(text):
-        connection = connect_postgres(text, password_file)
-        connection.read_only = read_only
-        placeholder, shown = "%s", masked(text)
-    else:
-        path = Path(text[len("sqlite://") :] if text.startswith("sqlite://") else text)
-        shown, placeholder = str(path), "?"
-        try:
-            if read_only:
-                uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-                connection = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                connection = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-                connection.execute("PRAGMA journal_mode=WAL")
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the lineage store at {path}: {exc}") from exc
-    try:
-        return LineageStore(connection, bounds, read_only=read_only, placeholder=placeholder)
-    except ConfigError as exc:
-        connection.close()
-        raise ConfigError(f"{shown}: {exc}") from exc
-    except Exception as exc:  # the DB-API module's own errors
-        connection.close()
-        first = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
-        raise ConfigError(f"cannot open the lineage store at {shown}: {first}") from exc
+    what = "the lineage store"
+    opened = connect(where, read_only=read_only, password_file=password_file, what=what)
+    return made(
+        lambda: LineageStore(
+            opened.connection, bounds, read_only=read_only, placeholder=opened.placeholder
+        ),
+        opened,
+        what,
+    )

@@ -26,14 +26,12 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lineage_quality.bounds import DAY, SharedRunBounds
-from lineage_quality.errors import ConfigError
-from lineage_quality.history.postgres import connect as connect_postgres
-from lineage_quality.history.postgres import postgres_url
+from lineage_quality.history.database import Statements, connect, made
 from lineage_quality.masking import masked
 from lineage_quality.producer.spool import Spool
 
@@ -77,7 +75,7 @@ def event_key(event: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class SharedRuns:
+class SharedRuns(Statements):
     """The two tables over a DB-API connection (`?` placeholders; PostgreSQL's `%s`
     substituted), one statement at a time under a lock (workers share it)."""
 
@@ -99,22 +97,6 @@ class SharedRuns:
             with self._transaction() as cur:
                 for statement in _TABLES:
                     cur.execute(statement)
-
-    def _sql(self, text: str) -> str:
-        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        with self._lock:
-            cur = self._db.cursor()
-            try:
-                yield cur
-                self._db.commit()
-            except BaseException:
-                self._db.rollback()
-                raise
-            finally:
-                cur.close()
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -227,27 +209,15 @@ def open_shared_runs(
 ) -> SharedRuns:
     """The run verdicts of the history store at a SQLite path or a `postgresql://` URL (the
     same database as the history, a connection of its own)."""
-    text = str(where)
-    if postgres_url(text):
-        connection = connect_postgres(text, password_file)
-        placeholder, shown = "%s", masked(text)
-    else:
-        path = Path(text[len("sqlite://") :] if text.startswith("sqlite://") else text)
-        shown, placeholder = str(path), "?"
-        try:
-            if not read_only:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-            if not read_only:
-                connection.execute("PRAGMA journal_mode=WAL")
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the run verdicts at {path}: {exc}") from exc
-    try:
-        return SharedRuns(connection, bounds, placeholder=placeholder, read_only=read_only)
-    except Exception as exc:  # the DB-API module's own errors
-        connection.close()
-        first = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
-        raise ConfigError(f"cannot open the run verdicts at {shown}: {first}") from exc
+    what = "the run verdicts"
+    opened = connect(where, read_only=read_only, password_file=password_file, what=what)
+    return made(
+        lambda: SharedRuns(
+            opened.connection, bounds, placeholder=opened.placeholder, read_only=read_only
+        ),
+        opened,
+        what,
+    )
 
 
 # -- what the producer's workers call (service.py); the store may be down: never stop an event --

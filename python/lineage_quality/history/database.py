@@ -1,0 +1,127 @@
+"""What the stores in the history database share (the measured values: store.py; the lineage
+tables: lineage/store.py; the run verdicts shared by producers: producer/shared_runs.py): opening
+it at a SQLite path or a `postgresql://` URL, each store with a connection of its own, and
+running statements on that connection under a lock (`Statements`)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import attrs
+
+from lineage_quality.errors import ConfigError
+from lineage_quality.history.postgres import connect as connect_postgres
+from lineage_quality.history.postgres import postgres_url
+from lineage_quality.masking import masked
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Opened:
+    """A connection to the database, its parameter marker (`?` SQLite, `%s` PostgreSQL), and
+    where it is, for messages (a URL's password masked)."""
+
+    connection: Any
+    placeholder: str
+    shown: str
+
+
+def connect(
+    where: str | Path, *, read_only: bool, password_file: str | Path | None, what: str
+) -> Opened:
+    """A new connection to the database at `where`. `read_only`: a SQLite file is opened
+    `mode=ro` (not even its journal mode is set; a missing file is an error, never created), a
+    PostgreSQL session is read-only. `what` names the store in errors ("the history")."""
+    text = str(where)
+    if postgres_url(text):  # a mistyped URL is refused, not taken for a SQLite path
+        # postgres.py: where the password comes from, and every failure a masked ConfigError
+        connection = connect_postgres(text, password_file)
+        connection.read_only = read_only
+        return Opened(connection, "%s", masked(text))
+    path = Path(text[len("sqlite://") :] if text.startswith("sqlite://") else text)
+    try:
+        if read_only:
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+            connection = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigError(f"cannot open {what} at {path}: {exc}") from exc
+    return Opened(connection, "?", str(path))
+
+
+def made(make: Callable[[], T], opened: Opened, what: str) -> T:
+    """`make()` (a store over `opened`), its failure a ConfigError naming where, the connection
+    closed then."""
+    try:
+        return make()
+    except ConfigError as exc:
+        opened.connection.close()
+        raise ConfigError(f"{opened.shown}: {exc}") from exc
+    except Exception as exc:  # the DB-API module's own errors: schema or upgrade failed
+        opened.connection.close()
+        raise ConfigError(f"cannot open {what} at {opened.shown}: {first_line(exc)}") from exc
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+
+
+class Statements:
+    """Statements on one DB-API connection (`_db`), one at a time (`_lock`), written with `?`
+    and run with the connection's own marker (`placeholder`)."""
+
+    _db: Any
+    _lock: threading.Lock
+    placeholder: str
+
+    def _sql(self, text: str) -> str:
+        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+
+    @contextlib.contextmanager
+    def _transaction(self, batched: bool = False) -> Iterator[Any]:
+        """A cursor in one transaction, committed when the block ends (rolled back if it
+        raises). `batched`: on PostgreSQL, the statements and the commit go in one pipeline
+        (fewer round trips)."""
+        with self._lock:
+            pipeline = (
+                self._db.pipeline()
+                if batched and self.placeholder != "?"
+                else contextlib.nullcontext()
+            )
+            with pipeline:
+                cur = self._db.cursor()
+                try:
+                    yield cur
+                    self._db.commit()
+                except BaseException:
+                    self._db.rollback()
+                    raise
+                finally:
+                    cur.close()
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """A cursor for one SELECT. On PostgreSQL in autocommit: one round trip instead of
+        three (BEGIN, SELECT, COMMIT), the bulk of a lookup's cost (bench/lineage_overhead.py)."""
+        if self.placeholder == "?":
+            with self._transaction() as cur:
+                yield cur
+            return
+        with self._lock:
+            self._db.autocommit = True
+            cur = self._db.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+                self._db.autocommit = False
