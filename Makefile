@@ -148,7 +148,7 @@ bench/.peers/jars/deequ-2.0.7-spark-3.5.jar:
 
 bench-peers: $(PEER_STAMPS) $(DEEQU_JAR)
 
-bench: system venv jars bench-peers
+bench: system venv jars kafka-jars bench-peers
 	$(PY) bench/run.py --out $(BENCH_OUT) $(BENCH_ARGS)
 
 clean:
