@@ -122,3 +122,18 @@ def test_an_unreadable_store_keeps_the_last_file(tmp_path: Path) -> None:
     store.close()  # every read fails from now on
     guard.refresh()
     assert set(_refused(tmp_path / "guard")) == {"file:/lake/raw"}
+
+
+def test_a_name_from_an_event_cannot_write_to_the_jobs_terminal() -> None:
+    write = Write(
+        "file:/lake/\x1b]0;owned\x07raw\x9b2J",
+        "run-\u2028x",
+        0,
+        evaluated=True,
+        failures=(Failure("r\x1b[31m", "BLOCK", "FAILED"),),
+    )
+    (line,) = lines([write])
+    kind, location, text = line.split("\t")
+    assert (kind, location) == ("path", "file:/lake/ ]0;owned raw\x9b2J")
+    assert not any(c in text for c in "\x1b\x07\x9b\u2028")
+    assert "rule r" in text and "write of run run-" in text

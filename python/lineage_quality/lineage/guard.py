@@ -14,11 +14,11 @@ and time, and the gate command that says more.
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Iterable
 
-from lineage_quality.lineage.gate import describe
+from lineage_quality.inert import inert
+from lineage_quality.lineage.gate import describe, when
 from lineage_quality.lineage.model import Failure, Mark, Write
 
 # `host[:port]:name` after the scheme: the facets' `namespace:name` of a URL-named dataset
@@ -45,10 +45,6 @@ def locations(dataset: str) -> list[str]:
     return [f"{scheme}://{authority}{'' if name.startswith('/') else '/'}{name}"]
 
 
-def _when(ms: int) -> str:
-    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).isoformat(timespec="seconds")
-
-
 def message(write: Write) -> str:
     """The refusal's text: dataset, the first issue (and how many more), the write's run."""
     issues: list[Failure | Mark] = [*write.failures, *write.marks]
@@ -56,18 +52,23 @@ def message(write: Write) -> str:
     more = f" (and {len(issues) - 1} more)" if len(issues) > 1 else ""
     version = f", version {write.version}" if write.version else ""
     return (
-        f"{write.dataset}: {first}{more} [write of run {write.run} at {_when(write.event_ms)}"
+        f"{write.dataset}: {first}{more} [write of run {write.run} at {when(write.event_ms)}"
         f"{version}]; see `lineage-quality gate --dataset {write.dataset}`"
     )
+
+
+def _field(text: str) -> str:
+    """A location or table of a line: no tab or line break (the file's separators)."""
+    return _UNSAFE.sub(" ", text)
 
 
 def lines(unhealthy: Iterable[Write]) -> list[str]:
     """The health file's lines for these unhealthy writes (one dataset's latest each)."""
     out: list[str] = []
     for write in unhealthy:
-        text = _UNSAFE.sub(" ", message(write))
+        text = inert(_field(message(write)))  # it reaches the job's terminal
         for uri in locations(write.dataset):
-            out.append(f"path\t{_UNSAFE.sub(' ', uri)}\t{text}")
+            out.append(f"path\t{_field(uri)}\t{text}")
         for table in write.tables:
-            out.append(f"table\t{_UNSAFE.sub(' ', table.lower())}\t{text}")
+            out.append(f"table\t{_field(table.lower())}\t{text}")
     return out
