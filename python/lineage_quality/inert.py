@@ -4,11 +4,13 @@ Job and dataset names, run ids and sink answers come from outside. Shown raw, a 
 log record, an escape sequence drives the operator's terminal, and `<!channel>` pings a Slack
 channel. `inert` writes every control character as an escape (`\\n`, `\\x1b`, `\\u2028`); `slack`
 also escapes Slack mrkdwn's `&`, `<` and `>`; `truncate` cuts such text to a length limit with a
-visible marker, never inside an escape.
+visible marker, never inside an escape; `html_text` makes it safe in HTML or SVG text and quoted
+attributes (a page written to a terminal carries no control byte either).
 """
 
 from __future__ import annotations
 
+import html
 import re
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -45,6 +47,17 @@ def inert(text: str) -> str:
     return text.translate(_TABLE)
 
 
+_LINES_TABLE = str.maketrans({c: e for c, e in _ESCAPES.items() if c not in "\n\t"})
+
+
+def inert_lines(text: str) -> str:
+    """`text` as `inert` writes it, but for its line breaks and tabs: a command's whole output
+    (a table, a page, JSON) with no byte that drives the terminal it is printed to."""
+    if _ANY_CONTROL.search(text) is None:
+        return text
+    return text.translate(_LINES_TABLE)
+
+
 def slack(text: str) -> str:
     """`text` for Slack mrkdwn: `&`, `<`, `>` escaped as Slack asks (so no mention, channel ping
     or link can be written) and control characters as by `inert` (no forged line)."""
@@ -64,3 +77,15 @@ def truncate(text: str, limit: int, marker: str = TRUNCATED) -> str:
     kept = text[: max(0, limit - len(marker))]
     kept = _CUT_ESCAPE.sub("", kept)
     return kept + marker
+
+
+# What XML 1.0 cannot hold even escaped, left after `inert`: lone surrogates, U+FFFE, U+FFFF.
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+
+
+def html_text(value: str) -> str:
+    """`value` safe in HTML and XML text and in a quoted attribute: controls written as `inert`
+    writes them (visible, and no byte that drives a terminal the page is printed to), then
+    `&`, `<`, `>`, `"` and `'` escaped."""
+    shown = _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", inert(value))
+    return html.escape(shown, quote=True)

@@ -31,6 +31,7 @@ from lineage_quality.cli.options import (
     shacl_options,
     spark_conf,
 )
+from lineage_quality.cli.terminal import terminal_of
 from lineage_quality.contracts import BoundRules, load_file
 from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError, SparkStartError
@@ -185,7 +186,7 @@ def _evaluate(
     label = f"checking {len(chosen.rules)} rules on {dataset}"
     results: list[RuleResult]
     if err.isatty():
-        with Progress(spark, label, err):
+        with Progress(spark, label, terminal_of(err)):
             results = evaluate_dataframe(df, list(chosen.rules))
     else:
         results = evaluate_dataframe(df, list(chosen.rules))

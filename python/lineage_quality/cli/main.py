@@ -21,6 +21,7 @@ from lineage_quality.cli import (
     schema,
     serve,
 )
+from lineage_quality.cli.terminal import inert_output
 from lineage_quality.errors import ConfigError, LineageQualityError
 from lineage_quality.logformat import configure as configure_logging
 from lineage_quality.masking import masked
@@ -50,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; whatever it prints is made inert (`cli/terminal.py`)."""
+    with inert_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(logging.DEBUG if args.verbose else logging.INFO, args.log_format)

@@ -54,7 +54,7 @@ def add_shacl_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shacl-assertions",
         action="store_true",
-        help="turn SHACL constraints into rules (off by default, as in the seed)",
+        help="turn SHACL constraints into rules (off by default, as SHACL-to-DataHub has it)",
     )
     parser.add_argument(
         "--shacl-assertion-types",

@@ -21,7 +21,7 @@ def add_parser(sub: Any) -> None:
     """The `schema` command."""
     schema = sub.add_parser(
         "schema",
-        help="check a data source against a schema-rules JSON file (seed 002; same as check)",
+        help="check a data source against a schema-rules JSON file (same as check)",
     )
     schema.add_argument("data_source", metavar="DATA_SOURCE", help="path or URI of the data")
     schema.add_argument("--rules", required=True, metavar="FILE", help="schema-rules .json file")

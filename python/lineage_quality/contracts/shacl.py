@@ -182,7 +182,7 @@ def _standalone(graph: Graph, source: str, options: ShaclOptions) -> Iterator[Bo
     skipped otherwise (seed 000: they bind to no dataset)."""
     shapes = sorted(set(graph.subjects(RDF.type, SH.NodeShape)), key=str)
     if shapes and not options.standalone_shapes:
-        log.info("%s: NodeShapes linked to no dcat:Dataset are skipped (seed 000)", source)
+        log.info("%s: NodeShapes linked to no dcat:Dataset are skipped (nothing to bind)", source)
         return
     for shape in shapes:
         name = local_name(shape)

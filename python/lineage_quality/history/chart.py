@@ -18,26 +18,17 @@ scale and the line.
 
 from __future__ import annotations
 
-import html
 import math
-import re
 from collections.abc import Sequence
 
 from lineage_quality.history.feedback import Action, Feedback, FeedbackState
 from lineage_quality.history.points import Point
 from lineage_quality.history.times import iso_ms
-from lineage_quality.inert import inert
+from lineage_quality.inert import html_text
 from lineage_quality.results import NON_FINITE
 
 WIDTH, HEIGHT, PAD = 900, 360, 60
-# What XML 1.0 cannot hold even escaped, left after `inert`: lone surrogates, U+FFFE, U+FFFF.
-_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
-
-
-def text(value: str) -> str:
-    """`value` safe in HTML and XML text and in a quoted attribute."""
-    shown = _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", inert(value))
-    return html.escape(shown, quote=True)
+text = html_text  # `value` safe in HTML and XML text and in a quoted attribute
 
 
 def band(points: Sequence[Point]) -> list[tuple[float, float] | None]:

@@ -1,7 +1,8 @@
 """An `Impact` drawn: one self-contained HTML page with an inline SVG graph. Pure.
 
 Every name in it comes from events (datasets, columns, rules, runs, jobs), so every one goes
-through `html.escape(..., quote=True)` before it reaches markup, text or attribute alike, and
+through `inert.html_text` before it reaches markup, text or attribute alike (controls written
+visibly, so the page printed to a terminal drives nothing; then HTML-escaped), and
 the page allows no script at all (a `Content-Security-Policy` of `default-src 'none'`): a
 dataset named `</text><script>...` shows as typed. Layout: one column per hop depth, the failing
 write first; an arrow per (upstream dataset, affected dataset).
@@ -9,8 +10,7 @@ write first; an arrow per (upstream dataset, affected dataset).
 
 from __future__ import annotations
 
-from html import escape
-
+from lineage_quality.inert import html_text
 from lineage_quality.lineage.impact import Impact
 from lineage_quality.lineage.impact_view import columns_text, headline
 
@@ -19,7 +19,7 @@ MAX_LABEL = 44  # characters of a name drawn in a box (the full name is in its t
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    return html_text(str(text))
 
 
 def _cut(text: str, limit: int = MAX_LABEL) -> str:
