@@ -318,7 +318,47 @@ def test_the_gate_decides_from_the_latest_write() -> None:
     kept.run(fixed, {_out(fixed): [verdict(ROWS, 5, 5), verdict(NOT_NULL, 1, 5)]})
     healthy = decide("file:/lake/raw", kept.latest("file:/lake/raw"))
     assert healthy.code == 0  # the not-null rule is ALERT by default: named, not blocking
-    assert "healthy" in healthy.line and "customer_id_not_null" in healthy.line
+    assert "unhealthy, not blocking" in healthy.line and "customer_id_not_null" in healthy.line
+    assert healthy.doc["status"] == "unhealthy"  # not blocking is not healthy
+    clean = write_raw("raw-3", 20)
+    kept.run(clean, {_out(clean): [verdict(ROWS, 5, 5), verdict(NOT_NULL, 0, 5)]})
+    passed = decide("file:/lake/raw", kept.latest("file:/lake/raw"))
+    assert (passed.code, passed.doc["status"]) == (0, "healthy")
+    assert passed.line.startswith("file:/lake/raw: healthy [write of run raw-3 ")
+
+
+def test_a_write_with_an_error_and_marks_is_unhealthy_not_blocking() -> None:
+    kept = Kept()
+    raw = write_raw("raw-1", 0)
+    kept.run(raw, {_out(raw): [verdict(NOT_NULL, 3, 10)]})
+    event = run_clean("clean-1", 1)
+    own = Rule(id="clean.rows", kind=RuleKind.ROW_COUNT, threshold=Threshold(
+        Operator.GREATER_THAN, 0), name="clean_rows")  # fmt: skip
+    kept.run(event, {_out(event): [error_result(own, "cannot read the dataset")]})
+    gate = decide("file:/lake/clean", kept.latest("file:/lake/clean"))
+    assert (gate.code, gate.doc["status"]) == (0, "unhealthy")  # ALERT error, a warn mark
+    assert "healthy [" not in gate.line.replace("unhealthy", "")
+    assert "rule clean_rows ERROR" in gate.line and "marked on customer_id" in gate.line
+
+
+def test_one_failure_upstream_is_one_mark_per_column_when_the_reader_judges_it_too() -> None:
+    kept = Kept()
+    raw = write_raw("raw-1", 0)
+    kept.run(raw, {_out(raw): [verdict(NOT_NULL, 3, 10)]})
+    event = run_clean("clean-1", 1)  # the reading job's contract binds raw too: it fails there
+    read = next(r for r in datasets_of(event) if r.role == "inputs")
+    clean = kept.run(event, {read: [verdict(NOT_NULL, 3, 10)]})
+    marks = clean.marks["file:/lake/clean"]
+    assert [(m.column, m.origin.run) for m in marks] == [("customer_id", "raw-1")]
+    # a rule of the reader's own, not failed on the write, is a mark of its own
+    other = Rule(id="clean.country", kind=RuleKind.NULL_VALUES, columns=["country"],
+                 threshold=Threshold(Operator.MUST_BE, 0), name="country_not_null")  # fmt: skip
+    event = run_clean("clean-2", 2)
+    read = next(r for r in datasets_of(event) if r.role == "inputs")
+    again = kept.run(event, {read: [verdict(NOT_NULL, 3, 10), verdict(other, 1, 10)]})
+    assert sorted((m.column, m.origin.run) for m in again.marks["file:/lake/clean"]) == [
+        ("country", "clean-2"), ("customer_id", "raw-1")
+    ]
 
 
 def test_column_lineage_reads_what_the_listener_writes_and_ignores_the_malformed() -> None:

@@ -1,8 +1,9 @@
 """`gate --dataset`'s decision on a dataset's latest write (issue 39). Pure.
 
-Exit 0: the latest write was evaluated and nothing blocks it (non-blocking failures and marks
-are named on the line, they do not stop); 1: a BLOCK rule failed on it, or it was marked by a
-failure upstream under the `block` policy; 2: the dataset was never written as far as the store
+Exit 0: the latest write was evaluated and nothing blocks it: `healthy` when no rule failed and
+no mark came (docs/lineage.md's definition), `unhealthy` when non-blocking failures (an ERROR
+too) or marks are there, named on the line (not blocking is not healthy); 1: a BLOCK rule
+failed on it, or it was marked by a failure upstream under the `block` policy; 2: the dataset was never written as far as the store
 knows (or its writes expired), or its latest write was not evaluated (yet).
 """
 
@@ -75,5 +76,8 @@ def decide(name: str, write: Write | None) -> GateVerdict:
     if not write.evaluated:
         line = f"{write.dataset}: latest write not evaluated [{which}]{noted}"
         return GateVerdict(UNKNOWN, line, {**doc, "status": "not-evaluated", "exit": UNKNOWN})
-    line = f"{write.dataset}: healthy [{which}]{noted}"
-    return GateVerdict(HEALTHY, line, {**doc, "status": "healthy", "exit": HEALTHY})
+    if write.healthy:
+        line = f"{write.dataset}: healthy [{which}]"
+        return GateVerdict(HEALTHY, line, {**doc, "status": "healthy", "exit": HEALTHY})
+    line = f"{write.dataset}: unhealthy, not blocking [{which}]{noted}"
+    return GateVerdict(HEALTHY, line, {**doc, "status": "unhealthy", "exit": HEALTHY})

@@ -57,7 +57,8 @@ def _hop(h: Hop) -> dict[str, Any]:
 
 def impact_doc(impact: Impact) -> dict[str, Any]:
     """The JSON document: the failing write, its origins, the affected datasets (columns over
-    all their runs), each affected write (`runs`) and the downstream readers."""
+    all their runs), each affected write (`runs`) and every dataset written by a run that read
+    a walked write, affected or not (`readers`)."""
     return {
         "dataset": impact.start.dataset,
         "write": _write(impact.start),

@@ -52,11 +52,21 @@ def issues_of_write(write: Write) -> list[Issue]:
 
 
 def issues_of_read(
-    dataset: str, failures: Iterable[Failure], run: str, version: str | None
+    dataset: str,
+    failures: Iterable[Failure],
+    run: str,
+    version: str | None,
+    read: Write | None = None,
 ) -> list[Issue]:
-    """What this run's own verdicts on input `dataset` (read at `version`) found wrong."""
+    """What this run's own verdicts on input `dataset` (read at `version`) found wrong, but for
+    what the write it read (`read`) already failed: the same rule on the same column of the same
+    write is one issue, whose origin is that write (one mark per column downstream, not one per
+    run that judged it)."""
+    known = set() if read is None else {(f.rule, f.column) for f in read.failures}
     return [
-        Issue(dataset, f.column, Origin(dataset, f.rule, run, version, f.column)) for f in failures
+        Issue(dataset, f.column, Origin(dataset, f.rule, run, version, f.column))
+        for f in failures
+        if (f.rule, f.column) not in known
     ]
 
 

@@ -59,7 +59,7 @@ def observe(
         if write is not None:
             issues += issues_of_write(write)
         own = failures_of(read_verdicts.get(read.dataset, []))
-        issues += issues_of_read(read.dataset, own, run.run, read.version)
+        issues += issues_of_read(read.dataset, own, run.run, read.version, write)
     marks = propagate(run, issues, policy, max_marks)
     waiting = {ref.key for ref in provisional if ref.role == "outputs"}
     written = by_key(results, "outputs")
