@@ -3,8 +3,9 @@
 Exit 0: the latest write was evaluated and nothing blocks it: `healthy` when no rule failed and
 no mark came (docs/lineage.md's definition), `unhealthy` when non-blocking failures (an ERROR
 too) or marks are there, named on the line (not blocking is not healthy); 1: a BLOCK rule
-failed on it, or it was marked by a failure upstream under the `block` policy; 2: the dataset was never written as far as the store
-knows (or its writes expired), or its latest write was not evaluated (yet).
+failed on it, or it was marked by a failure upstream under the `block` policy; 2: the dataset
+was never written as far as the store knows (or its writes expired), or its latest write was not
+evaluated (yet).
 """
 
 from __future__ import annotations
