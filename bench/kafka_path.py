@@ -2,7 +2,7 @@
 (Kafka out), with 1 and 2 `serve` processes in one consumer group, beside the HTTP path
 (bench/passthrough.py's `pass_through`) in the same sitting:
 `python bench/kafka_path.py EVENTS.jsonl [--rounds N]`. `make bench` runs it through
-`run_all` (bench/producer.py) when the Kafka jars are there (`make kafka-jars`).
+`run_producer` (bench/suite.py) when the Kafka jars are there (`make kafka-jars`).
 
 The broker is the tests' (tests/kafka/kafka_broker.py: Apache Kafka, KRaft, one node, from the
 jars `make kafka-jars` fetches). Events are the captured listener events (bench/producer.py's

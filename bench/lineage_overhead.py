@@ -27,13 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from lineage_quality import rawjson
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.lineage import Upstream, open_lineage
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer.settings import Settings
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 BLOCK = 50
 RULE = Rule(

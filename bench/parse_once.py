@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from lineage_quality import rawjson
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import datasets_of
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.forward import RawEvent
 from lineage_quality.producer.receiver import decode
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import datasets_of
 
 LIMIT = 16 * 1024 * 1024
 

@@ -29,7 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -512,12 +512,21 @@ def _tree_cpu(pid: int) -> float:
 JOB_SIZES = ((10_000_000, 5), (1_000_000, 3))
 
 
-def run_all(results: Path) -> dict[str, Any]:
+# What runs beside the HTTP path in the same sitting (bench/suite.py gives the Kafka path):
+# (tmp, captured events, the HTTP figures) -> its figures, and those figures -> markdown lines.
+Beside = Callable[[Path, list[bytes], dict[str, Any]], dict[str, Any]]
+
+
+def run_all(
+    results: Path,
+    beside: Beside | None = None,
+    beside_markdown: Callable[[dict[str, Any]], list[str]] | None = None,
+) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="lq-bench-"))
     try:
         events = capture_events(tmp, HERE / "data" / "orders_1000000")
         passing = pass_through(tmp, events)
-        kafka = _kafka_case(tmp, events, passing)  # the Kafka path beside it, same sitting
+        kafka = beside(tmp, events, passing) if beside else {}  # same sitting
         jobs = {
             str(rows): job_overhead(tmp, HERE / "data" / f"orders_{rows}", repeat)
             for rows, repeat in JOB_SIZES
@@ -525,18 +534,9 @@ def run_all(results: Path) -> dict[str, Any]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     doc = {"pass_through": passing, "jobs": jobs, "captured_events": len(events), "kafka": kafka}
-    doc["markdown"] = markdown(doc)
+    doc["markdown"] = markdown(doc) + (beside_markdown(kafka) if beside_markdown else [])
     (results / "producer.json").write_text(json.dumps(doc, indent=1))
     return doc
-
-
-def _kafka_case(tmp: Path, events: list[bytes], passing: dict[str, Any]) -> dict[str, Any]:
-    """bench/kafka_path.py's figures (topic -> serve -> topic, 1 and 2 consumers); {"skipped":
-    why} where there is no Kafka here."""
-    import kafka_path
-
-    why = kafka_path.usable()
-    return {"skipped": why} if why else kafka_path.cases(tmp, events, passing)
 
 
 def _row(name: str, m: dict[str, float], senders: int) -> str:
@@ -596,13 +596,6 @@ def markdown(doc: dict[str, Any]) -> list[str]:
     for rows, job in doc["jobs"].items():
         lines += _job_lines(int(rows), job, goal=int(rows) == JOB_SIZES[0][0])
     lines.append("")
-    kafka = doc.get("kafka") or {}
-    if "kafka_1" in kafka:
-        import kafka_path
-
-        lines += kafka_path.markdown(kafka)
-    elif kafka:
-        lines += ["## Kafka in and out", "", f"Not measured: {kafka['skipped']}.", ""]
     return lines
 
 

@@ -404,9 +404,9 @@ def main() -> None:
             worker.close()
     producer: dict[str, Any] = {}
     if not args.no_producer:
-        from producer import run_all
+        from suite import run_producer
 
-        producer = run_all(RESULTS)
+        producer = run_producer(RESULTS)
     doc = {
         "machine": machine(),
         "started": started,

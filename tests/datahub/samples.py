@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind, ValueCheckOptions
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 NS, NAME = "file", "/data/warehouse/orders"
 DATASET_URN = "urn:li:dataset:(urn:li:dataPlatform:file,/data/warehouse/orders,PROD)"

@@ -18,9 +18,9 @@ from lineage_quality.contracts import BoundRules, load_contracts
 from lineage_quality.datahub.config import DataHubConfig
 from lineage_quality.datahub.sink import DataHubSink
 from lineage_quality.datahub.urns import assertion_urn, shacl_key
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 CONTRACT = Path(__file__).parent / "contracts" / "orders.yaml"
 NS, NAME = "file", "/data/warehouse/orders"

@@ -16,14 +16,14 @@ from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from samples import DATASET_URN, KIND_SAMPLES, REF, event, result, rule
 
 from lineage_quality.datahub.assertion_info import assertion_info
-from lineage_quality.datahub.mapping import shape
 from lineage_quality.datahub.mcps import event_mcps, event_millis
 from lineage_quality.datahub.run_events import run_event
 from lineage_quality.datahub.urns import assertion_urn
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
+from lineage_quality.kinds.datahub_mapping import shape
 from lineage_quality.results import Status
 from lineage_quality.rules import Operator, Threshold, Unit
+from lineage_quality.values.refs import DatasetRef
 
 ALL_KINDS = list(RuleKind)
 

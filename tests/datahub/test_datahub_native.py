@@ -36,10 +36,10 @@ from lineage_quality.datahub.file import McpFileWriter
 from lineage_quality.datahub.mcps import event_mcps, platform_mcp
 from lineage_quality.datahub.sink import DataHubSink
 from lineage_quality.datahub.urns import assertion_urn
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.results import Cause, RuleResult, Status
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 CONTRACTS = Path(__file__).parent / "contracts" / "every_kind"
 NS, NAME = "file", "/data/warehouse/every_kind"

@@ -16,12 +16,12 @@ from samples import DATASET_URN, REF, check_metadata_file, event, result, rule
 
 from lineage_quality.datahub.build import build_sink
 from lineage_quality.datahub.config import DataHubConfig
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.service import Producer
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.values.refs import DatasetRef
 
 RESULTS = {REF: [result(rule("nullValues")), result(rule("rowCount"), Status.FAILED, actual=0)]}
 

@@ -21,11 +21,11 @@ import pytest
 from faultkit import RecordingSink, Sender, http_transport, key_of, make_event, record_fault
 
 from lineage_quality.contracts import BoundRules, load_contracts
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
 from lineage_quality.producer.backoff import Backoff
 from lineage_quality.producer.settings import Settings
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.values.refs import DatasetRef
 
 CONTRACT = """\
 apiVersion: v3.0.2

@@ -23,22 +23,22 @@ from samples import check_metadata_file, event
 from lineage_quality.contracts.odcs import parse_odcs
 from lineage_quality.contracts.schema_json import parse_schema_json
 from lineage_quality.datahub.file import McpFileWriter
-from lineage_quality.datahub.mapping import metric_shape
 from lineage_quality.datahub.mcps import event_mcps, platform_mcp
-from lineage_quality.datahub.shape import COLUMN, Shape
 from lineage_quality.engine import build_plan
 from lineage_quality.engine.analyzers import Analyzer
 from lineage_quality.engine.expressions import Expr, function
-from lineage_quality.engine.metric import Metric
 from lineage_quality.engine.run import run_plan
 from lineage_quality.engine.shared_columns import Shared
 from lineage_quality.engine.verdicts import value_verdict
 from lineage_quality.errors import ContractError
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import Kind, KindOptions, register, unregister
+from lineage_quality.kinds.datahub_mapping import metric_shape
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.datahub_shape import COLUMN, Shape
+from lineage_quality.values.metric import Metric
+from lineage_quality.values.refs import DatasetRef
 
 # -- the kind: everything it is, in one place ------------------------------------------------
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind
 from lineage_quality.results import RuleResult
+from lineage_quality.values.refs import DatasetRef
 
 
 class RecordingSink:

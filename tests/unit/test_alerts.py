@@ -17,7 +17,6 @@ import pytest
 from flaky_webhook import FlakyWebhook
 from lineage_quality.cli import main
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.inert import TRUNCATED
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
@@ -34,6 +33,7 @@ from lineage_quality.producer.alerts import (
 )
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 EVENT = {
     "eventType": "COMPLETE",

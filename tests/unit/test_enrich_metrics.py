@@ -13,13 +13,13 @@ from openlineage.client.generated.data_quality_assertions_dataset import Asserti
 from lineage_quality import rawjson
 from lineage_quality.engine import verdict
 from lineage_quality.engine.verdicts import value_verdict
-from lineage_quality.evaluation.refs import DatasetRef, datasets_of
 from lineage_quality.facets import assertion_json
 from lineage_quality.kinds import RuleKind
 from lineage_quality.measures import ColumnMeasures, DatasetMeasures
 from lineage_quality.producer.enrich import OWN_PREFIX, enrich
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Operator, Rule, Threshold, Unit
+from lineage_quality.values.refs import DatasetRef, datasets_of
 from lineage_quality.version import PRODUCER
 
 EVENT: dict[str, Any] = {

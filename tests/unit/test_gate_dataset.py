@@ -14,10 +14,10 @@ import pytest
 
 from lineage_quality.cli.main import main
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import datasets_of
 from lineage_quality.kinds import RuleKind
 from lineage_quality.lineage import Upstream, observe, open_lineage
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import datasets_of
 
 ROWS = Rule(
     id="raw.rows",

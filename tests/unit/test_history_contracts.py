@@ -14,10 +14,10 @@ import pytest
 from lineage_quality.contracts.odcs import parse_odcs
 from lineage_quality.contracts.schema_json import parse_schema_json
 from lineage_quality.datahub.assertion_info import describe
-from lineage_quality.datahub.mapping import shape
 from lineage_quality.errors import ContractError
 from lineage_quality.facets.assertions import properties
 from lineage_quality.kinds import RuleKind
+from lineage_quality.kinds.datahub_mapping import shape
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Threshold, Unit
 

@@ -18,7 +18,6 @@ from lineage_quality.bounds import SharedRunBounds
 from lineage_quality.cli.main import main
 from lineage_quality.engine import verdict
 from lineage_quality.errors import ConfigError
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer.kafka.consumer import (
@@ -32,6 +31,7 @@ from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.shared_runs import event_key, open_shared_runs
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 OUT = DatasetRef("outputs", 0, "file", "/lake/out")
 RULE = Rule(

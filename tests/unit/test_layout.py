@@ -119,7 +119,7 @@ def test_no_import_circle_even_through_annotations() -> None:
 # back-arrow). `producer`, `driver` and the commands may import anything below them.
 CORE = (
     "rules", "engine", "contracts", "facets", "datahub", "history", "results", "measures",
-    "evaluation", "rawjson", "lineage",
+    "evaluation", "rawjson", "lineage", "values", "kinds",
 )  # fmt: skip
 
 
@@ -133,6 +133,50 @@ def test_the_core_never_imports_the_producer() -> None:
         if target.startswith("lineage_quality.producer")
     }
     assert arrows == set()
+
+
+def packages_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Folder to folder: `lineage_quality.X` -> `lineage_quality.Y` when a module of X (or X
+    itself, a root module) imports one of Y, `TYPE_CHECKING` imports included."""
+
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    graph: dict[str, set[str]] = {package(name): set() for name in modules}
+    for name, path in modules.items():
+        for target in imports_of(name, path, modules, annotations=True):
+            if package(target) != package(name):
+                graph[package(name)].add(package(target))
+    return graph
+
+
+def test_no_import_circle_between_packages() -> None:
+    """Lower packages never import higher ones: `values` (the ground floor) imports nothing of
+    the package, and no folder reaches back to one that reaches it."""
+    modules = _modules()
+    graph = packages_graph(modules)
+    assert circles(graph) == []
+    assert graph["lineage_quality.values"] == set()
+
+
+BENCH = PACKAGE.parents[1] / "bench"
+
+
+def test_no_import_circle_between_the_bench_modules() -> None:
+    """bench/ runs its modules as scripts side by side (`import producer`): no circle there
+    either, lazy imports and `TYPE_CHECKING` ones included."""
+    scripts = {p.stem: p for p in BENCH.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in scripts.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                found.add(node.module.split(".")[0])
+        graph[name] = {m for m in found if m in scripts and m != name}
+    assert "producer" in graph and "kafka_path" in graph
+    assert circles(graph) == []
 
 
 def test_circles_are_found() -> None:

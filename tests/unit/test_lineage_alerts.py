@@ -21,7 +21,6 @@ from lineage_quality import rawjson
 from lineage_quality.contracts import load_contracts
 from lineage_quality.contracts.binding import BoundRules, pattern_from_location
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.lineage import Upstream, open_lineage
 from lineage_quality.lineage.critical import critical_of
 from lineage_quality.lineage.keeper import LineageKeeper
@@ -31,6 +30,7 @@ from lineage_quality.producer.alert_sender import AlertSender, Webhook
 from lineage_quality.producer.alerts import GENERIC, SLACK, message_for
 from lineage_quality.producer.lineage_alerts import event_alerts
 from lineage_quality.producer.settings import Settings
+from lineage_quality.values.refs import DatasetRef
 
 RAW = DatasetRef("outputs", 0, "file", "/lake/raw")
 

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import DatasetRef, datasets_of
 from lineage_quality.kinds import RuleKind
 from lineage_quality.lineage import (
     Mark,
@@ -26,6 +25,7 @@ from lineage_quality.lineage import (
 from lineage_quality.lineage.column_lineage import column_lineage
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef, datasets_of
 
 RAW, CLEAN, AGG, COUNTRIES = "/lake/raw", "/lake/clean", "/lake/agg", "/lake/countries"
 NOT_NULL = Rule(

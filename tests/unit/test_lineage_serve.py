@@ -14,7 +14,6 @@ from typing import Any
 
 from lineage_quality import rawjson
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.lineage import Upstream, open_lineage
 from lineage_quality.lineage.keeper import LineageKeeper
@@ -22,6 +21,7 @@ from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer.settings import Settings
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 HOUR_AGO = time.time() - 3600
 RAW = DatasetRef("outputs", 0, "file", "/lake/raw")

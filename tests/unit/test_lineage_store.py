@@ -17,13 +17,13 @@ import pytest
 from lineage_quality.bounds import LineageBounds
 from lineage_quality.engine import verdict
 from lineage_quality.errors import ConfigError
-from lineage_quality.evaluation.refs import datasets_of
 from lineage_quality.history import Measured, open_history
 from lineage_quality.kinds import RuleKind
 from lineage_quality.lineage import Failure, Read, Upstream, decide, observe, open_lineage
 from lineage_quality.lineage.step import Observed
 from lineage_quality.lineage.store import LineageStore, candidates
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import datasets_of
 
 NOT_NULL = Rule(
     id="raw.customer_id.not_null",

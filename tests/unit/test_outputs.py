@@ -18,7 +18,6 @@ from lineage_quality.cli.main import build_parser
 from lineage_quality.cli.serve import _settings
 from lineage_quality.engine import verdict
 from lineage_quality.errors import ConfigError
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer.alert_outbox import outbox_path
@@ -28,6 +27,7 @@ from lineage_quality.producer.outputs.kind import Durability
 from lineage_quality.producer.settings import OutputSpec, Settings
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "lineage_quality"
 OUTPUTS = PACKAGE / "producer" / "outputs"

@@ -15,13 +15,13 @@ import pytest
 
 from lineage_quality import rawjson
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer import spooled as spooled_module
 from lineage_quality.producer.settings import Settings
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import DatasetRef
 
 OUT = DatasetRef("outputs", 0, "file", "/out")
 RULE = Rule(

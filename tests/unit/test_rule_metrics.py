@@ -13,11 +13,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from lineage_quality.contracts import BoundRules, DatasetPattern
 from lineage_quality.engine import verdict
 from lineage_quality.engine.verdicts import value_verdict
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer.metrics import Metrics, lag_seconds
 from lineage_quality.results import RuleResult, error_result, skipped_result
 from lineage_quality.rules import Operator, Rule, Threshold, Unit
+from lineage_quality.values.refs import DatasetRef
 
 ZERO = Threshold(Operator.MUST_BE, 0)
 NOT_NULL = Rule(id="id_not_null", kind=RuleKind.NULL_VALUES, columns=["id"], threshold=ZERO)

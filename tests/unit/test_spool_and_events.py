@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.events import (
     InvalidEventError,
     check_event,
@@ -26,6 +25,7 @@ from lineage_quality.producer.secrets import (
 )
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import LATE, Spool, SpoolFullError
+from lineage_quality.values.refs import DatasetRef
 
 
 def event(run: str, n: int = 0, **extra: Any) -> str:
@@ -246,7 +246,7 @@ def test_a_lone_surrogate_in_a_run_id_or_a_name_is_kept_as_its_escape(tmp_path: 
 
 
 def test_a_symlinks_facet_of_any_shape_binds_nothing_and_raises_nothing() -> None:
-    from lineage_quality.evaluation.refs import table_identities, table_names
+    from lineage_quality.values.refs import table_identities, table_names
 
     for odd in (5, "x", {"a": 1}, None, [1, None, {"type": "TABLE"}]):
         facets = {"symlinks": {"identifiers": odd}}

@@ -12,13 +12,13 @@ from typing import Any
 
 from lineage_quality.driver.upstream_guard import UpstreamGuard
 from lineage_quality.engine import verdict
-from lineage_quality.evaluation.refs import datasets_of
 from lineage_quality.kinds import RuleKind
 from lineage_quality.lineage import Failure, Upstream, observe, open_lineage
 from lineage_quality.lineage.guard import lines, locations, message
 from lineage_quality.lineage.model import Write
 from lineage_quality.lineage.store import LineageStore
 from lineage_quality.rules import Operator, Rule, Threshold
+from lineage_quality.values.refs import datasets_of
 
 NOT_NULL = Rule(
     id="raw.customer_id.not_null",

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.evaluation.storage import StoredFile, hidden, parse_listing
 from lineage_quality.evaluation.written import (
     Written,
@@ -18,6 +17,7 @@ from lineage_quality.evaluation.written import (
     rows_change,
     still_there,
 )
+from lineage_quality.values.refs import DatasetRef
 
 T = 1_800_000_000_000  # the COMPLETE's time, ms
 

@@ -26,8 +26,8 @@ from lineage_quality.cli.options import add_shacl_flags, shacl_options
 from lineage_quality.contracts import BoundRules
 from lineage_quality.contracts.explain import Explanation, explain
 from lineage_quality.errors import ConfigError
-from lineage_quality.evaluation.refs import table_names
 from lineage_quality.inert import inert
+from lineage_quality.values.refs import table_names
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # one event line larger than this is refused
 MAX_ARRAY_BYTES = 64 * 1024 * 1024  # a file that is one JSON array: larger is refused

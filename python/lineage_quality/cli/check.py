@@ -36,12 +36,12 @@ from lineage_quality.contracts import BoundRules, load_file
 from lineage_quality.contracts.shacl import ShaclOptions
 from lineage_quality.errors import ContractError, SparkStartError
 from lineage_quality.evaluation.jvm_output import JvmOutput
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.history.judge import NOT_IN_CHECK, judge_and_record, without_history
 from lineage_quality.history.store import HistoryStore, open_history
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import __version__
 
 if TYPE_CHECKING:

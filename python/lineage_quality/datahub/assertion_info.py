@@ -30,12 +30,12 @@ from datahub.metadata.schema_classes import (
 )
 
 from lineage_quality.datahub.config import DEFAULT_ASSERTIONS
-from lineage_quality.datahub.mapping import native, native_parameters, shape, threshold_key
 from lineage_quality.datahub.native import native_fields, std_parameters
-from lineage_quality.datahub.shape import number
 from lineage_quality.datahub.urns import PLATFORM, PLATFORM_URN, field_urn
+from lineage_quality.kinds.datahub_mapping import native, native_parameters, shape, threshold_key
 from lineage_quality.rules import Rule, Unit
 from lineage_quality.rules.history import Compare
+from lineage_quality.values.datahub_shape import number
 from lineage_quality.version import __version__
 
 

@@ -46,11 +46,11 @@ from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.datahub.run_events import run_event
 from lineage_quality.datahub.upstream import UpstreamOf, cleared_mcps, mark_mcps, mark_urn
 from lineage_quality.datahub.urns import PLATFORM, PLATFORM_URN, assertion_urn, dataset_urn
-from lineage_quality.evaluation.refs import DatasetRef, datasets_of
 from lineage_quality.lineage.model import Mark
 from lineage_quality.links import marquez_dataset_url
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
+from lineage_quality.values.refs import DatasetRef, datasets_of
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules

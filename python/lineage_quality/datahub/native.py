@@ -1,4 +1,4 @@
-"""The native assertion a kind declares (datahub/shape.py values) -> DataHub's classes: the
+"""The native assertion a kind declares (values/datahub_shape.py values) -> DataHub's classes: the
 `volumeAssertion`, `freshnessAssertion`, `schemaAssertion`, `fieldAssertion` or `sqlAssertion` of
 an `assertionInfo`, as DataHub's own ODCS source and data-contract SDK build them."""
 
@@ -45,7 +45,7 @@ from datahub.metadata.schema_classes import (
     VolumeAssertionTypeClass,
 )
 
-from lineage_quality.datahub.shape import (
+from lineage_quality.values.datahub_shape import (
     NATIVE_TYPES,
     Bounds,
     ExpectedSchema,

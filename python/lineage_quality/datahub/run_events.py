@@ -30,16 +30,16 @@ from datahub.metadata.schema_classes import (
     BatchSpecClass,
 )
 
-from lineage_quality.datahub.mapping import native, number, shape
-from lineage_quality.datahub.shape import (
+from lineage_quality.kinds.datahub_mapping import native, number, shape
+from lineage_quality.results import Cause, RuleResult, Status
+from lineage_quality.rules.history import Compare
+from lineage_quality.values.datahub_shape import (
     ExpectedSchema,
     FieldMetric,
     FieldValues,
     FreshnessWindow,
     NativeAssertion,
 )
-from lineage_quality.results import Cause, RuleResult, Status
-from lineage_quality.rules.history import Compare
 
 _RESULT_TYPE = {
     Status.PASSED: AssertionResultTypeClass.SUCCESS,

@@ -28,10 +28,10 @@ from lineage_quality.datahub.naming import dataset_name
 from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.datahub.urns import assertion_urn, dataset_urn
 from lineage_quality.errors import ConfigError
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.lineage.model import Mark, Origin
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
+from lineage_quality.values.refs import DatasetRef
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules

@@ -15,8 +15,8 @@ from __future__ import annotations
 from datahub.emitter.mce_builder import datahub_guid, make_assertion_urn, make_schema_field_urn
 from datahub.metadata.urns import DataPlatformUrn, DatasetUrn
 
-from lineage_quality.datahub.mapping import identity_parameters
 from lineage_quality.datahub.naming import DatasetName
+from lineage_quality.kinds.datahub_mapping import identity_parameters
 from lineage_quality.rules import Rule
 
 PLATFORM = "lineage-quality"

@@ -32,7 +32,6 @@ from lineage_quality.driver.own_runs import OwnRunFilter
 from lineage_quality.driver.upstream_guard import FILE_KEY as GUARD_FILE_KEY
 from lineage_quality.engine.quarantine import QuarantineConfig
 from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, Evaluator
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.history.store import HistoryStore
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.producer.alert_sender import AlertSender
@@ -43,6 +42,7 @@ from lineage_quality.producer.service import JOB_GROUP_PREFIX, Producer
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.results import RuleResult
+from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
 

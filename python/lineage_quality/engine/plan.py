@@ -17,11 +17,11 @@ from typing import Any
 
 import attrs
 
-from lineage_quality.engine.metric import ROWS, Metric, MetricKind
 from lineage_quality.engine.types import is_numeric, spark_type, type_mismatch
 from lineage_quality.engine.verdicts import verdict
 from lineage_quality.results import Cause, RuleResult, Status, error_result, skipped_result
 from lineage_quality.rules import Rule
+from lineage_quality.values.metric import ROWS, Metric, MetricKind
 
 
 @attrs.frozen
@@ -213,6 +213,8 @@ def build_plan(
             if isinstance(metric, str):
                 steps.append(Step(rule, result=error_result(rule, metric, Cause.INVALID_RULE)))
             else:
+                if isinstance(metric.kind, str) and metric.measure is None:
+                    metric = attrs.evolve(metric, measure=rule.kind.analyzer())
                 steps.append(Step(rule, metric=slot(metric)))
     if profile:
         for metric in profile_metrics(schema):

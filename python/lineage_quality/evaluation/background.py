@@ -19,8 +19,8 @@ from typing import Any
 
 from lineage_quality.contracts import BoundRules
 from lineage_quality.evaluation.evaluator import Evaluator
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.results import RUN_FAILED, RuleResult, error_result, skipped_result
+from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
 

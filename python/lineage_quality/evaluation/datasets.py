@@ -21,8 +21,8 @@ from pyspark.sql import functions as F
 from lineage_quality.contracts.binding import normalize_name, pattern_from_location
 from lineage_quality.engine.run import short_error
 from lineage_quality.errors import DatasetError
-from lineage_quality.evaluation.refs import table_identities
 from lineage_quality.evaluation.spark_line import line_of
+from lineage_quality.values.refs import table_identities
 
 FORMATS = ("parquet", "orc", "csv", "json", "avro", "delta", "iceberg", "text")
 VERSIONED = ("delta", "iceberg")  # formats read at a version (time travel)

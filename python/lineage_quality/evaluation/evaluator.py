@@ -37,7 +37,6 @@ from lineage_quality.evaluation.datasets import (
     same_location,
 )
 from lineage_quality.evaluation.jvm import forget_dead_jvm, jvm_alive, kill_jvm
-from lineage_quality.evaluation.refs import DatasetRef, datasets_of, table_names
 from lineage_quality.evaluation.spark_line import check_jar, jars_dir, running_line
 from lineage_quality.evaluation.storage import StoredFile, list_files
 from lineage_quality.evaluation.written import (
@@ -64,6 +63,7 @@ from lineage_quality.results import (
     error_result,
     skipped_result,
 )
+from lineage_quality.values.refs import DatasetRef, datasets_of, table_names
 
 log = logging.getLogger(__name__)
 

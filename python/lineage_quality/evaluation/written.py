@@ -20,9 +20,9 @@ import attrs
 
 from lineage_quality.errors import DatasetError
 from lineage_quality.evaluation.datasets import AsOf
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.evaluation.storage import StoredFile
 from lineage_quality.rawjson import JsonNumber
+from lineage_quality.values.refs import DatasetRef
 
 # The dataset afterwards holds exactly what the run wrote.
 _REPLACING = frozenset({"OVERWRITE", "CREATE"})

@@ -3,10 +3,10 @@ range."""
 
 from __future__ import annotations
 
-from lineage_quality.datahub.shape import COLUMN, NATIVE, Shape
-from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.kinds.ranges import per_row_metric, per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.datahub_shape import COLUMN, NATIVE, Shape
+from lineage_quality.values.metric import Metric, MetricKind
 
 
 class Cardinality(Kind):

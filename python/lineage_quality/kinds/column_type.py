@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import allows_no_offence, metric_shape, standard_type
-from lineage_quality.datahub.shape import (
+from lineage_quality.kinds.datahub_mapping import allows_no_offence, metric_shape, standard_type
+from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.datahub_shape import (
     NATIVE,
     SCHEMA,
     ExpectedSchema,
@@ -12,7 +13,6 @@ from lineage_quality.datahub.shape import (
     Param,
     Shape,
 )
-from lineage_quality.rules.model import Kind, Rule
 
 
 class ColumnType(Kind):

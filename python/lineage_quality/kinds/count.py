@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lineage_quality.datahub.mapping import metric_shape
-from lineage_quality.datahub.shape import COLUMN, NATIVE, Shape
-from lineage_quality.engine.metric import Metric
+from lineage_quality.kinds.datahub_mapping import metric_shape
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.datahub_shape import COLUMN, NATIVE, Shape
+from lineage_quality.values.metric import Metric
 
 if TYPE_CHECKING:
     from lineage_quality.engine.analyzers.values import NonNullCount

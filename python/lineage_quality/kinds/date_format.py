@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from lineage_quality.engine.dates import java_pattern
-from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import spark_type
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.metric import Metric, MetricKind
 
 
 class DateFormat(Kind):

@@ -3,10 +3,10 @@ counted in its own grouped pass (engine/key_sets.py)."""
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import field_spec
-from lineage_quality.datahub.shape import Bounds, FieldMetric, NativeAssertion, Param
+from lineage_quality.kinds.datahub_mapping import field_spec
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.rules.threshold import Operator
+from lineage_quality.values.datahub_shape import Bounds, FieldMetric, NativeAssertion, Param
 
 
 class DuplicateValues(Kind):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from lineage_quality.datahub.mapping import allows_no_offence, metric_shape
-from lineage_quality.datahub.shape import (
+from lineage_quality.kinds.datahub_mapping import allows_no_offence, metric_shape
+from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.datahub_shape import (
     NATIVE,
     SCHEMA,
     ExpectedSchema,
@@ -14,7 +15,6 @@ from lineage_quality.datahub.shape import (
     Param,
     Shape,
 )
-from lineage_quality.rules.model import Kind, Rule
 
 
 class ExtraColumns(Kind):

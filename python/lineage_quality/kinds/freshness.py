@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lineage_quality.datahub.mapping import allows_no_offence
-from lineage_quality.datahub.shape import FreshnessWindow, NativeAssertion
-from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import is_temporal
+from lineage_quality.kinds.datahub_mapping import allows_no_offence
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.rules.threshold import Operator, Threshold
+from lineage_quality.values.datahub_shape import FreshnessWindow, NativeAssertion
+from lineage_quality.values.metric import Metric, MetricKind
 
 
 class Freshness(Kind):

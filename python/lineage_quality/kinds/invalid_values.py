@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lineage_quality.datahub.mapping import allows_no_offence, field_values
-from lineage_quality.datahub.shape import COLUMN, NATIVE, Bounds, NativeAssertion, Param, Shape
-from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import spark_type
+from lineage_quality.kinds.datahub_mapping import allows_no_offence, field_values
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.rules.patterns import pattern_refusal
+from lineage_quality.values.datahub_shape import (
+    COLUMN,
+    NATIVE,
+    Bounds,
+    NativeAssertion,
+    Param,
+    Shape,
+)
+from lineage_quality.values.metric import Metric, MetricKind
 
 
 def same_type(value: Any, ctype: str) -> bool:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import field_values, per_value_bounds
-from lineage_quality.datahub.shape import COLUMN, NATIVE, NativeAssertion, Shape
-from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds
 from lineage_quality.kinds.ranges import per_row_metric, per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.datahub_shape import COLUMN, NATIVE, NativeAssertion, Shape
+from lineage_quality.values.metric import Metric, MetricKind
 
 
 class LengthRange(Kind):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import counted_shape, not_null
-from lineage_quality.datahub.shape import COLUMN, NativeAssertion, Shape
-from lineage_quality.engine.metric import Metric, MetricKind
+from lineage_quality.kinds.datahub_mapping import counted_shape, not_null
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
+from lineage_quality.values.metric import Metric, MetricKind
 
 
 class MissingValues(Kind):

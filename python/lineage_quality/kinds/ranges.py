@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import allows_no_offence, bounds_shape
-from lineage_quality.datahub.shape import Shape
-from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import is_array
+from lineage_quality.kinds.datahub_mapping import allows_no_offence, bounds_shape
 from lineage_quality.rules.model import Rule
+from lineage_quality.values.datahub_shape import Shape
+from lineage_quality.values.metric import Metric, MetricKind
 
 
 def validate_bounds(rule: Rule) -> None:

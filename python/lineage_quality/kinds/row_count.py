@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import bounds, change_bounds, metric_shape
-from lineage_quality.datahub.shape import ROWS, FreshnessWindow, NativeAssertion, Shape, Volume
+from lineage_quality.kinds.datahub_mapping import bounds, change_bounds, metric_shape
 from lineage_quality.rules.history import Compare
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.rules.threshold import Operator
+from lineage_quality.values.datahub_shape import (
+    ROWS,
+    FreshnessWindow,
+    NativeAssertion,
+    Shape,
+    Volume,
+)
 
 
 class RowCount(Kind):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import bounds, change_bounds
-from lineage_quality.datahub.shape import NativeAssertion, SqlMetric
+from lineage_quality.kinds.datahub_mapping import bounds, change_bounds
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.datahub_shape import NativeAssertion, SqlMetric
 
 
 class Sql(Kind):

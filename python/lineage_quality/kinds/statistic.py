@@ -6,13 +6,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from lineage_quality.datahub.mapping import bounds, field_spec, metric_shape
-from lineage_quality.datahub.shape import COLUMN, NATIVE, FieldMetric, NativeAssertion, Shape
-from lineage_quality.engine.metric import Metric
 from lineage_quality.engine.plan import stat_metric
 from lineage_quality.engine.types import is_numeric
+from lineage_quality.kinds.datahub_mapping import bounds, field_spec, metric_shape
 from lineage_quality.rules.model import STATISTICS, Kind, Rule
 from lineage_quality.rules.threshold import Operator, Threshold
+from lineage_quality.values.datahub_shape import COLUMN, NATIVE, FieldMetric, NativeAssertion, Shape
+from lineage_quality.values.metric import Metric
 
 # The predefined-rules RFC's verbs: hasAvgGreaterThan, hasMaxLessOrEqualTo...
 _VERB = re.compile(

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from lineage_quality.datahub.mapping import allows_no_offence
-from lineage_quality.datahub.shape import COLUMN, NATIVE, Param, Shape
-from lineage_quality.engine.metric import Metric
 from lineage_quality.engine.types import is_numeric
+from lineage_quality.kinds.datahub_mapping import allows_no_offence
 from lineage_quality.rules.model import Kind, KindOptions, Rule
 from lineage_quality.rules.threshold import Operator, Threshold
+from lineage_quality.values.datahub_shape import COLUMN, NATIVE, Param, Shape
+from lineage_quality.values.metric import Metric
 
 if TYPE_CHECKING:
     from lineage_quality.engine.analyzers.values import FailedValueCheck

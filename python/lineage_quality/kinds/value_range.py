@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import field_values, per_value_bounds
-from lineage_quality.datahub.shape import COLUMN, NativeAssertion, Shape
-from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import is_numeric
+from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds
 from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
+from lineage_quality.values.metric import Metric, MetricKind
 
 
 class ValueRange(Kind):

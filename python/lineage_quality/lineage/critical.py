@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lineage_quality.contracts.binding import BoundRules, rules_for
-from lineage_quality.evaluation.refs import DatasetRef, table_names
+from lineage_quality.values.refs import DatasetRef, table_names
 
 # (event, one of its datasets) -> is that dataset critical
 Critical = Callable[[Mapping[str, Any], DatasetRef], bool]

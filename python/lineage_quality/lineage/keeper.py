@@ -12,7 +12,6 @@ import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.lineage.critical import Critical, never
 from lineage_quality.lineage.model import Mark
 from lineage_quality.lineage.observe import by_key, evaluated, failures_of
@@ -20,6 +19,7 @@ from lineage_quality.lineage.policy import Upstream
 from lineage_quality.lineage.step import observe
 from lineage_quality.lineage.store import LineageStore
 from lineage_quality.results import RuleResult
+from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lineage_quality.evaluation.refs import DatasetRef, datasets_of, table_names
 from lineage_quality.lineage.column_lineage import column_lineage
 from lineage_quality.lineage.model import Failure, Read, RunLineage, Written
 from lineage_quality.results import NOT_EVALUATED, RuleResult, Status
+from lineage_quality.values.refs import DatasetRef, datasets_of, table_names
 
 _FAILED = (Status.FAILED, Status.ERROR)
 

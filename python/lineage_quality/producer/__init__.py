@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.forward import Forwarder
 from lineage_quality.producer.spool import Spool
+from lineage_quality.values.refs import DatasetRef
 
 if TYPE_CHECKING:
     from lineage_quality.evaluation.evaluator import Evaluator

@@ -16,10 +16,10 @@ from typing import Any
 
 import attrs
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.inert import slack, truncate
 from lineage_quality.links import marquez_dataset_url
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.values.refs import DatasetRef
 
 GENERIC = "generic"
 SLACK = "slack"

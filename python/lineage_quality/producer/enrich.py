@@ -21,7 +21,6 @@ from openlineage.client.generated.data_quality_assertions_dataset import (
 from openlineage.client.generated.test_run import TestExecution
 
 from lineage_quality import rawjson
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.facets import (
     assertions_facet_json,
     dataset_metrics_facet,
@@ -33,6 +32,7 @@ from lineage_quality.facets.upstream import upstream_assertion_json, upstream_te
 from lineage_quality.lineage.model import Mark
 from lineage_quality.measures import DatasetMeasures
 from lineage_quality.results import NOT_EVALUATED, RuleResult
+from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import PRODUCER
 
 ASSERTIONS_KEY = "dataQualityAssertions"

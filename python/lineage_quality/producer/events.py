@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, MAX_RUN_ID_CHARS
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.rawjson import storable
+from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import PRODUCER
 
 EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})

@@ -18,7 +18,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lineage_quality.evaluation.refs import DatasetRef, datasets_of
 from lineage_quality.lineage.impact import walk
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.lineage.model import Mark, Read, Write
@@ -27,6 +26,7 @@ from lineage_quality.links import marquez_dataset_url
 from lineage_quality.producer.alerts import CRITICAL, Alert, alerts_for
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.results import RuleResult
+from lineage_quality.values.refs import DatasetRef, datasets_of
 
 log = logging.getLogger(__name__)
 

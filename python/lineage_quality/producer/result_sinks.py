@@ -14,9 +14,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.lineage.model import Mark
 from lineage_quality.results import RuleResult
+from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
 

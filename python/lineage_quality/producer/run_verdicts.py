@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.rawjson import storable
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Action
+from lineage_quality.values.refs import DatasetRef
 
 
 def run_ids(event: Mapping[str, Any]) -> list[str]:

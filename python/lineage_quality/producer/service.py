@@ -36,7 +36,6 @@ from typing import Any
 from lineage_quality import rawjson
 from lineage_quality.evaluation.background import Evaluation
 from lineage_quality.evaluation.evaluator import Evaluator
-from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.lineage.model import Mark
 from lineage_quality.producer.alert_sender import AlertSender
@@ -65,6 +64,7 @@ from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
 from lineage_quality.producer.spooled import needs_no_parse, opened
 from lineage_quality.producer.write_through import SinkLatency, WriteThrough
 from lineage_quality.results import RuleResult
+from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
 

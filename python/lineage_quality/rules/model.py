@@ -15,8 +15,8 @@ from lineage_quality.rules.history import HistoryCheck
 from lineage_quality.rules.threshold import Operator, Threshold
 
 if TYPE_CHECKING:  # plain values, importing nothing of the rules
-    from lineage_quality.datahub.shape import NativeAssertion, Shape
-    from lineage_quality.engine.metric import Metric
+    from lineage_quality.values.datahub_shape import NativeAssertion, Shape
+    from lineage_quality.values.metric import Metric
 
 
 Columns = Literal["none", "one", "optional"]
@@ -128,7 +128,7 @@ class Kind:
 
     def datahub_native(self, rule: Rule) -> NativeAssertion | None:
         """Its DataHub native assertion type (VOLUME, FRESHNESS, DATA_SCHEMA, FIELD, SQL:
-        datahub/shape.py) for a rule without history, or None: a CUSTOM assertion carrying
+        values/datahub_shape.py) for a rule without history, or None: a CUSTOM assertion carrying
         `datahub_shape`. Pure: plain values, no SDK."""
         return None
 

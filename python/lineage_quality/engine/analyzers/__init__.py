@@ -26,9 +26,8 @@ from lineage_quality.engine.analyzers.counts import (
 from lineage_quality.engine.analyzers.rows import Rows
 from lineage_quality.engine.analyzers.stats import Statistic
 from lineage_quality.engine.expressions import Expr
-from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.shared_columns import Shared
-from lineage_quality.kinds.registry import kind_named
+from lineage_quality.values.metric import Metric, MetricKind
 
 ANALYZERS: dict[MetricKind, Analyzer] = {
     MetricKind.ROWS: Rows(),
@@ -48,10 +47,11 @@ __all__ = ["ANALYZERS", "Analyzer", "analyzer", "failing_condition", "metric_col
 
 
 def analyzer(metric: Metric) -> Analyzer:
-    """The analyzer of a built-in MetricKind, else the one its registered kind brings."""
+    """The analyzer of a built-in MetricKind, else the one its kind brings (`Metric.measure`,
+    set by the plan)."""
     if isinstance(metric.kind, MetricKind):
         return ANALYZERS[metric.kind]
-    found = kind_named(metric.kind).analyzer()
+    found = metric.measure
     if not isinstance(found, Analyzer):
         raise TypeError(f"kind {metric.kind}: analyzer() must return an engine Analyzer")
     return found

@@ -3,7 +3,8 @@
 `MetricKind` names the built-in measurements (several rule kinds share one: a freshness rule is
 a TOO_NEW or a TOO_OLD count); the speed shortcuts (footers, dictionaries, row gates) know them
 by name. A rule kind that brings a measurement of its own (kinds/) names it by its kind's value,
-a string, and its analyzer comes from the kind (engine/analyzers).
+a string, and its analyzer comes from the kind: the plan puts it in `measure` (so the engine
+never looks kinds up by name).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ class Metric:
     typed: bool = False  # BAD_DATE on a date/timestamp column: nothing can be malformed
     integral: bool = False  # STAT on an integer column: sum/min/max are computed exactly
     wide: bool = False  # ... a 64-bit one: its sum can pass 2^63, a sum of narrower ones cannot
+    # the analyzer of a kind's own measurement (`kind` a string): the kind's `analyzer()`, set
+    # by the plan; the same name always means the same analyzer, so it is not part of equality
+    measure: object = attrs.field(default=None, eq=False, repr=False)
 
 
 ROWS = Metric(MetricKind.ROWS)

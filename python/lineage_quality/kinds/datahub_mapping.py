@@ -31,7 +31,9 @@ from typing import Any
 
 import attrs
 
-from lineage_quality.datahub.shape import (
+from lineage_quality.rules import Operator, Rule, Threshold, Unit
+from lineage_quality.rules.history import Compare
+from lineage_quality.values.datahub_shape import (
     COLUMN,
     NATIVE,
     ROWS,
@@ -45,8 +47,6 @@ from lineage_quality.datahub.shape import (
     Volume,
     number,
 )
-from lineage_quality.rules import Operator, Rule, Threshold, Unit
-from lineage_quality.rules.history import Compare
 
 __all__ = [
     "DESCRIPTIVE_PARAMS",
