@@ -26,7 +26,7 @@ from ours import to_rule  # noqa: E402
 from rulesets import ruleset  # noqa: E402
 
 from lineage_quality.engine.run import evaluate_dataframe  # noqa: E402
-from lineage_quality.evaluation.evaluator import evaluator_session  # noqa: E402
+from lineage_quality.evaluation.session import evaluator_session  # noqa: E402
 
 
 def executor_cpu_seconds(spark: Any) -> float:

@@ -17,7 +17,7 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    from lineage_quality.evaluation.evaluator import evaluator_session
+    from lineage_quality.evaluation.session import evaluator_session
 
     session = evaluator_session("local[2]")
     session.sparkContext.setLogLevel("ERROR")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lineage_quality.engine.run import evaluate_dataframe
-from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, engine_jar
+from lineage_quality.evaluation.session import EVALUATION_SQL_CONF, engine_jar
 from lineage_quality.kinds import RuleKind
 from lineage_quality.rules import Operator, Rule, Threshold
 

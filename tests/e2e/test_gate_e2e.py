@@ -76,7 +76,7 @@ def test_gate_blocks_on_a_failed_block_rule_and_passes_otherwise(
         err = capsys.readouterr().err
         assert "0 failed BLOCK rule(s)" in err
         # the verdicts were there (not an empty pass): the run's status lists them
-        status, doc = producer.run_status(passing)
+        status, doc = producer.runs.status(passing)
         verdicts = doc["verdicts"]
         assert status == 200
         assert any(v["rule"] == "raw_id_not_null" and v["status"] == "PASSED" for v in verdicts)

@@ -12,7 +12,7 @@ import pytest
 from pipeline import HERE, REPO_ROOT, run_with_producer
 
 from lineage_quality.contracts import load_contracts
-from lineage_quality.evaluation.evaluator import table_format_jars
+from lineage_quality.evaluation.session import table_format_jars
 from lineage_quality.producer import Evaluator
 from lineage_quality.sparksubmit import listener_jar
 

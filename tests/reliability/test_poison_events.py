@@ -214,7 +214,7 @@ def test_an_event_whose_handling_fails_for_good_goes_to_the_dead_letters(
         assert len(letters) == 1 and "cannot enrich this one" in letters[0].reason
         assert producer.counters["dead_letters"] == 1
         # its run is not "evaluated" with no verdicts (gate would pass it): an ERROR says why
-        status, answer = producer.run_status("00000000-0000-4000-8000-000000000001")
+        status, answer = producer.runs.status("00000000-0000-4000-8000-000000000001")
         assert status == 200
         # (the rules were judged before enrich raised here: their verdicts are kept too)
         (row,) = [v for v in answer["verdicts"] if v["rule"] == "(not evaluated)"]

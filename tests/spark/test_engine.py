@@ -144,7 +144,7 @@ def test_java_only_regex_syntax_works_and_a_null_valid_value_is_harmless(df: Any
 
 
 def test_the_evaluator_session_turns_ansi_off_whatever_the_defaults(spark: Any, df: Any) -> None:
-    from lineage_quality.evaluation.evaluator import evaluator_session
+    from lineage_quality.evaluation.session import evaluator_session
 
     spark.conf.set("spark.sql.ansi.enabled", "true")  # as a spark-defaults.conf could
     session = evaluator_session("local[2]")

@@ -186,8 +186,8 @@ def test_a_redelivered_complete_is_not_evaluated_again_by_another_producer(
         assert first.spool.wait_empty(timeout=20)
         second.intake.accept(body, rawjson.loads(body))  # read again by the partition's next owner
         assert second.spool.wait_empty(timeout=20)
-        status, doc = second.run_status("0190e6f0-0000-7000-8000-000000000001")
-        unknown = second.run_status("0190e6f0-0000-7000-8000-00000000ffff")
+        status, doc = second.runs.status("0190e6f0-0000-7000-8000-000000000001")
+        unknown = second.runs.status("0190e6f0-0000-7000-8000-00000000ffff")
     finally:
         for producer in (first, second):
             producer.stop()

@@ -133,7 +133,7 @@ def test_attach_refuses_a_listener_jar_of_the_other_line(tmp_path: Path) -> None
 def test_the_evaluator_refuses_a_given_jar_of_the_other_line_before_spark_starts(
     tmp_path: Path,
 ) -> None:
-    from lineage_quality.evaluation.evaluator import evaluator_session
+    from lineage_quality.evaluation.session import evaluator_session
 
     jar, scala = _other_line_jar(tmp_path, "delta-spark")
     with pytest.raises(JarLineMismatch, match=rf"delta-spark_{scala}-1\.0\.0\.jar is built for"):

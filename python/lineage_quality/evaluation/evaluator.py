@@ -1,47 +1,32 @@
-"""Evaluate the rules bound to an event's datasets, with a SparkSession of our own.
-
-Our session runs without the OpenLineage listener, so the producer's own evaluation queries never
-appear as lineage jobs downstream.
+"""Evaluate the rules bound to an event's datasets, with a SparkSession of our own (session.py:
+without the OpenLineage listener). The parts: which datasets have rules (`bound`), reading a
+dataset as its run left it (dataset_reader.py), one evaluation per write (once.py), the engine's
+scan, the history rules, the quarantine; a dataset that cannot be read is an ERROR per rule.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
-from pyspark import SparkContext
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
-from lineage_quality.contracts.binding import table_key
 from lineage_quality.contracts.near_miss_log import NearMissLog
-from lineage_quality.engine.patterns import ENGINE_JAR_NAME
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
-from lineage_quality.errors import DatasetError, SparkStartError
-from lineage_quality.evaluation.datasets import (
-    AsOf,
-    catalog_location,
-    escaped_binding,
-    is_versioned,
-    location_of,
-    outside_table_location,
-    read_dataset,
-    same_location,
-)
+from lineage_quality.errors import DatasetError
+from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
+from lineage_quality.evaluation.datasets import is_versioned, location_of
 from lineage_quality.evaluation.jvm import forget_dead_jvm, jvm_alive, kill_jvm
-from lineage_quality.evaluation.spark_line import check_jar, jars_dir, running_line
+from lineage_quality.evaluation.once import OncePerWrite
+from lineage_quality.evaluation.session import evaluator_session
 from lineage_quality.evaluation.storage import StoredFile, list_files
 from lineage_quality.evaluation.written import (
-    LeftByRun,
-    Written,
     changed_message,
     completed_ms,
     evaluation_key,
@@ -67,126 +52,11 @@ from lineage_quality.values.refs import DatasetRef, datasets_of, table_names
 
 log = logging.getLogger(__name__)
 
-APP_NAME = "lineage-quality-evaluator"
-DEFAULT_MASTER = "local[*]"
-# The evaluator's cores on a standalone cluster (spark.cores.max) unless the settings say more.
-DEFAULT_CLUSTER_CORES = "2"
-MEMO_SIZE = 4096  # writes whose results are kept for a repeated COMPLETE
 _JOB_GROUP_PROPERTIES = (
     "spark.jobGroup.id",
     "spark.job.description",
     "spark.job.interruptOnCancel",
 )
-
-# Session settings the rules' semantics depend on (also set on the in-driver evaluation session).
-EVALUATION_SQL_CONF = {
-    # dateFormat rules: an unparseable value is null (a failure to count), never an exception.
-    "spark.sql.legacy.timeParserPolicy": "CORRECTED",
-    # Counting rules compare values of any type; under ANSI a mismatch would be an exception.
-    "spark.sql.ansi.enabled": "false",
-    # type: sql checks read the dataset's view and catalog tables, not arbitrary files.
-    "spark.sql.runSQLOnFiles": "false",
-}
-
-
-def table_format_jars() -> list[Path]:
-    """The Delta Lake and Iceberg jars `make jars` put in jvm-config/jars (jars-spark4 on Spark 4;
-    or the folder named by LINEAGE_QUALITY_JARS); never the OpenLineage listener. A jar built for
-    the other Spark line is a ConfigError naming both versions."""
-    where = jars_dir()
-    if not where.is_dir():
-        return []
-    patterns = ("delta-spark_*.jar", "delta-storage-*.jar", "iceberg-spark-runtime-*.jar")
-    found = sorted(j for p in patterns for j in where.glob(p))
-    for jar in found:
-        check_jar(jar)
-    return found
-
-
-def engine_jar() -> Path | None:
-    """The engine's JVM helpers (`make jars` builds it from jvm-config/src, per Spark line):
-    pattern rules run on a byte-level DFA with it, on `rlike` without it."""
-    jar = jars_dir() / ENGINE_JAR_NAME
-    if not jar.is_file():
-        return None
-    check_jar(jar)
-    return jar
-
-
-def evaluator_session(
-    master: str | None = None, conf: Mapping[str, str] | None = None
-) -> SparkSession:
-    """The evaluator's session: the user's settings (`conf`: metastore, object stores, table
-    formats; see spark_conf.PROTECTED for the few it may not change), then ours."""
-    builder = (
-        SparkSession.builder.appName(APP_NAME)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "16")
-        # concurrent evaluations (one per producer worker) share the executors
-        .config("spark.scheduler.mode", "FAIR")
-    )
-    running_line()  # a PySpark of no supported line is refused here, by name
-    conf = dict(conf or {})
-    for given in (Path(j.strip()) for j in conf.get("spark.jars", "").split(",") if j.strip()):
-        if given.is_file():  # the user's own: another line's jar is named here
-            check_jar(given)
-    if "spark.jars" not in conf and SparkContext._active_spark_context is None:
-        jars = table_format_jars()
-        if jars:  # Delta Lake and Iceberg readers, for time travel (docs/evaluation.md)
-            conf["spark.jars"] = ",".join(str(j) for j in jars)
-            names = " ".join(j.name for j in jars)
-            extensions = []
-            if "delta-spark" in names:
-                extensions.append("io.delta.sql.DeltaSparkSessionExtension")
-                catalog = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-                conf.setdefault("spark.sql.catalog.spark_catalog", catalog)
-            if "iceberg-spark-runtime" in names:
-                extensions.append(
-                    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-                )
-            conf.setdefault("spark.sql.extensions", ",".join(extensions))
-    helper = engine_jar()
-    if helper is not None and SparkContext._active_spark_context is None:
-        listed = [j for j in conf.get("spark.jars", "").split(",") if j.strip()]
-        conf["spark.jars"] = ",".join([*listed, str(helper)])
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    builder = builder.config("spark.extraListeners", "")  # never our own lineage here
-    for key, value in EVALUATION_SQL_CONF.items():
-        builder = builder.config(key, value)
-    # spark.master as spark-submit takes it: --spark-master, else the settings, else local.
-    master = master or conf.get("spark.master")
-    if master:
-        builder = builder.master(master)
-    elif not SparkSession.getActiveSession():
-        builder = builder.master(DEFAULT_MASTER)
-    if (master or "").startswith("spark://") and "spark.cores.max" not in conf:
-        # A standalone cluster gives an application every free core unless told otherwise, and
-        # a long-lived evaluator would keep them from the jobs it watches.
-        builder = builder.config("spark.cores.max", DEFAULT_CLUSTER_CORES)
-    if (
-        SparkContext._active_spark_context is None
-        and "LINEAGE_QUALITY_SPARK_LOG4J" not in os.environ
-    ):
-        # A JVM of our own: keep Spark's startup chatter off the user's terminal.
-        log4j = Path(__file__).resolve().parent.parent / "log4j2.properties"
-        # An OutOfMemoryError ends the JVM (a clean death the producer recovers from) instead
-        # of leaving it half-working for every later evaluation.
-        user = (conf or {}).get("spark.driver.extraJavaOptions", "")
-        builder = builder.config(
-            "spark.driver.extraJavaOptions",
-            f"{user} -Dlog4j2.configurationFile={log4j.as_uri()} "
-            "-XX:+ExitOnOutOfMemoryError".strip(),
-        )
-    try:
-        return builder.getOrCreate()
-    except Exception as exc:
-        text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-        raise SparkStartError(
-            f"cannot start Spark for the evaluator (master {master or DEFAULT_MASTER})",
-            text[0][:500] if text else type(exc).__name__,
-        ) from exc
 
 
 class Evaluator:
@@ -210,11 +80,8 @@ class Evaluator:
         self._master = master
         self._lock = threading.Lock()
         self.restarts = 0
-        # One evaluation per (run, dataset, version): results by evaluation_key, and the
-        # evaluations under way (a second COMPLETE for the same write waits for the first).
-        self._memo: OrderedDict[tuple[Any, ...], list[RuleResult]] = OrderedDict()
-        self._pending: dict[tuple[Any, ...], threading.Event] = {}
-        self._memo_lock = threading.Lock()
+        self.once = OncePerWrite()  # one evaluation per (run, dataset, version)
+        self.reader = DatasetReader(lambda: self.spark)
         self.evaluations = 0  # datasets actually evaluated (not reused)
         self._near_misses = NearMissLog(self.bindings)
 
@@ -282,34 +149,6 @@ class Evaluator:
                 self._near_misses.check(ref.namespace, ref.name, tables)
         return out
 
-    def read(
-        self,
-        ref: DatasetRef,
-        facets: Mapping[str, Any] | None,
-        fmt: str | None,
-        as_of: AsOf | None = None,
-        table: str | None = None,
-        left: LeftByRun | None = None,
-    ) -> DataFrame:
-        """The dataset as a lazy DataFrame (through the catalog as `table`, or the files the run
-        left); raises DatasetError when it cannot be opened."""
-        files = None
-        not_after = None
-        if left is not None and left.later:  # only then: a plain read keeps the footer shortcut
-            files = [f.path for f in left.kept]
-            not_after = left.completed_ms
-        return read_dataset(
-            self.spark,
-            ref.namespace,
-            ref.name,
-            facets,
-            fmt,
-            as_of,
-            table=table,
-            files=files,
-            not_after_ms=not_after,
-        )
-
     def evaluate(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[RuleResult]]:
         return dict(self.evaluate_each(event))
 
@@ -353,36 +192,17 @@ class Evaluator:
     ) -> list[RuleResult]:
         """The dataset's results, evaluated once per write: a second COMPLETE for the same
         write (saveAsTable sends two) reuses the first one's results."""
-        listing = self._listing(event, ref, groups)
-        files = None if listing is None else _fingerprint(listing, completed_ms(event))
+        listing = self.reader.listing(event, ref, groups)
+        files = None if listing is None else fingerprint(listing, completed_ms(event))
         key = (evaluation_key(event, ref), files, tuple(id(g) for g in groups))
-        while True:
-            with self._memo_lock:
-                if key in self._memo:
-                    self._memo.move_to_end(key)
-                    log.info("%s: same write as an evaluated event; results reused", ref.key)
-                    return self._memo[key]
-                waiting = self._pending.get(key)
-                if waiting is None:
-                    done = self._pending[key] = threading.Event()
-                    break
-            waiting.wait()
-        try:
+
+        def judged() -> list[RuleResult]:
             results = self._evaluate_dataset(event, ref, groups, listing)
             if self.history is not None:
-                results = self._against_history(event, ref, results)
-            else:
-                results = without_history(results, Status.ERROR, NO_HISTORY_STORE)
-            if not any(r.status is Status.ERROR for r in results):  # errors are tried again
-                with self._memo_lock:
-                    self._memo[key] = results
-                    while len(self._memo) > MEMO_SIZE:
-                        self._memo.popitem(last=False)
-            return results
-        finally:
-            with self._memo_lock:
-                self._pending.pop(key, None)
-            done.set()
+                return self._against_history(event, ref, results)
+            return without_history(results, Status.ERROR, NO_HISTORY_STORE)
+
+        return self.once.results(key, judged, ref.key)
 
     def _evaluate_dataset(
         self,
@@ -391,8 +211,8 @@ class Evaluator:
         groups: Sequence[BoundRules],
         listing: list[StoredFile] | None = None,
     ) -> list[RuleResult]:
-        """`listing`: the dataset's files as `_listing` found them just before (not listed
-        again)."""
+        """`listing`: the dataset's files as `DatasetReader.listing` found them just before
+        (not listed again)."""
         dataset = event[ref.role][ref.index]
         facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
         rules = [r for g in groups for r in g.rules]
@@ -403,7 +223,7 @@ class Evaluator:
         account = written(event, ref)
         try:
             location = location_of(ref.namespace, ref.name)
-            table = self._table_to_read(ref, location, facets, groups)
+            table = self.reader.table_to_read(ref, location, facets, groups)
             as_of = None
             left = None
             if is_versioned(ref.namespace, ref.name, facets, fmt):
@@ -411,10 +231,10 @@ class Evaluator:
                 # whenever the evaluation happens.
                 as_of = version_read(event, ref)
             else:
-                left = self._left_by_run(event, location, account, listing)
+                left = self.reader.left_by_run(event, location, account, listing)
             self.evaluations += 1
             try:
-                df = self.read(ref, facets, fmt, as_of, table, left)
+                df = self.reader.read(ref, facets, fmt, as_of, table, left)
                 profile = self.profile or any(g.profile for g in groups)
                 results = evaluate_dataframe(df, rules, profile=profile)
             finally:
@@ -470,27 +290,6 @@ class Evaluator:
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}", Cause.QUERY_FAILED) for r in rules]
 
-    def _listing(
-        self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
-    ) -> list[StoredFile] | None:
-        """A plain-file output's files, listed once per evaluation: they tell writes apart (one
-        application may write a path twice with equal statistics; only the COMPLETEs of one
-        write, saveAsTable's two, see the same files) and are what the evaluation reads. None
-        where there are no files to tell by (inputs, versioned tables) or they cannot be listed
-        (the evaluation lists and reports that)."""
-        if ref.role != "outputs" or not any(g.matches(ref.namespace, ref.name) for g in groups):
-            return None  # listed only where a contract named the path (never a host or bucket
-            # an event alone names: a table-bound path is checked first, in the evaluation)
-        dataset = event[ref.role][ref.index]
-        facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
-        fmt = next((g.format for g in groups if g.format), None)
-        try:
-            if completed_ms(event) is None or is_versioned(ref.namespace, ref.name, facets, fmt):
-                return None
-            return list_files(self.spark, location_of(ref.namespace, ref.name))
-        except DatasetError:
-            return None
-
     def _against_history(
         self, event: Mapping[str, Any], ref: DatasetRef, results: list[RuleResult]
     ) -> list[RuleResult]:
@@ -511,87 +310,4 @@ class Evaluator:
             None if number is None else str(number),
         )
 
-    def _table_to_read(
-        self,
-        ref: DatasetRef,
-        location: str,
-        facets: Mapping[str, Any] | None,
-        groups: Sequence[BoundRules],
-    ) -> str | None:
-        """The catalog table to read the dataset through, or None to read its location; raises
-        DatasetError when the dataset may not be read under its binding.
 
-        A table is read through the evaluator's catalog only where that catalog keeps it at the
-        event's location, so the data read is the dataset's whoever named the table. Bound by
-        path: the path must stay within the binding (symlinks resolved). Bound by table name
-        only: the contract's table, else the event's path if it lies where the table's catalog
-        keeps its tables (a warehouse folder or bucket named by the identity)."""
-        by_path = [g for g in groups if g.matches(ref.namespace, ref.name)]
-        event_tables = table_names(facets)
-        if by_path:
-            escaped = escaped_binding(
-                location, lambda real: any(g.matches(ref.namespace, real) for g in by_path)
-            )
-            if escaped:
-                raise DatasetError(f"refused: {escaped}")
-            candidates = event_tables
-        else:
-            wanted = {table_key(t) for t in event_tables}
-            candidates = [t for g in groups for t in g.tables if table_key(t) in wanted]
-        for table in candidates:
-            kept_at = catalog_location(self.spark, table)
-            if kept_at is None:
-                continue
-            if same_location(kept_at, location):
-                return table
-            if not by_path:
-                raise DatasetError(
-                    f"refused: the event places table {table} at {location}, but the "
-                    f"evaluator's catalog keeps it at {kept_at}"
-                )
-        if not by_path:
-            outside = outside_table_location(ref.namespace, location, facets)
-            if outside:
-                raise DatasetError(f"refused: {outside}")
-        return None
-
-    def _left_by_run(
-        self,
-        event: Mapping[str, Any],
-        location: str,
-        account: Written | None,
-        listing: list[StoredFile] | None = None,
-    ) -> LeftByRun | None:
-        """The files of a plain-file dataset as its run left them (modified at or before its
-        COMPLETE), checked against what the run says it wrote; raises DatasetError when they
-        cannot be its data. None when the event has no usable time (inputs only)."""
-        completed = completed_ms(event)
-        if completed is None:
-            if account is None:
-                return None
-            raise DatasetError(
-                f"cannot tell which files of {location} run {account.run_id} left: its event "
-                f"has no usable eventTime ({event.get('eventTime')!r})"
-            )
-        if listing is None:
-            listing = list_files(self.spark, location)
-        left = left_by_run(listing, completed)
-        if account is not None:
-            why = files_change(account, left)
-            if why:
-                raise DatasetError(changed_message(location, why))
-        if left.later and not left.kept:
-            raise DatasetError(
-                f"every file of {location} was written after the run's completion "
-                f"({len(left.later)} file(s)): the data the run read or wrote is gone"
-            )
-        return left
-
-
-def _fingerprint(
-    listing: list[StoredFile], completed: int | None
-) -> tuple[tuple[str, int, int], ...] | None:
-    """The files a run left (path, size, time): what tells two writes of one path apart."""
-    if completed is None:
-        return None
-    return tuple((f.path, f.size, f.modified_ms) for f in left_by_run(listing, completed).kept)

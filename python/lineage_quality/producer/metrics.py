@@ -26,6 +26,8 @@ from lineage_quality.rules import Rule
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
+    from lineage_quality.lineage.keeper import LineageKeeper
+    from lineage_quality.producer.alert_sender import AlertSender
 
 # Evaluations take from under a second (small files) to many minutes (big tables).
 EVALUATION_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, float("inf"))
@@ -235,6 +237,16 @@ class Metrics:
 
     def watch_alerts(self, pending: Callable[[], int]) -> None:
         self.alerts_pending.set_function(lambda: float(pending()))
+
+    def watch(self, alerts: AlertSender | None, lineage: LineageKeeper | None) -> None:
+        """Count what the alert sender and the lineage keeper report."""
+        if alerts is not None:
+            self.watch_alerts(alerts.outbox.pending)
+            alerts.on_sent = lambda label: self.alerts_sent.labels(sink=label).inc()
+            alerts.on_failed = lambda label: self.alerts_failed.labels(sink=label).inc()
+            alerts.outbox.on_expired = self.alerts_expired.inc
+        if lineage is not None:
+            lineage.on_failed = self.lineage_failures.inc
 
     def count_results(
         self,

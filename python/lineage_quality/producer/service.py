@@ -3,14 +3,9 @@
 Workers (`workers`, default 4) take events from the spool lane by lane (a lane is a run): a run's
 events go out in arrival order, and a long evaluation holds up only its own run.
 
-A COMPLETE event with bound rules waits for its evaluation at most `evaluation_timeout` seconds.
-Then it goes on with the rules not evaluated yet as ERROR results ("evaluation timed out"), and the
-evaluation goes on: when it ends, a follow-up event for the same run (`eventType`
-`late_event_type`, OTHER by default) carries the real results of those datasets. The follow-up is
-in the spool, in the run's lane right after the timed-out event, before that event is forwarded:
-it goes out after it, later events of the run wait behind it, and a restart re-evaluates it.
-Spark work still running after `cancel_after` seconds is cancelled; the follow-up then reports
-ERROR "evaluation cancelled".
+A COMPLETE event with bound rules waits for its evaluation (evaluations.py) at most
+`evaluation_timeout` seconds; past it, its late datasets' results follow in a follow-up event
+(late_results.py). Its results go to the listeners (listeners.py) after the lineage step.
 
 Forwarding retries with back-off until the sink takes the event (forward.py: Delivery); an event
 leaves the spool only after that (at least once: a crash between the two sends it again).
@@ -24,63 +19,49 @@ gets a plain dict of the text (forward.py: RawEvent), as openlineage-python's tr
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import threading
-import time
-import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from lineage_quality import rawjson
-from lineage_quality.evaluation.background import Evaluation
 from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.lineage.keeper import LineageKeeper
-from lineage_quality.lineage.model import Mark
 from lineage_quality.producer.alert_sender import AlertSender
 from lineage_quality.producer.counters import Counters
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.envelope import Envelope
-from lineage_quality.producer.events import late_skeleton, now_iso
+from lineage_quality.producer.evaluations import JOB_GROUP_PREFIX, STOP_POLL, Evaluations
 from lineage_quality.producer.forward import Delivery, Forwarder
 from lineage_quality.producer.health import Health
 from lineage_quality.producer.intake import Accept, Intake
-from lineage_quality.producer.lineage_alerts import event_alerts
+from lineage_quality.producer.late_results import LateResults
+from lineage_quality.producer.listeners import Fanout, Marks, Results
 from lineage_quality.producer.metrics import Metrics, refusal_reason
+from lineage_quality.producer.outputs.factory import result_listeners
 from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
 from lineage_quality.producer.receiver import Receiver
-from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_marks, emit_results
-from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
+from lineage_quality.producer.result_sinks import ResultSink
+from lineage_quality.producer.runs import Runs
 from lineage_quality.producer.settings import DEFAULTS, Settings
-from lineage_quality.producer.shared_runs import (
-    SharedRuns,
-    remember_event,
-    remember_verdicts,
-    reuse,
-    verdicts_of,
-)
+from lineage_quality.producer.shared_runs import SharedRuns, remember_event, reuse
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
 from lineage_quality.producer.spooled import needs_no_parse, opened
 from lineage_quality.producer.write_through import SinkLatency, WriteThrough
-from lineage_quality.results import RuleResult
-from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
 
-JOB_GROUP_PREFIX = "lq-event-"  # every evaluation's Spark job group starts with it
-_STOP_POLL = 0.5
-
-Results = Mapping[DatasetRef, Sequence[RuleResult]]
-Marks = Mapping[DatasetRef, Sequence[Mark]]
+__all__ = ["JOB_GROUP_PREFIX", "Producer"]
 
 
 class Producer:
     """The producer of one `Settings`: its receiver, `settings.workers` workers, and what they
-    share (spool, evaluator, forwarder, metrics). `result_sinks` (e.g. DataHub assertions) and
-    `alerts` (webhooks) get each evaluation's results, on their own threads (both made from
-    `settings.outputs` by outputs/factory.py). `accept`: what the receiver hands each event to,
-    instead of the producer's own `intake` (write-through or spool; intake.py)."""
+    share (spool, evaluator, forwarder, metrics). Each event's results go to the listeners
+    (listeners.py; made by outputs/factory.py's `result_listeners` from `result_sinks`, e.g.
+    DataHub, `alerts`, webhooks, and the producer's own parts), after the lineage step
+    (`lineage`). `accept`: what the receiver hands each event to, instead of the producer's own
+    `intake` (write-through or spool; intake.py)."""
 
     def __init__(
         self,
@@ -103,23 +84,25 @@ class Producer:
         # per-rule series labelled from the contracts (never from names in events)
         self.metrics = Metrics(getattr(evaluator, "bindings", ()))
         self.metrics.watch_spool(spool.usage)
-        if alerts is not None:
-            self.metrics.watch_alerts(alerts.outbox.pending)
-            alerts.on_sent = lambda label: self.metrics.alerts_sent.labels(sink=label).inc()
-            alerts.on_failed = lambda label: self.metrics.alerts_failed.labels(sink=label).inc()
-            alerts.outbox.on_expired = self.metrics.alerts_expired.inc
-        if lineage is not None:
-            lineage.on_failed = self.metrics.lineage_failures.inc
+        self.metrics.watch(alerts, lineage)
         self.evaluator = evaluator
         self.result_sinks = list(result_sinks)  # e.g. DataHub assertions; never block events
+        self.fanout = Fanout(
+            lineage,
+            result_listeners(
+                metrics=self.metrics, verdicts=spool, shared=shared, result_sinks=result_sinks,
+                alerts=alerts, lineage=lineage, settings=settings,
+            ),
+        )  # fmt: skip
         self.forwarder = forwarder
         self.spool = spool
         self.counters = Counters()
+        self.runs = Runs(spool, shared)  # for GET /api/v1/runs/{runId}
         self.health = Health(evaluator, spool, warm=settings.warm_evaluator)
         self.receiver = Receiver(
             accept or self._accept,
             settings,
-            runs=self.run_status,
+            runs=self.runs.status,
             ready=self.health.ready,
             metrics=self.metrics.exposition,
             on_refused=lambda status: self.metrics.events_refused.labels(
@@ -133,7 +116,7 @@ class Producer:
             settings,
             self._stop,
             self._count,
-            lambda item: self._note_run(item, -1),
+            lambda item: self.runs.note(item, -1),
         )
         self._counted = {
             "forwarded": self.metrics.events_forwarded,
@@ -149,15 +132,19 @@ class Producer:
         )
         self.intake = Intake(
             spool, evaluator, self.write_through, self.metrics, self._count,
-            lineage=None if lineage is None else self._kept_at_once,
+            lineage=None if lineage is None else self.fanout.kept_at_once,
         )  # fmt: skip
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
             for i in range(max(1, settings.workers))
         ]
         self._troubles = Troubles(settings.poison_after, settings.retry)
-        self._running: dict[str, Evaluation] = {}
-        self._running_lock = threading.Lock()
+        self.evaluations = Evaluations(
+            evaluator, settings, self.metrics, self._stop, self.runs.failed
+        )
+        self.late = LateResults(
+            settings, spool, self.evaluations, self.fanout, self.counters, self._stop.is_set
+        )
 
     @property
     def forwarded(self) -> int:
@@ -172,35 +159,6 @@ class Producer:
     def _accept(self, body: str, event: Any) -> None:
         """The producer's own intake (intake.py): write-through or spool."""
         self.intake.accept(body, event)
-
-    def _note_run(self, item: SpooledEvent, step: int) -> None:
-        """Keep `GET /api/v1/runs/{runId}` informed: a COMPLETE of the run waits (+1) or was
-        handled (-1); any other event just makes the run known."""
-        envelope = opened(item)
-        if not envelope.run_ids:
-            return
-        try:
-            self.spool.run_seen(envelope.run_ids, step if envelope.complete else 0)
-        except sqlite3.Error as exc:
-            log.warning("could not record the run of an event: %s", exc)
-
-    def run_status(self, run_id: str) -> tuple[int, dict[str, Any]]:
-        """What `GET /api/v1/runs/{runId}` answers: 404 unknown, 202 while a COMPLETE of the run
-        (or of a child run) waits, else 200 with every verdict and the failed BLOCK rules."""
-        report = self.spool.run_report(run_id)
-        shared = verdicts_of(self.shared, run_id)  # every producer's, with a shared store
-        if report is None and shared is None:
-            return 404, {"runId": run_id, "status": "unknown"}
-        pending, bodies = report or (0, [])
-        rows = shared or [row for body in bodies for row in json.loads(body)]
-        if pending > 0:
-            return 202, {"runId": run_id, "status": "pending", "pendingEvents": pending}
-        return 200, {
-            "runId": run_id,
-            "status": "evaluated",
-            "verdicts": rows,
-            "blocking": blocking(rows),
-        }
 
     @property
     def url(self) -> str:
@@ -226,14 +184,12 @@ class Producer:
         interrupt = getattr(self.forwarder, "interrupt", None)
         if callable(interrupt):
             interrupt()
-        with self._running_lock:
-            running = list(self._running.values())
-        for evaluation in running:  # their events stay in the spool for the next start
-            evaluation.cancel_in_background("cancelled: the producer is stopping")
+        # their events stay in the spool for the next start
+        self.evaluations.cancel_all("cancelled: the producer is stopping")
         for worker in self._workers:
             worker.join(timeout=10)
         self.forwarder.close()
-        close_sinks(self.result_sinks)
+        self.fanout.close()
         if self.lineage is not None:  # after the workers: none is keeping an event's lineage
             self.lineage.close()
         if self.alerts is not None:
@@ -245,12 +201,12 @@ class Producer:
         envelope = Envelope.read(body)
         event = envelope.tree
         if not self._needs_evaluation(envelope):
-            marks = self._lineage(envelope, {})
+            marks = self._lineage(envelope)
             if not marks:
                 return body
             return rawjson.dumps(enrich(event, {}, self.settings.max_added_bytes, marks))
         results = self.evaluator.evaluate(event)
-        marks = self._results_ready(event, results)
+        marks = self.fanout.results(event, results)
         return rawjson.dumps(enrich(event, results, self.settings.max_added_bytes, marks))
 
     # -- workers --------------------------------------------------------------------------------
@@ -261,7 +217,7 @@ class Producer:
         item: SpooledEvent | None = None
         while not self._stop.is_set():
             if item is None:
-                item = self.spool.claim(timeout=_STOP_POLL)
+                item = self.spool.claim(timeout=STOP_POLL)
                 if item is None:
                     continue
             if self._stop.is_set():  # no new work once stopping: it stays in the spool
@@ -340,13 +296,14 @@ class Producer:
             log.error("event %d in the spool is not JSON; forwarding it as it is", item.id)
             return item.body
         if item.kind == LATE:
-            return self._evaluate_late(item, event)
+            self.late.evaluate_again(item, event)
+            return None
         if not isinstance(event, dict):
             return item.body
         if event.get("eventType") == "FAIL":
-            self._remember_failure(event)
+            self.runs.remember_failure(event)
         if not self._needs_evaluation(envelope):
-            marks = self._lineage(envelope, {})
+            marks = self._lineage(envelope)
             if not marks:
                 return item.body
             return self._keep(item, enrich(event, {}, self.settings.max_added_bytes, marks))
@@ -355,225 +312,27 @@ class Producer:
             return done
         return self._evaluate(item, event, envelope.bound(self.evaluator))
 
-    def _lineage(self, envelope: Envelope, results: Results) -> Marks:
+    def _lineage(self, envelope: Envelope) -> Marks:
         """A COMPLETE nothing was evaluated on: its lineage kept, the marks of its outputs."""
-        if self.lineage is None or not envelope.complete or envelope.tree is None:
+        if not envelope.complete or envelope.tree is None:
             return {}
-        return self._marked(envelope.tree, results, self.lineage.keep(envelope.tree, results))
-
-    def _kept_at_once(self, event: Mapping[str, Any]) -> bool:
-        """The intake's step for a COMPLETE nothing is evaluated on: its lineage kept; True when
-        an output is marked (a worker keeps it again, the same rows, and handles the marks)."""
-        assert self.lineage is not None
-        if self.lineage.keep(event, {}):
-            return True
-        emit_marks(self.result_sinks, event, {})  # DataHub: the marks it no longer carries
-        return False
-
-    def _marked(self, event: Mapping[str, Any], results: Results, marks: Marks) -> Marks:
-        """The marks of a kept COMPLETE's outputs: counted, to the result sinks, alerted."""
-        for found in marks.values():
-            for mark in found:
-                scope = "dataset" if mark.column is None else "column"
-                self.metrics.upstream_marks.labels(scope=scope).inc()
-        emit_marks(self.result_sinks, event, marks)  # DataHub's propagated assertions
-        self._alert(event, results, marks)  # after the lineage is kept: readers, critical ones
-        return marks
-
-    def _remember_failure(self, event: Mapping[str, Any]) -> None:
-        run_id = (event.get("run") or {}).get("runId")
-        if isinstance(run_id, str):
-            run_id = rawjson.storable(run_id)
-            try:
-                self.spool.mark_run_failed(run_id)
-            except sqlite3.Error as exc:
-                log.warning("could not remember that run %s failed: %s", run_id, exc)
-
-    def _run_failed(self, event: Mapping[str, Any]) -> bool:
-        run_id = (event.get("run") or {}).get("runId")
-        try:
-            return isinstance(run_id, str) and self.spool.run_failed(rawjson.storable(run_id))
-        except sqlite3.Error:
-            return False
-
-    def _start(self, event: Mapping[str, Any], item: SpooledEvent, bound: Any = None) -> Evaluation:
-        group = f"{JOB_GROUP_PREFIX}{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
-        evaluation = Evaluation(
-            self.evaluator,
-            event,
-            group,
-            self.settings.cancel_after,
-            self.settings.kill_after_cancel,
-            run_failed=self._run_failed(event),
-            bound=bound,
-        )
-        with self._running_lock:
-            self._running[group] = evaluation
-        evaluation.when_done(lambda: self._forget(group))
-        started = time.monotonic()
-        evaluation.when_done(lambda: self._measure(evaluation, started))
-        return evaluation.start()
-
-    def _measure(self, evaluation: Evaluation, started: float) -> None:
-        outcome = "cancelled" if evaluation.cancelled else "error" if evaluation.error else "ok"
-        self.metrics.evaluations.labels(outcome=outcome).inc()
-        self.metrics.evaluation_seconds.observe(time.monotonic() - started)
-
-    def _forget(self, group: str) -> None:
-        with self._running_lock:
-            self._running.pop(group, None)
-
-    def _wait(self, evaluation: Evaluation) -> bool | None:
-        """True if it ended in time, False past the deadline, None if the producer is stopping."""
-        waited = 0.0
-        while not self._stop.is_set():
-            step = _STOP_POLL
-            if self.settings.evaluation_timeout is not None:
-                step = min(step, self.settings.evaluation_timeout - waited)
-            if step <= 0:
-                return evaluation.done.is_set()
-            if evaluation.done.wait(step):
-                return True
-            waited += step
-        return None
+        return self.fanout.lineage_only(envelope.tree)
 
     def _evaluate(self, item: SpooledEvent, event: dict[str, Any], bound: Any) -> str | None:
-        evaluation = self._start(event, item, bound)
+        evaluation = self.evaluations.start(event, item.id, bound)
         with self.spool.parked(item.lane):  # other runs' events get another worker meanwhile
-            in_time = self._wait(evaluation)
+            in_time = self.evaluations.wait(evaluation)
         if in_time is None:
             return None  # stopping: the event stays in the spool, evaluated again next time
         if in_time:
-            results = evaluation.final()
-            marks = self._results_ready(event, results)
-            return self._keep(
-                item, enrich(event, results, self.settings.max_added_bytes, marks), event
-            )
+            return self._finish(item, event, evaluation.final())
+        return self.late.timed_out(item, event, evaluation, self._finish)
 
-        message = f"evaluation timed out after {self.settings.evaluation_timeout:g}s"
-        results, late = evaluation.partial(message)
-        if not late:  # every dataset finished just now
-            results = evaluation.final()
-            marks = self._results_ready(event, results)
-            return self._keep(
-                item, enrich(event, results, self.settings.max_added_bytes, marks), event
-            )
-        self.counters.add("timeouts")
-        log.warning(
-            "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
-            "in an %s event",
-            item.id,
-            (event.get("job") or {}).get("name"),
-            message,
-            len(late),
-            self.settings.late_event_type,
-        )
-        marks = self._results_ready(event, results, provisional=late)
-        body = rawjson.dumps(enrich(event, results, self.settings.max_added_bytes, marks))
-        skeleton, mapping = late_skeleton(event, late, self.settings.late_event_type)
-        try:
-            late_id = self.spool.hand_over(item.id, body, rawjson.dumps(skeleton))
-        except sqlite3.Error as exc:
-            # Without the follow-up stored, the event waits for its evaluation after all.
-            log.error("could not store the follow-up of event %d (%s); waiting", item.id, exc)
-            with self.spool.parked(item.lane):
-                if self._wait_forever(evaluation) is None:
-                    return None
-            results = evaluation.final()
-            marks = self._results_ready(event, results)
-            return self._keep(
-                item, enrich(event, results, self.settings.max_added_bytes, marks), event
-            )
-        self.counters.add("late")
-        evaluation.when_done(
-            lambda: self._deliver_late(
-                late_id, skeleton, mapping, evaluation, lambda: self.spool.unhold(late_id)
-            )
-        )
-        return body
-
-    def _wait_forever(self, evaluation: Evaluation) -> bool | None:
-        while not self._stop.is_set():
-            if evaluation.done.wait(_STOP_POLL):
-                return True
-        return None
-
-    def _evaluate_late(self, item: SpooledEvent, skeleton: dict[str, Any]) -> str | None:
-        """A follow-up whose evaluation did not finish before a restart: evaluate it again."""
-        evaluation = self._start(skeleton, item)
-        mapping = {ref: ref for ref in evaluation.bound}
-        evaluation.when_done(
-            lambda: self._deliver_late(
-                item.id, skeleton, mapping, evaluation, lambda: self.spool.release(item.lane)
-            )
-        )
-        return None
-
-    def _deliver_late(
-        self,
-        late_id: int,
-        skeleton: dict[str, Any],
-        mapping: Mapping[DatasetRef, DatasetRef],
-        evaluation: Evaluation,
-        release: Callable[[], None],
-    ) -> None:
-        """The evaluation ended: its results become the follow-up event, ready to forward (after
-        the timed-out event, in the same lane) once `release` lets go of it."""
-        try:
-            if self._stop.is_set() and evaluation.cancelled:
-                return  # cancelled by stop(): evaluated again after the restart
-            results = evaluation.final()
-            late = {mapping[ref]: r for ref, r in results.items() if ref in mapping}
-            self._results_ready(skeleton, late, late=True)
-            event = {**skeleton, "eventTime": now_iso()}
-            enriched = enrich(event, late, self.settings.max_added_bytes)
-            self.spool.replace(late_id, rawjson.dumps(enriched))
-            log.info("late results of %d dataset(s) ready as event %d", len(late), late_id)
-        except Exception:
-            log.exception("could not store the late results of event %d", late_id)
-        finally:
-            release()
-
-    def _results_ready(
-        self,
-        event: Mapping[str, Any],
-        results: Results,
-        provisional: Collection[DatasetRef] = (),
-        late: bool = False,
-    ) -> Marks:
-        """Results that go out with `event` (hook for result sinks, e.g. DataHub). The
-        `provisional` datasets' results are timeouts whose real results follow: no alert yet.
-        `late`: those real results, in the follow-up. The marks of the event's outputs from
-        upstream (lineage/keeper.py), kept with the run's lineage (none for a follow-up)."""
-        self.metrics.count_results(results, event, provisional)
-        ids = run_ids(event)
-        if ids and results:
-            rows = json.dumps(verdict_rows(event, results))
-            try:
-                self.spool.add_verdicts(ids, rows)
-            except sqlite3.Error as exc:
-                log.warning("could not keep the verdicts of run %s: %s", ids[0], exc)
-            remember_verdicts(self.shared, event, ids, rows)
-        emit_results(self.result_sinks, event, results)
-        judged = {ref: r for ref, r in results.items() if ref not in provisional}
-        if self.lineage is None or late:
-            if self.lineage is not None:
-                self.lineage.late(event, results)
-            self._alert(event, judged, {})
-            return {}
-        return self._marked(event, judged, self.lineage.keep(event, results, provisional))
-
-    def _alert(self, event: Mapping[str, Any], results: Results, marks: Marks) -> None:
-        if self.alerts is None:
-            return
-        alerts = event_alerts(event, results, marks, self.lineage, self.settings)
-        if not alerts:
-            return
-        # An error here propagates: the event is handled again (its results are remembered), so
-        # the alert is stored before the event can leave the spool.
-        added = self.alerts.outbox.offer(self.alerts.sinks, alerts)
-        if added:
-            log.info("%d alert(s) queued for run %s", added, alerts[0].run_id)
+    def _finish(self, item: SpooledEvent, event: dict[str, Any], results: Results) -> str:
+        """The body of an event whose evaluation ended: its results handed to the listeners,
+        the facets added, kept in the spool (and the shared store)."""
+        marks = self.fanout.results(event, results)
+        return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks), event)
 
     def _keep(self, item: SpooledEvent, enriched: dict[str, Any], evaluated: Any = None) -> str:
         """`enriched` as text (written once), kept in the spool in place of the received body;

@@ -1,6 +1,7 @@
 """`build_outputs`: the result sinks and the alert sender of a `Settings`, made from
 `settings.outputs` by `type` (registry.py). `serve` and the in-driver `attach` both call it and
-hand what it made to `Producer(result_sinks=..., alerts=...)`.
+hand what it made to `Producer(result_sinks=..., alerts=...)`, which makes its listeners of
+results with `result_listeners`.
 
 Result-sink kinds each give one sink (in the order of `settings.outputs`); alert kinds each give
 one webhook, and all of them share one `AlertSender` over the producer's one durable outbox
@@ -18,12 +19,23 @@ import attrs
 
 from lineage_quality.producer.alert_outbox import AlertOutbox, outbox_path
 from lineage_quality.producer.alert_sender import AlertSender, Webhook
+from lineage_quality.producer.listeners import (
+    AlertsListener,
+    Listener,
+    MetricsListener,
+    ResultSinksListener,
+    RunVerdictsListener,
+    VerdictStore,
+)
+from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.outputs.registry import kind_of
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks
 from lineage_quality.producer.settings import OutputSpec, Settings
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
+    from lineage_quality.lineage.keeper import LineageKeeper
+    from lineage_quality.producer.shared_runs import SharedRuns
 
 
 @attrs.frozen
@@ -58,6 +70,27 @@ def build_outputs(settings: Settings, bindings: Sequence[BoundRules] = ()) -> Ou
         outbox = AlertOutbox(outbox_path(settings.spool), max_pending=settings.alert_max_pending)
         alerts = AlertSender(outbox, webhooks)
     return Outputs(tuple(sinks), alerts)
+
+
+def result_listeners(
+    *,
+    metrics: Metrics,
+    verdicts: VerdictStore,
+    shared: SharedRuns | None,
+    result_sinks: Sequence[ResultSink],
+    alerts: AlertSender | None,
+    lineage: LineageKeeper | None,
+    settings: Settings,
+) -> list[Listener]:
+    """The listeners of each event's results (producer/listeners.py), in the order they are
+    told: the counters, the run's verdicts, the result sinks (`build_outputs`' DataHub and the
+    like), and last the alerts (what they raise sends the event round again)."""
+    found: list[Listener] = [MetricsListener(metrics), RunVerdictsListener(verdicts, shared)]
+    if result_sinks:
+        found.append(ResultSinksListener(result_sinks))
+    if alerts is not None:
+        found.append(AlertsListener(alerts, lineage, settings))
+    return found
 
 
 def secrets_of(specs: Iterable[OutputSpec]) -> list[str]:
