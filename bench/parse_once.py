@@ -31,7 +31,7 @@ from lineage_quality.producer.enrich import enrich
 from lineage_quality.producer.forward import RawEvent
 from lineage_quality.producer.receiver import decode
 from lineage_quality.rules import Operator, Rule, Threshold
-from lineage_quality.values.refs import datasets_of
+from lineage_quality.values.event import datasets_of
 
 LIMIT = 16 * 1024 * 1024
 

@@ -6,7 +6,8 @@ from lineage_quality.kinds import RuleKind
 from lineage_quality.producer.enrich import enrich
 from lineage_quality.results import RuleResult, Status, error_result
 from lineage_quality.rules import Operator, Rule, Threshold
-from lineage_quality.values.refs import DatasetRef, datasets_of
+from lineage_quality.values.event import datasets_of
+from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import PRODUCER
 
 EVENT = {

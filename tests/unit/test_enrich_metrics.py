@@ -19,7 +19,8 @@ from lineage_quality.measures import ColumnMeasures, DatasetMeasures
 from lineage_quality.producer.enrich import OWN_PREFIX, enrich
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Operator, Rule, Threshold, Unit
-from lineage_quality.values.refs import DatasetRef, datasets_of
+from lineage_quality.values.event import datasets_of
+from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import PRODUCER
 
 EVENT: dict[str, Any] = {

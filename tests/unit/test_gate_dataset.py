@@ -17,7 +17,7 @@ from lineage_quality.engine import verdict
 from lineage_quality.kinds import RuleKind
 from lineage_quality.lineage import Upstream, observe, open_lineage
 from lineage_quality.rules import Operator, Rule, Threshold
-from lineage_quality.values.refs import datasets_of
+from lineage_quality.values.event import datasets_of
 
 ROWS = Rule(
     id="raw.rows",

@@ -179,6 +179,55 @@ def test_no_import_circle_between_the_bench_modules() -> None:
     assert circles(graph) == []
 
 
+# What an event's JSON holds, read straight from the parsed tree: `.get(...)` of these keys, and
+# subscripts of the dataset lists and the event's type and time.
+EVENT_GETS = frozenset(
+    {"run", "inputs", "outputs", "eventType", "eventTime", "inputFacets", "outputFacets"}
+)
+EVENT_SUBSCRIPTS = frozenset({"inputs", "outputs", "eventType", "eventTime"})
+# Besides the event type (values/event.py), the modules that touch an event's raw tree: the
+# receiver's checks of what it accepts (and the follow-up event it writes), enrich (which writes
+# our facets into a copy), and the Kafka message key (OpenLineage's own function, for job and
+# dataset events too).
+RAW_EVENT_READERS = {
+    "lineage_quality.values.event",
+    "lineage_quality.producer.events",
+    "lineage_quality.producer.enrich",
+    "lineage_quality.producer.kafka.keys",
+}
+
+
+def raw_event_reads(path: Path) -> list[int]:
+    """The lines of `path` that read an event's parsed tree directly."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in EVENT_GETS
+        ) or (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.slice, ast.Constant)
+            and node.slice.value in EVENT_SUBSCRIPTS
+        ):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def test_events_are_read_through_the_event_type() -> None:
+    """Every module reads events through `values.event.Event`; the raw tree only where it is
+    checked or written back (at most 3 modules besides the event type)."""
+    modules = _modules()
+    raw = {name: lines for name, path in modules.items() if (lines := raw_event_reads(path))}
+    assert set(raw) - RAW_EVENT_READERS == set(), {n: raw[n] for n in set(raw) - RAW_EVENT_READERS}
+    assert len(RAW_EVENT_READERS - {"lineage_quality.values.event"}) <= 3
+    assert "lineage_quality.values.event" in raw  # the check sees what it is looking for
+
+
 def test_circles_are_found() -> None:
     # the check itself: a circle through three modules, and two modules importing each other
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"f"}, "f": {"e"}}

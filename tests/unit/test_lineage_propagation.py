@@ -25,7 +25,8 @@ from lineage_quality.lineage import (
 from lineage_quality.lineage.column_lineage import column_lineage
 from lineage_quality.results import RuleResult, error_result
 from lineage_quality.rules import Operator, Rule, Threshold
-from lineage_quality.values.refs import DatasetRef, datasets_of
+from lineage_quality.values.event import datasets_of
+from lineage_quality.values.refs import DatasetRef
 
 RAW, CLEAN, AGG, COUNTRIES = "/lake/raw", "/lake/clean", "/lake/agg", "/lake/countries"
 NOT_NULL = Rule(

@@ -23,7 +23,7 @@ from lineage_quality.lineage import Failure, Read, Upstream, decide, observe, op
 from lineage_quality.lineage.step import Observed
 from lineage_quality.lineage.store import LineageStore, candidates
 from lineage_quality.rules import Operator, Rule, Threshold
-from lineage_quality.values.refs import datasets_of
+from lineage_quality.values.event import datasets_of
 
 NOT_NULL = Rule(
     id="raw.customer_id.not_null",

@@ -18,7 +18,7 @@ from lineage_quality.lineage.guard import lines, locations, message
 from lineage_quality.lineage.model import Write
 from lineage_quality.lineage.store import LineageStore
 from lineage_quality.rules import Operator, Rule, Threshold
-from lineage_quality.values.refs import datasets_of
+from lineage_quality.values.event import datasets_of
 
 NOT_NULL = Rule(
     id="raw.customer_id.not_null",

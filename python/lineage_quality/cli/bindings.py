@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import decimal
 import json
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -27,12 +26,12 @@ from lineage_quality.contracts import BoundRules
 from lineage_quality.contracts.explain import Explanation, explain
 from lineage_quality.errors import ConfigError
 from lineage_quality.inert import inert
-from lineage_quality.values.refs import table_names
+from lineage_quality.producer.events import dataset_shape_problem
+from lineage_quality.values.event import Event
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # one event line larger than this is refused
 MAX_ARRAY_BYTES = 64 * 1024 * 1024  # a file that is one JSON array: larger is refused
 _CHUNK = 64 * 1024
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a valid pair is one character once parsed
 _DECODER = json.JSONDecoder(parse_int=decimal.Decimal)  # integers of any length; unused here
 
 
@@ -138,55 +137,11 @@ def _event(path: Path, where: str, line: bytes) -> dict[str, Any]:
 
 def _checked(path: Path, where: str, event: object) -> dict[str, Any]:
     """`event` if it has the shape `seen_datasets` reads, else a ConfigError saying what."""
-    problem = _shape_problem(event)
+    problem = dataset_shape_problem(event)
     if problem is not None:
         raise ConfigError(f"{path}: {where}: {problem}")
     assert isinstance(event, dict)
     return event
-
-
-def _shape_problem(event: object) -> str | None:
-    if not isinstance(event, dict):
-        return "not a JSON object (an event)"
-    text = _lone_surrogate(event)
-    if text is not None:
-        return f"a string holds a lone surrogate (\\u{ord(text):04x}): not text"
-    for role in ("inputs", "outputs"):
-        datasets = event.get(role)
-        if datasets is None:
-            continue
-        if not isinstance(datasets, list):
-            return f"`{role}` is not a list"
-        for i, dataset in enumerate(datasets):
-            if not isinstance(dataset, dict):
-                return f"`{role}[{i}]` is not an object"
-            for field in ("namespace", "name"):
-                if not isinstance(dataset.get(field), str):
-                    return f"`{role}[{i}].{field}` is not a string"
-            facets = dataset.get("facets")
-            if facets is not None and not isinstance(facets, dict):
-                return f"`{role}[{i}].facets` is not an object"
-            if facets and any(not isinstance(f, dict) for f in facets.values()):
-                return f"a facet of `{role}[{i}]` is not an object"
-    return None
-
-
-def _lone_surrogate(value: object) -> str | None:
-    """The first lone surrogate in any string (key or value) of `value`, walked without
-    recursion (the parse bounded the depth)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            found = _LONE_SURROGATE.search(item)
-            if found:
-                return found.group()
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
 
 
 def seen_datasets(
@@ -194,21 +149,16 @@ def seen_datasets(
 ) -> list[SeenDataset]:
     found: dict[tuple[str, str, str], SeenDataset] = {}
     for event in events:
-        for role in ("inputs", "outputs"):
-            for dataset in event.get(role) or []:
-                if not isinstance(dataset, dict):
-                    continue
-                namespace, name = dataset.get("namespace"), dataset.get("name")
-                if not isinstance(namespace, str) or not isinstance(name, str):
-                    continue
-                key = (role, namespace, name)
-                tables = table_names(dataset.get("facets"))
-                seen = found.get(key)
-                if seen is None or (tables and not seen.explanation.tables):
-                    explanation = explain(bindings, namespace, name, tables)
-                    count = seen.events if seen else 0
-                    seen = SeenDataset(role[:-1], explanation, count)
-                found[key] = attrs.evolve(seen, events=seen.events + 1)
+        for dataset in Event.of(event).datasets:
+            role, namespace, name = dataset.ref.role, dataset.ref.namespace, dataset.ref.name
+            key = (role, namespace, name)
+            tables = list(dataset.tables)
+            seen = found.get(key)
+            if seen is None or (tables and not seen.explanation.tables):
+                explanation = explain(bindings, namespace, name, tables)
+                count = seen.events if seen else 0
+                seen = SeenDataset(role[:-1], explanation, count)
+            found[key] = attrs.evolve(seen, events=seen.events + 1)
     return sorted(found.values(), key=lambda s: (not s.explanation.bound, s.role, _id(s)))
 
 

@@ -23,6 +23,7 @@ from lineage_quality.inert import inert
 from lineage_quality.producer import Forwarder, Spool
 from lineage_quality.producer.settings import Settings
 from lineage_quality.sparksubmit import listener_args, listener_jar, spark_submit
+from lineage_quality.values.event import Event
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +41,14 @@ def find_root(start: Path | None = None) -> Path:
 
 def iter_assertions(events: Iterable[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(dataset, assertion) for every assertion of every forwarded COMPLETE event."""
-    for event in events:
-        if event.get("eventType") != "COMPLETE":
+    for event in map(Event.of, events):
+        if not event.complete:
             continue
-        for role, key in (("inputs", "inputFacets"), ("outputs", "facets")):
-            for ds in event.get(role) or []:
-                facet = (ds.get(key) or {}).get("dataQualityAssertions")
-                for a in (facet or {}).get("assertions", []):
-                    yield f"{role[:-1]} {ds['name']}", a
+        for ds in event.datasets:  # inputs carry it as an input facet, outputs as a facet
+            facets = ds.role_facets if ds.ref.role == "inputs" else ds.facets
+            facet = facets.get("dataQualityAssertions")
+            for a in (facet or {}).get("assertions", []):
+                yield f"{ds.ref.role[:-1]} {ds.ref.name}", a
 
 
 def format_table(rows: Iterable[tuple[str, dict[str, Any]]]) -> str:

@@ -50,7 +50,8 @@ from lineage_quality.lineage.model import Mark
 from lineage_quality.links import marquez_dataset_url
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
-from lineage_quality.values.refs import DatasetRef, datasets_of
+from lineage_quality.values.event import Event, datasets_of
+from lineage_quality.values.refs import DatasetRef
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
@@ -63,9 +64,9 @@ BindingOf = Callable[[Rule], "BoundRules | None"]
 _FRACTION = re.compile(r"(\.\d{6})\d+")
 
 
-def event_millis(event: Mapping[str, Any]) -> int:
+def event_millis(event: Event | Mapping[str, Any]) -> int:
     """The event's `eventTime` in epoch milliseconds (now when it is missing or unreadable)."""
-    text = event.get("eventTime")
+    text = Event.of(event).event_time
     if isinstance(text, str):
         cleaned = _FRACTION.sub(r"\1", text.strip().replace("Z", "+00:00"))
         try:
@@ -80,25 +81,19 @@ def event_millis(event: Mapping[str, Any]) -> int:
 
 
 def _run_id(event: Mapping[str, Any]) -> str | None:
-    run = event.get("run")
-    run_id = run.get("runId") if isinstance(run, Mapping) else None
-    return run_id if isinstance(run_id, str) and run_id else None
+    return Event.of(event).run_id or None
 
 
 def _context(event: Mapping[str, Any], ref: DatasetRef) -> dict[str, str]:
-    job = event.get("job")
+    ev = Event.of(event)
     out = {"openlineage.dataset": ref.key, "openlineage.role": ref.role.rstrip("s")}
-    if isinstance(job, Mapping):
-        out["openlineage.job"] = f"{job.get('namespace')}/{job.get('name')}"
+    if ev.job:
+        out["openlineage.job"] = ev.job_label
     return out
 
 
 def _facets(event: Mapping[str, Any], ref: DatasetRef) -> Mapping[str, Any] | None:
-    try:
-        facets = event[ref.role][ref.index].get("facets")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return None
-    return facets if isinstance(facets, Mapping) else None
+    return Event.of(event).dataset(ref).facets or None
 
 
 def _batch(facets: Mapping[str, Any] | None) -> BatchSpecClass | None:
@@ -218,7 +213,7 @@ def event_mark_mcps(
     output that had marks before (`marked`, by dataset URN, updated here) but has none of them
     now, their SUCCESS."""
     run_id = _run_id(event)
-    if run_id is None or event.get("eventType") != "COMPLETE":
+    if run_id is None or not Event.of(event).complete:
         return []
     millis = event_millis(event)
     out: list[MetadataChangeProposalWrapper] = []

@@ -38,6 +38,7 @@ SETTINGS = {
     "wait_seconds": ("spark.lineageQuality.waitSeconds", "LINEAGE_QUALITY_WAIT_SECONDS"),
     "outputs": ("spark.lineageQuality.outputs", "LINEAGE_QUALITY_OUTPUTS"),
 }
+OUTPUTS = "outputs"  # the setting of the outputs (a JSON list; not an event's outputs)
 _MARK = "_lineage_quality_wrapped"
 
 
@@ -91,7 +92,7 @@ def install() -> None:
                         found.get("quarantine_max_rows", DEFAULTS.quarantine_max_rows)
                     ),
                     wait_seconds=float(found.get("wait_seconds", 600)),
-                    outputs=outputs(found.get("outputs")),
+                    outputs=outputs(found.get(OUTPUTS)),
                 )
         return original(self)
 

@@ -28,6 +28,8 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from lineage_quality.values.event import Event
+
 TERMINAL_TYPES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 REMEMBERED_RUNS = 10_000  # classified run ids kept (the oldest are forgotten first)
 
@@ -36,23 +38,23 @@ def _dict(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def job_details(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def job_details(event: Event | Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The `spark_jobDetails` run facet: sent with the events of a Spark job's start."""
-    details = _dict(_dict(event.get("run")).get("facets")).get("spark_jobDetails")
+    details = Event.of(event).run_facets.get("spark_jobDetails")
     return details if isinstance(details, Mapping) else None
 
 
-def run_id(event: Mapping[str, Any]) -> str | None:
-    value = _dict(event.get("run")).get("runId")
-    return value if isinstance(value, str) else None
+def run_id(event: Event | Mapping[str, Any]) -> str | None:
+    return Event.of(event).run_id
 
 
-def is_application_event(event: Mapping[str, Any]) -> bool:
+def is_application_event(event: Event | Mapping[str, Any]) -> bool:
     """The Spark application's own run (no parent; jobType APPLICATION)."""
-    job_type = _dict(_dict(_dict(event.get("job")).get("facets")).get("jobType")).get("jobType")
+    ev = Event.of(event)
+    job_type = _dict(ev.job_facets.get("jobType")).get("jobType")
     if job_type == "APPLICATION":
         return True
-    return "parent" not in _dict(_dict(event.get("run")).get("facets")) and job_type is None
+    return "parent" not in ev.run_facets and job_type is None
 
 
 T = TypeVar("T")  # what is held and passed on: an event's envelope (or its text)
@@ -79,9 +81,10 @@ class OwnRunFilter(Generic[T]):
         self._held: dict[str, _Held[T]] = {}
         self.dropped = 0
 
-    def offer(self, event: Mapping[str, Any], body: T) -> list[T]:
+    def offer(self, given: Event | Mapping[str, Any], body: T) -> list[T]:
         """The bodies to pass on now, in order (this one, held ones, or none)."""
-        run = run_id(event)
+        event = Event.of(given)
+        run = event.run_id
         if run is None or is_application_event(event):
             return [body]
         if run in self._ours:
@@ -97,7 +100,7 @@ class OwnRunFilter(Generic[T]):
         if run in self._theirs:
             return [body]
         held = self._held.get(run)
-        if details is not None or event.get("eventType") in TERMINAL_TYPES:
+        if details is not None or event.event_type in TERMINAL_TYPES:
             self._remember(self._theirs, run)
             self._held.pop(run, None)
             return [*(held.bodies if held else []), body]

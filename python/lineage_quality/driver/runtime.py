@@ -43,6 +43,7 @@ from lineage_quality.producer.service import JOB_GROUP_PREFIX, Producer
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.results import RuleResult
+from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ class GateResults:
     def emit(
         self, event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
     ) -> None:
-        run = str((event.get("run") or {}).get("runId"))
+        run = str(Event.of(event).run_id)
         with self._lock:
             for ref, rule_results in results.items():
                 for r in rule_results:  # the latest evaluation of a (run, dataset, rule) counts

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lineage_quality.values.refs import DatasetRef, datasets_of
+from lineage_quality.values.event import datasets_of
+from lineage_quality.values.refs import DatasetRef
 
 if TYPE_CHECKING:
     from lineage_quality.evaluation.evaluator import Evaluator

@@ -20,6 +20,7 @@ from typing import Any
 from lineage_quality.contracts import BoundRules
 from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.results import RUN_FAILED, RuleResult, error_result, skipped_result
+from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class Evaluation:
                 "evaluated %d rule(s) on %d dataset(s) of %s in %.2fs%s",
                 sum(len(r) for r in self._results.values()),
                 len(self._results),
-                (self.event.get("job") or {}).get("name"),
+                Event.of(self.event).job_name,
                 time.monotonic() - started,
                 " (cancelled)" if self.cancelled else "",
             )

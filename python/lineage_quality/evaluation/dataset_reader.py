@@ -32,6 +32,7 @@ from lineage_quality.evaluation.written import (
     files_change,
     left_by_run,
 )
+from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef, table_names
 
 
@@ -75,7 +76,7 @@ class DatasetReader:
         )
 
     def listing(
-        self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
+        self, event: Event | Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
     ) -> list[StoredFile] | None:
         """A plain-file output's files, listed once per evaluation: they tell writes apart (one
         application may write a path twice with equal statistics; only the COMPLETEs of one
@@ -85,8 +86,7 @@ class DatasetReader:
         if ref.role != "outputs" or not any(g.matches(ref.namespace, ref.name) for g in groups):
             return None  # listed only where a contract named the path (never a host or bucket
             # an event alone names: a table-bound path is checked first, in the evaluation)
-        dataset = event[ref.role][ref.index]
-        facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
+        facets = Event.of(event).dataset(ref).facets
         fmt = next((g.format for g in groups if g.format), None)
         try:
             if completed_ms(event) is None or is_versioned(ref.namespace, ref.name, facets, fmt):
@@ -141,7 +141,7 @@ class DatasetReader:
 
     def left_by_run(
         self,
-        event: Mapping[str, Any],
+        event: Event | Mapping[str, Any],
         location: str,
         account: Written | None,
         listing: list[StoredFile] | None = None,
@@ -155,7 +155,7 @@ class DatasetReader:
                 return None
             raise DatasetError(
                 f"cannot tell which files of {location} run {account.run_id} left: its event "
-                f"has no usable eventTime ({event.get('eventTime')!r})"
+                f"has no usable eventTime ({Event.of(event).event_time!r})"
             )
         if listing is None:
             listing = list_files(self.spark, location)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -48,7 +47,8 @@ from lineage_quality.results import (
     error_result,
     skipped_result,
 )
-from lineage_quality.values.refs import DatasetRef, datasets_of, table_names
+from lineage_quality.values.event import Event
+from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
 
@@ -126,41 +126,42 @@ class Evaluator:
         kill_jvm()
         return True
 
-    def bound(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[BoundRules]]:
+    def bound(self, event: Event | Mapping[str, Any]) -> dict[DatasetRef, list[BoundRules]]:
         """The event's datasets that have rules, with those rules (a dataset listed twice in one
         role: its first listing). Pure but for the log line of a dataset that a contract nearly
         binds (once per dataset)."""
+        event = Event.of(event)
         out: dict[DatasetRef, list[BoundRules]] = {}
         seen: set[tuple[str, str, str]] = set()
-        for ref in datasets_of(event):
+        for dataset in event.datasets:
+            ref = dataset.ref
             # a dataset listed twice as input (or as output) is the same data of the same run:
             # evaluated and enriched once, at its first listing (an event must not multiply work)
             listed = (ref.role, ref.namespace, ref.name)
             if listed in seen:
                 continue
-            dataset = event[ref.role][ref.index]
-            facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
-            tables = table_names(facets)
+            tables = list(dataset.tables)
             found = rules_for(self.bindings, ref.namespace, ref.name, tables)
             if found:  # seen once bound: a later listing may name the catalog table
                 seen.add(listed)
                 out[ref] = found
-            elif self.bindings and event.get("eventType") == "COMPLETE":
+            elif self.bindings and event.complete:
                 self._near_misses.check(ref.namespace, ref.name, tables)
         return out
 
-    def evaluate(self, event: Mapping[str, Any]) -> dict[DatasetRef, list[RuleResult]]:
+    def evaluate(self, event: Event | Mapping[str, Any]) -> dict[DatasetRef, list[RuleResult]]:
         return dict(self.evaluate_each(event))
 
     def evaluate_each(
         self,
-        event: Mapping[str, Any],
+        given: Event | Mapping[str, Any],
         job_group: str | None = None,
         bound: Mapping[DatasetRef, Sequence[BoundRules]] | None = None,
     ) -> Iterator[tuple[DatasetRef, list[RuleResult]]]:
         """Each bound dataset's results as soon as they are known (`bound`: what `bound(event)`
         gave, if the caller has it). With `job_group`, the Spark jobs run in that group, so
         `cancel(job_group)` stops them."""
+        event = Event.of(given)
         if bound is None:
             bound = self.bound(event)
         if not bound:
@@ -188,7 +189,7 @@ class Evaluator:
             self._spark.sparkContext.cancelJobGroup(job_group)
 
     def _evaluate_once(
-        self, event: Mapping[str, Any], ref: DatasetRef, groups: Sequence[BoundRules]
+        self, event: Event, ref: DatasetRef, groups: Sequence[BoundRules]
     ) -> list[RuleResult]:
         """The dataset's results, evaluated once per write: a second COMPLETE for the same
         write (saveAsTable sends two) reuses the first one's results."""
@@ -206,15 +207,14 @@ class Evaluator:
 
     def _evaluate_dataset(
         self,
-        event: Mapping[str, Any],
+        event: Event,
         ref: DatasetRef,
         groups: Sequence[BoundRules],
         listing: list[StoredFile] | None = None,
     ) -> list[RuleResult]:
         """`listing`: the dataset's files as `DatasetReader.listing` found them just before
         (not listed again)."""
-        dataset = event[ref.role][ref.index]
-        facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
+        facets = event.dataset(ref).facets
         rules = [r for g in groups for r in g.rules]
         removed = removed_by_run(event, ref)
         if removed is not None:
@@ -267,14 +267,7 @@ class Evaluator:
                     for r in results
                 ]
             if self.quarantine is not None:
-                run_id = (event.get("run") or {}).get("runId")
-                results = quarantine_failures(
-                    df,
-                    results,
-                    self.quarantine,
-                    run_id if isinstance(run_id, str) else None,
-                    ref.key,
-                )
+                results = quarantine_failures(df, results, self.quarantine, event.run_id, ref.key)
             return results
         except DatasetError as exc:
             log.warning("%s: %s", ref.key, exc)
@@ -291,23 +284,17 @@ class Evaluator:
             return [error_result(r, f"evaluation failed: {exc}", Cause.QUERY_FAILED) for r in rules]
 
     def _against_history(
-        self, event: Mapping[str, Any], ref: DatasetRef, results: list[RuleResult]
+        self, event: Event, ref: DatasetRef, results: list[RuleResult]
     ) -> list[RuleResult]:
         """History rules judged on their earlier values; every measured value kept."""
         assert self.history is not None
-        run_id = str((event.get("run") or {}).get("runId", ""))
-        event_ms = completed_ms(event) or int(time.time() * 1000)
-        dataset = event[ref.role][ref.index]
-        facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
-        version = (facets or {}).get("version") if isinstance(facets, Mapping) else None
-        number = version.get("datasetVersion") if isinstance(version, Mapping) else None
         return judge_and_record(
             self.history,
             ref.key,
-            run_id,
-            event_ms,
+            event.run_id or "",
+            event.time_ms,
             results,
-            None if number is None else str(number),
+            event.dataset(ref).version,
         )
 
 

@@ -21,7 +21,7 @@ import attrs
 from lineage_quality.errors import DatasetError
 from lineage_quality.evaluation.datasets import AsOf
 from lineage_quality.evaluation.storage import StoredFile
-from lineage_quality.rawjson import JsonNumber
+from lineage_quality.values.event import Event, int_of
 from lineage_quality.values.refs import DatasetRef
 
 # The dataset afterwards holds exactly what the run wrote.
@@ -40,43 +40,21 @@ class Written:
     version: str | None  # the dataset version facet, when the format has versions
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, JsonNumber):  # events re-emitted as received keep numbers as text
-        try:
-            return int(value.text)
-        except ValueError:
-            return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value.text if isinstance(value, JsonNumber) else str(value)
-
-
-def _facet(dataset: Mapping[str, Any], group: str, name: str) -> Mapping[str, Any]:
-    facets = dataset.get(group)
-    facet = facets.get(name) if isinstance(facets, Mapping) else None
-    return facet if isinstance(facet, Mapping) else {}
-
-
-def written(event: Mapping[str, Any], ref: DatasetRef) -> Written | None:
+def written(event: Event | Mapping[str, Any], ref: DatasetRef) -> Written | None:
     """The run's account of output `ref`, None for inputs."""
     if ref.role != "outputs":
         return None
-    dataset = event["outputs"][ref.index]
-    stats = _facet(dataset, "outputFacets", "outputStatistics")
-    lifecycle = _facet(dataset, "facets", "lifecycleStateChange").get("lifecycleStateChange")
-    version = _facet(dataset, "facets", "version").get("datasetVersion")
-    run = event.get("run") or {}
+    event = Event.of(event)
+    dataset = event.dataset(ref)
+    stats = dataset.role_facet("outputStatistics")
+    lifecycle = dataset.facet("lifecycleStateChange").get("lifecycleStateChange")
     return Written(
-        run_id=str(run.get("runId", "")),
-        rows=_int(stats.get("rowCount")),
-        size=_int(stats.get("size")),
-        files=_int(stats.get("fileCount")),
+        run_id=event.run_id or "",
+        rows=int_of(stats.get("rowCount")),
+        size=int_of(stats.get("size")),
+        files=int_of(stats.get("fileCount")),
         replaced=lifecycle in _REPLACING,
-        version=_text(version),
+        version=dataset.version,
     )
 
 
@@ -89,17 +67,15 @@ _REMOVING = {
 }
 
 
-def removed_by_run(event: Mapping[str, Any], ref: DatasetRef) -> str | None:
+def removed_by_run(event: Event | Mapping[str, Any], ref: DatasetRef) -> str | None:
     """Why output `ref` has nothing of its run to evaluate (the run dropped, truncated or renamed
     it), or None. The listener may list one dataset twice in an event: any of its entries counts."""
     if ref.role != "outputs":
         return None
-    for dataset in event.get("outputs") or []:
-        if not isinstance(dataset, Mapping):
+    for dataset in Event.of(event).outputs:
+        if (dataset.ref.namespace, dataset.ref.name) != (ref.namespace, ref.name):
             continue
-        if (dataset.get("namespace"), dataset.get("name")) != (ref.namespace, ref.name):
-            continue
-        facet = _facet(dataset, "facets", "lifecycleStateChange")
+        facet = dataset.facet("lifecycleStateChange")
         state = facet.get("lifecycleStateChange")
         if isinstance(state, str) and state.upper() in _REMOVING:
             what = f"the run {_REMOVING[state.upper()]} this dataset (lifecycleStateChange {state})"
@@ -110,19 +86,16 @@ def removed_by_run(event: Mapping[str, Any], ref: DatasetRef) -> str | None:
     return None
 
 
-def evaluation_key(event: Mapping[str, Any], ref: DatasetRef) -> tuple[Any, ...]:
+def evaluation_key(event: Event | Mapping[str, Any], ref: DatasetRef) -> tuple[Any, ...]:
     """One evaluation per (run, dataset, version). The listener reports one `saveAsTable` as two
     runs of the same Spark application (a CTAS and an insert), each with a COMPLETE: for outputs
     the run is the application run (the `parent` facet) and the write is told apart from the
     application's other writes to the same dataset by its version, else its statistics."""
-    run = event.get("run") or {}
-    run_id = str(run.get("runId", ""))
+    event = Event.of(event)
+    run_id = event.run_id or ""
     if ref.role == "inputs":
-        dataset = event["inputs"][ref.index]
-        version = _text(_facet(dataset, "facets", "version").get("datasetVersion"))
-        return ("inputs", run_id, ref.namespace, ref.name, version)
-    parent = (run.get("facets") or {}).get("parent") or {}
-    parent_run = (parent.get("run") or {}).get("runId") if isinstance(parent, Mapping) else None
+        return ("inputs", run_id, ref.namespace, ref.name, event.dataset(ref).version)
+    parent_run = event.parent_run_id
     account = written(event, ref)
     assert account is not None
     if account.version is None and account.rows is None and account.size is None:
@@ -157,15 +130,9 @@ class LeftByRun:
         return text
 
 
-def completed_ms(event: Mapping[str, Any]) -> int | None:
+def completed_ms(event: Event | Mapping[str, Any]) -> int | None:
     """The COMPLETE event's time in epoch milliseconds, None when absent or without a zone."""
-    try:
-        parsed = datetime.datetime.fromisoformat(str(event.get("eventTime")))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        return None
-    return int(parsed.timestamp() * 1000)
+    return Event.of(event).completed_ms
 
 
 def left_by_run(listing: Sequence[StoredFile], completed: int) -> LeftByRun:
@@ -245,26 +212,20 @@ def changed_message(location: str, why: str, as_of: AsOf | None = None) -> str:
     )
 
 
-def version_read(event: Mapping[str, Any], ref: DatasetRef) -> AsOf:
+def version_read(event: Event | Mapping[str, Any], ref: DatasetRef) -> AsOf:
     """The version of a Delta/Iceberg dataset this run read or wrote: the one its `version` facet
     names, else the table as of the COMPLETE event's time (the run's own commit is the last one
     before it, whatever was written after). Which one it was is checked afterwards against the
     run's `outputStatistics` where the listener sends them: the listener 1.53 sometimes names the
     snapshot before the write, or reports a write before its commit."""
-    dataset = event[ref.role][ref.index]
-    version = _text(_facet(dataset, "facets", "version").get("datasetVersion"))
+    event = Event.of(event)
+    version = event.dataset(ref).version
     if version is not None:
         return AsOf(version=version)
-    when = event.get("eventTime")
-    try:
-        parsed = datetime.datetime.fromisoformat(str(when))
-    except ValueError:
-        parsed = None
-    if parsed is None or parsed.tzinfo is None:
-        if version is not None:
-            return AsOf(version=version)
+    completed = event.completed_ms
+    if completed is None:
         raise DatasetError(
-            f"cannot tell which version of the table run {(event.get('run') or {}).get('runId')} "
-            f"wrote: no version facet and no usable eventTime ({when!r})"
+            f"cannot tell which version of the table run {event.run_id} wrote: no version "
+            f"facet and no usable eventTime ({event.event_time!r})"
         )
-    return AsOf(timestamp_ms=int(parsed.timestamp() * 1000))
+    return AsOf(timestamp_ms=completed)

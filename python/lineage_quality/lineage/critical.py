@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lineage_quality.contracts.binding import BoundRules, rules_for
-from lineage_quality.values.refs import DatasetRef, table_names
+from lineage_quality.values.event import Event
+from lineage_quality.values.refs import DatasetRef
 
 # (event, one of its datasets) -> is that dataset critical
 Critical = Callable[[Mapping[str, Any], DatasetRef], bool]
@@ -26,8 +27,7 @@ def critical_of(bindings: Sequence[BoundRules]) -> Critical:
         return never
 
     def critical(event: Mapping[str, Any], ref: DatasetRef) -> bool:
-        listed = (event.get(ref.role) or [])[ref.index]
-        facets = listed.get("facets") if isinstance(listed, Mapping) else None
-        return bool(rules_for(chosen, ref.namespace, ref.name, table_names(facets)))
+        tables = list(Event.of(event).dataset(ref).tables)
+        return bool(rules_for(chosen, ref.namespace, ref.name, tables))
 
     return critical

@@ -19,6 +19,7 @@ from lineage_quality.lineage.policy import Upstream
 from lineage_quality.lineage.step import observe
 from lineage_quality.lineage.store import LineageStore
 from lineage_quality.results import RuleResult
+from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,8 @@ class LineageKeeper:
         """The verdicts of outputs whose evaluation passed its deadline, now known."""
         if self.policy is Upstream.OFF:
             return
-        run = (event.get("run") or {}).get("runId")
-        if not isinstance(run, str):
+        run = Event.of(event).run_id
+        if run is None:
             return
         try:
             for dataset, verdicts in by_key(results, "outputs").items():

@@ -3,61 +3,38 @@ and the rules that failed on each of its datasets (`failures_of`). Pure."""
 
 from __future__ import annotations
 
-import datetime
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lineage_quality.lineage.column_lineage import column_lineage
 from lineage_quality.lineage.model import Failure, Read, RunLineage, Written
 from lineage_quality.results import NOT_EVALUATED, RuleResult, Status
-from lineage_quality.values.refs import DatasetRef, datasets_of, table_names
+from lineage_quality.values.event import Event
+from lineage_quality.values.refs import DatasetRef
 
 _FAILED = (Status.FAILED, Status.ERROR)
 
 
-def event_ms(event: Mapping[str, Any]) -> int:
+def event_ms(event: Event | Mapping[str, Any]) -> int:
     """The event's time in epoch milliseconds (now when it has none, or none with a zone)."""
-    try:
-        parsed = datetime.datetime.fromisoformat(str(event.get("eventTime")))
-    except ValueError:
-        parsed = None
-    if parsed is None or parsed.tzinfo is None:
-        return int(time.time() * 1000)
-    return int(parsed.timestamp() * 1000)
+    return Event.of(event).time_ms
 
 
-def version_of(dataset: Any) -> str | None:
-    """The dataset's table version (its `version` facet), where the format has one."""
-    if not isinstance(dataset, Mapping):
-        return None
-    facets = dataset.get("facets")
-    version = facets.get("version") if isinstance(facets, Mapping) else None
-    number = version.get("datasetVersion") if isinstance(version, Mapping) else None
-    return None if number is None else str(number)
-
-
-def run_lineage(event: Mapping[str, Any]) -> RunLineage:
+def run_lineage(given: Event | Mapping[str, Any]) -> RunLineage:
     """The run's inputs (with the versions read) and outputs (with their column lineage)."""
-    run = event.get("run")
-    run_id = run.get("runId") if isinstance(run, Mapping) else None
-    job = event.get("job")
-    job = job if isinstance(job, Mapping) else {}
+    event = Event.of(given)
     reads: list[Read] = []
     writes: list[Written] = []
-    for ref in datasets_of(event):
-        dataset = event[ref.role][ref.index]
-        if ref.role == "inputs":
-            reads.append(Read(ref.key, version_of(dataset)))
+    for dataset in event.datasets:
+        if dataset.ref.role == "inputs":
+            reads.append(Read(dataset.key, dataset.version))
             continue
-        facets = dataset.get("facets")
-        columns, sources = column_lineage(facets if isinstance(facets, Mapping) else None)
-        tables = tuple(table_names(facets if isinstance(facets, Mapping) else None))
-        writes.append(Written(ref.key, version_of(dataset), columns, sources, tables))
+        columns, sources = column_lineage(dataset.facets)
+        writes.append(Written(dataset.key, dataset.version, columns, sources, dataset.tables))
     return RunLineage(
-        str(run_id) if isinstance(run_id, str) else "",
-        f"{job.get('namespace')}/{job.get('name')}",
-        event_ms(event),
+        event.run_id or "",
+        event.job_label,
+        event.time_ms,
         tuple(dict.fromkeys(reads)),
         tuple(writes),
     )

@@ -14,7 +14,8 @@ from lineage_quality.lineage.observe import by_key, evaluated, failures_of, run_
 from lineage_quality.lineage.policy import Upstream
 from lineage_quality.lineage.propagate import Issue, issues_of_read, issues_of_write, propagate
 from lineage_quality.results import RuleResult
-from lineage_quality.values.refs import DatasetRef, datasets_of
+from lineage_quality.values.event import datasets_of
+from lineage_quality.values.refs import DatasetRef
 
 # The write of `read.dataset` that a run at `event_ms` read: the one of its version where the
 # event names one, else the latest before the run completed (None: never written as far as known).

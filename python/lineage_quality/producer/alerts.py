@@ -19,6 +19,7 @@ import attrs
 from lineage_quality.inert import slack, truncate
 from lineage_quality.links import marquez_dataset_url
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
 GENERIC = "generic"
@@ -81,10 +82,10 @@ def alerts_for(
     marquez_web_url: str | None = None,
 ) -> list[Alert]:
     """One alert per dataset of the event with alerting failures."""
-    run_id = (event.get("run") or {}).get("runId")
-    if not isinstance(run_id, str) or not run_id:
+    ev = Event.of(event)
+    run_id = ev.run_id
+    if not run_id:
         return []
-    job = event.get("job") or {}
     out: list[Alert] = []
     for ref, rule_results in results.items():
         failed = alerting(rule_results, min_rank)
@@ -93,8 +94,8 @@ def alerts_for(
         payload: dict[str, Any] = {
             "type": "lineage-quality.alert",
             "runId": run_id,
-            "eventTime": event.get("eventTime"),
-            "job": {"namespace": job.get("namespace"), "name": job.get("name")},
+            "eventTime": ev.event_time,
+            "job": {"namespace": ev.job_namespace, "name": ev.job_name},
             "dataset": {"namespace": ref.namespace, "name": ref.name, "role": ref.role},
             "failed": [
                 {

@@ -32,6 +32,7 @@ from lineage_quality.facets.upstream import upstream_assertion_json, upstream_te
 from lineage_quality.lineage.model import Mark
 from lineage_quality.measures import DatasetMeasures
 from lineage_quality.results import NOT_EVALUATED, RuleResult
+from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import PRODUCER
 
@@ -74,8 +75,7 @@ def _metrics_json(
 ) -> dict[str, Any]:
     if ref.role == "inputs":
         return to_json_dict(input_metrics_facet(measures))
-    when = event.get("eventTime")
-    return to_json_dict(dataset_metrics_facet(measures, when if isinstance(when, str) else None))
+    return to_json_dict(dataset_metrics_facet(measures, Event.of(event).event_time))
 
 
 # What one event may gain (our facets, as JSON bytes), whatever it lists: without a bound, a 28 KB

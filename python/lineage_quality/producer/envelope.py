@@ -17,6 +17,7 @@ import attrs
 from lineage_quality import rawjson
 from lineage_quality.producer.events import lane_of
 from lineage_quality.producer.run_verdicts import run_ids
+from lineage_quality.values.event import Event
 
 EVALUATED_TYPES = frozenset({"COMPLETE"})
 
@@ -47,6 +48,7 @@ class Envelope:
     event_type: str | None
     run_ids: tuple[str, ...]
     lane: str | None
+    event: Event | None = None  # the event type's view of `tree` (None: not a JSON object)
     _bound: list[Any] = attrs.field(factory=list, repr=False, alias="_bound")  # asked once
 
     @classmethod
@@ -54,10 +56,8 @@ class Envelope:
         """The envelope of `text`, given its parse."""
         if not isinstance(tree, dict):
             return cls(text, tree, None, (), None)
-        kind = tree.get("eventType")
-        return cls(
-            text, tree, kind if isinstance(kind, str) else "", tuple(run_ids(tree)), lane_of(tree)
-        )
+        event = Event(tree)
+        return cls(text, tree, event.event_type, tuple(run_ids(event)), lane_of(tree), event)
 
     @classmethod
     def read(cls, text: str) -> Envelope:

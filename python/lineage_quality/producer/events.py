@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
@@ -26,6 +27,9 @@ RUN_EVENT_SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/Ru
 
 class InvalidEventError(ValueError):
     """The body is JSON but not a well-formed OpenLineage event; the message says why."""
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a valid pair is one character once parsed
 
 
 def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
@@ -147,6 +151,53 @@ def check_event(event: Any) -> str:
         for i, ds in enumerate(datasets):
             _check_named(ds, f"{role}[{i}]", keys)
     return kind
+
+
+def dataset_shape_problem(event: object) -> str | None:
+    """What keeps `event` (from a file of events) from being read for its datasets: not an
+    object, a lone surrogate in a string, inputs/outputs not lists of named objects with object
+    facets; None when it can be read."""
+    if not isinstance(event, dict):
+        return "not a JSON object (an event)"
+    text = _lone_surrogate(event)
+    if text is not None:
+        return f"a string holds a lone surrogate (\\u{ord(text):04x}): not text"
+    for role in ("inputs", "outputs"):
+        datasets = event.get(role)
+        if datasets is None:
+            continue
+        if not isinstance(datasets, list):
+            return f"`{role}` is not a list"
+        for i, dataset in enumerate(datasets):
+            if not isinstance(dataset, dict):
+                return f"`{role}[{i}]` is not an object"
+            for field in ("namespace", "name"):
+                if not isinstance(dataset.get(field), str):
+                    return f"`{role}[{i}].{field}` is not a string"
+            facets = dataset.get("facets")
+            if facets is not None and not isinstance(facets, dict):
+                return f"`{role}[{i}].facets` is not an object"
+            if facets and any(not isinstance(f, dict) for f in facets.values()):
+                return f"a facet of `{role}[{i}]` is not an object"
+    return None
+
+
+def _lone_surrogate(value: object) -> str | None:
+    """The first lone surrogate in any string (key or value) of `value`, walked without
+    recursion (the parse bounded the depth)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found = _LONE_SURROGATE.search(item)
+            if found:
+                return found.group()
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 def lane_of(event: Mapping[str, Any]) -> str:

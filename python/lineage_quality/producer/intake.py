@@ -16,6 +16,7 @@ from lineage_quality.producer.envelope import EVALUATED_TYPES, Binder, Envelope
 from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.spool import Spool
 from lineage_quality.producer.write_through import WriteThrough
+from lineage_quality.values.event import Event
 
 __all__ = ["EVALUATED_TYPES", "Accept", "Intake"]
 
@@ -100,4 +101,4 @@ class Intake:
 
 def _lists_datasets(tree: Any) -> bool:
     """The event names an input or an output (its lineage is kept: lineage/keeper.py)."""
-    return isinstance(tree, dict) and bool(tree.get("inputs") or tree.get("outputs"))
+    return isinstance(tree, dict) and Event.of(tree).names_datasets

@@ -24,6 +24,7 @@ from lineage_quality.producer.events import late_skeleton, now_iso
 from lineage_quality.producer.listeners import Fanout, Results
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool, SpooledEvent
+from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ class LateResults:
         log.warning(
             "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
             "in an %s event",
-            item.id, (event.get("job") or {}).get("name"), message, len(late),
+            item.id, Event.of(event).job_name, message, len(late),
             self.settings.late_event_type,
         )  # fmt: skip
         marks = self.fanout.results(event, results, provisional=late)

@@ -21,12 +21,12 @@ from typing import Any
 from lineage_quality.lineage.impact import walk
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.lineage.model import Mark, Read, Write
-from lineage_quality.lineage.observe import event_ms, version_of
 from lineage_quality.links import marquez_dataset_url
 from lineage_quality.producer.alerts import CRITICAL, Alert, alerts_for
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.results import RuleResult
-from lineage_quality.values.refs import DatasetRef, datasets_of
+from lineage_quality.values.event import Event
+from lineage_quality.values.refs import DatasetRef
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +64,11 @@ def _write_of(event: Mapping[str, Any], alert: Alert, lineage: LineageKeeper) ->
     role = alert.payload["dataset"]["role"]
     if role == "outputs":
         return lineage.store.write_of(alert.dataset, alert.run_id)
-    ref = next((r for r in datasets_of(event) if r.role == role and r.key == alert.dataset), None)
-    if ref is None:
+    ev = Event.of(event)
+    found = next((d for d in ev.datasets if d.ref.role == role and d.key == alert.dataset), None)
+    if found is None:
         return None
-    read = Read(alert.dataset, version_of((event.get("inputs") or [])[ref.index]))
-    return lineage.store.written(read, event_ms(event))
+    return lineage.store.written(Read(alert.dataset, found.version), ev.time_ms)
 
 
 def _counted(event: Mapping[str, Any], alert: Alert, lineage: LineageKeeper) -> Alert:
@@ -79,7 +79,7 @@ def _counted(event: Mapping[str, Any], alert: Alert, lineage: LineageKeeper) -> 
             impact = walk(write, lineage.store, max_writes=COUNT_MAX_WRITES)
             reached = set(impact.readers) | set(impact.datasets)
         if alert.payload["dataset"]["role"] == "inputs":  # this run read it too
-            reached |= {r.key for r in datasets_of(event) if r.role == "outputs"}
+            reached |= {d.key for d in Event.of(event).outputs}
     except Exception as exc:  # the count is extra: never lose the alert for it
         log.warning("could not count the readers of %s downstream: %s", alert.dataset, exc)
         return alert
@@ -118,10 +118,10 @@ def critical_alerts(
     marquez_web_url: str | None = None,
 ) -> list[Alert]:
     """One alert per (critical output, upstream BLOCK failure) of the event's marks."""
-    run = (event.get("run") or {}).get("runId")
-    if not isinstance(run, str) or not marks:
+    ev = Event.of(event)
+    run = ev.run_id
+    if run is None or not marks:
         return []
-    job = event.get("job") or {}
     out: list[Alert] = []
     for ref, found in marks.items():
         if not found or not lineage.critical(event, ref):
@@ -140,8 +140,8 @@ def critical_alerts(
             payload: dict[str, Any] = {
                 "type": CRITICAL,
                 "runId": run,
-                "eventTime": event.get("eventTime"),
-                "job": {"namespace": job.get("namespace"), "name": job.get("name")},
+                "eventTime": ev.event_time,
+                "job": {"namespace": ev.job_namespace, "name": ev.job_name},
                 "dataset": {"namespace": ref.namespace, "name": ref.name, "role": ref.role},
                 "upstream": upstream,
                 "wholeDataset": any(m.column is None for m in chosen),

@@ -20,6 +20,7 @@ from lineage_quality.producer.backoff import Backoff
 from lineage_quality.producer.run_verdicts import run_ids
 from lineage_quality.results import Status
 from lineage_quality.rules import Action
+from lineage_quality.values.event import Event
 
 # Raised the same way by the same event: what it holds cannot be encoded, parsed or enriched (a
 # programming error meets the same event the same way). Retrying cannot help.
@@ -52,9 +53,8 @@ def unjudged_row(event: Mapping[str, Any], reason: str, blocks: bool) -> dict[st
     """The verdict row (run_verdicts.verdict_rows' shape) of a COMPLETE moved to the dead letters
     before its rules were judged: an ERROR, so `gate` never passes its run (a BLOCK one when a
     rule bound to it blocks)."""
-    job = event.get("job") or {}
     return {
-        "job": f"{job.get('namespace')}/{job.get('name')}",
+        "job": Event.of(event).job_label,
         "dataset": "(the event)",
         "role": "",
         "rule": "(not evaluated)",
@@ -110,7 +110,7 @@ class _Binder(Protocol):
 def keep_unjudged(spool: _Verdicts, evaluator: _Binder, event: Any, reason: str) -> None:
     """Keep `unjudged_row` for the runs of `event` when it is a COMPLETE with rules bound (or
     whose datasets cannot even be bound: it may have had some)."""
-    if not isinstance(event, dict) or event.get("eventType") != "COMPLETE":
+    if not isinstance(event, dict) or not Event.of(event).complete:
         return
     try:
         groups = [g for gs in evaluator.bound(event).values() for g in gs]

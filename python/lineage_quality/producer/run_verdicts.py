@@ -9,35 +9,28 @@ from typing import Any
 from lineage_quality.rawjson import storable
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Action
+from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
 
-def run_ids(event: Mapping[str, Any]) -> list[str]:
+def run_ids(event: Event | Mapping[str, Any]) -> list[str]:
     """The event's run id, its parent's and its root's: an orchestrator knows its own task's run
     (e.g. Airflow passes `spark.openlineage.parentRunId`); the listener makes that the parent of
     the application's run and the root of each action's run. Verdicts are found under any."""
-    run = event.get("run") or {}
-    ids = [run.get("runId")]
-    facet = (run.get("facets") or {}).get("parent") or {}
-    if isinstance(facet, Mapping):
-        for part in (facet, facet.get("root") or {}):
-            link = part.get("run") if isinstance(part, Mapping) else None
-            if isinstance(link, Mapping):
-                ids.append(link.get("runId"))
     # keys of the run bookkeeping (SQLite): a lone surrogate is kept as its escape
-    return list(dict.fromkeys(storable(i) for i in ids if isinstance(i, str) and i))
+    return list(dict.fromkeys(storable(i) for i in Event.of(event).run_ids))
 
 
 def verdict_rows(
-    event: Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
+    event: Event | Mapping[str, Any], results: Mapping[DatasetRef, Sequence[RuleResult]]
 ) -> list[dict[str, Any]]:
-    job = event.get("job") or {}
+    job = Event.of(event).job_label
     rows = []
     for ref, rule_results in results.items():
         for r in rule_results:
             rows.append(
                 {
-                    "job": f"{job.get('namespace')}/{job.get('name')}",
+                    "job": job,
                     "dataset": ref.key,
                     "role": ref.role,
                     "rule": r.rule.name or r.rule.id,

@@ -15,6 +15,7 @@ from lineage_quality.producer.run_verdicts import blocking
 from lineage_quality.producer.shared_runs import SharedRuns, verdicts_of
 from lineage_quality.producer.spool import Spool, SpooledEvent
 from lineage_quality.producer.spooled import opened
+from lineage_quality.values.event import Event
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,8 @@ class Runs:
 
     def remember_failure(self, event: Mapping[str, Any]) -> None:
         """A FAIL event's run: its outputs are not judged when its COMPLETE comes after all."""
-        run_id = (event.get("run") or {}).get("runId")
-        if isinstance(run_id, str):
+        run_id = Event.of(event).run_id
+        if run_id is not None:
             run_id = rawjson.storable(run_id)
             try:
                 self.spool.mark_run_failed(run_id)
@@ -67,8 +68,8 @@ class Runs:
 
     def failed(self, event: Mapping[str, Any]) -> bool:
         """`event`'s run FAILed before (as far as the spool remembers)."""
-        run_id = (event.get("run") or {}).get("runId")
+        run_id = Event.of(event).run_id
         try:
-            return isinstance(run_id, str) and self.spool.run_failed(rawjson.storable(run_id))
+            return run_id is not None and self.spool.run_failed(rawjson.storable(run_id))
         except sqlite3.Error:
             return False

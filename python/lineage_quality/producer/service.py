@@ -300,7 +300,7 @@ class Producer:
             return None
         if not isinstance(event, dict):
             return item.body
-        if event.get("eventType") == "FAIL":
+        if envelope.event_type == "FAIL":
             self.runs.remember_failure(event)
         if not self._needs_evaluation(envelope):
             marks = self._lineage(envelope)

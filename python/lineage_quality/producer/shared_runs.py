@@ -34,6 +34,7 @@ from lineage_quality.bounds import DAY, SharedRunBounds
 from lineage_quality.history.database import Statements, connect, made
 from lineage_quality.masking import masked
 from lineage_quality.producer.spool import Spool
+from lineage_quality.values.event import Event
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +61,11 @@ _TABLES = (
 _KEYS = {"lq_run_verdicts": "event_key, run_id", "lq_run_events": "event_key"}
 
 
-def event_key(event: Mapping[str, Any]) -> str:
+def event_key(event: Event | Mapping[str, Any]) -> str:
     """What names one event across producers: its run id, type, time and job, hashed."""
-    run = event.get("run") or {}
-    job = event.get("job") or {}
-    parts = [
-        run.get("runId") if isinstance(run, Mapping) else None,
-        event.get("eventType"),
-        event.get("eventTime"),
-        job.get("namespace") if isinstance(job, Mapping) else None,
-        job.get("name") if isinstance(job, Mapping) else None,
-    ]
-    text = json.dumps([p if isinstance(p, str) else None for p in parts], ensure_ascii=True)
+    ev = Event.of(event)
+    parts = [ev.run_id, ev.event_type or None, ev.event_time, ev.job_namespace, ev.job_name]
+    text = json.dumps(parts, ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -246,7 +240,7 @@ def reuse(
     body, rows = found
     log.info(
         "event %s of run %s: evaluated already (shared store): not evaluated again",
-        event_key(event)[:16], (event.get("run") or {}).get("runId"),
+        event_key(event)[:16], Event.of(event).run_id,
     )  # fmt: skip
     try:
         if rows is not None and run_ids:
@@ -291,4 +285,4 @@ def remember_event(shared: SharedRuns | None, event: Mapping[str, Any], body: st
         log.warning("could not keep an evaluated event in the shared store: %s", masked(str(exc)))
         return
     log.info("event %s of run %s: kept in the shared store", event_key(event)[:16],
-             (event.get("run") or {}).get("runId"))  # fmt: skip
+             Event.of(event).run_id)  # fmt: skip

@@ -1,7 +1,6 @@
 """Which dataset of an event a verdict is about: `DatasetRef` (its role, its position in the
-event, its namespace and name), the refs of an event, and the catalog tables a dataset names
-(its `symlinks` facet). A domain value: evaluation, enrich,
-DataHub and alerts all speak of datasets this way. Pure."""
+event, its namespace and name), and the catalog tables a dataset names (its `symlinks` facet).
+A domain value: evaluation, enrich, DataHub and alerts all speak of datasets this way. Pure."""
 
 from __future__ import annotations
 
@@ -23,19 +22,6 @@ class DatasetRef:
     @property
     def key(self) -> str:
         return f"{self.namespace}:{self.name}"
-
-
-def datasets_of(event: Mapping[str, Any]) -> list[DatasetRef]:
-    refs: list[DatasetRef] = []
-    for role in ("inputs", "outputs"):
-        for i, ds in enumerate(event.get(role) or []):
-            if (
-                isinstance(ds, Mapping)
-                and isinstance(ds.get("namespace"), str)
-                and isinstance(ds.get("name"), str)
-            ):
-                refs.append(DatasetRef(role, i, ds["namespace"], ds["name"]))
-    return refs
 
 
 def table_identities(facets: Mapping[str, Any] | None) -> list[tuple[str, str]]:
