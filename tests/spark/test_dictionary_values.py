@@ -15,7 +15,7 @@ from lineage_quality.engine import dictionary_values
 from lineage_quality.engine import run as engine_run
 from lineage_quality.engine.dictionary_values import DictionaryCounts, dictionary_counts
 from lineage_quality.engine.footer_nulls import FooterCounts, footer_counts
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.plan import Measure, Metric
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.kinds import RuleKind
 from lineage_quality.rules import Operator, Rule, Threshold
@@ -198,9 +198,9 @@ def test_a_column_not_wholly_dictionary_encoded_is_scanned(
 
 def _metrics() -> list[Metric]:
     return [
-        Metric(MetricKind.ROWS),
-        Metric(MetricKind.INVALID, "status", values=tuple(STATUSES)),
-        Metric(MetricKind.NULLS, "status"),
+        Metric(Measure.ROWS),
+        Metric(Measure.INVALID, "status", values=tuple(STATUSES)),
+        Metric(Measure.NULLS, "status"),
     ]
 
 
@@ -304,7 +304,7 @@ def test_files_whose_paths_need_escaping_are_read(
     frame = spark.createDataFrame(rows, "id LONG, status STRING, ts STRING")
     frame.write.partitionBy("ts").parquet(str(tmp_path / "t s"))
     df = spark.read.parquet(str(tmp_path / "t s"))
-    metrics = [Metric(MetricKind.ROWS), Metric(MetricKind.INVALID, "status", values=("NEW",))]
+    metrics = [Metric(Measure.ROWS), Metric(Measure.INVALID, "status", values=("NEW",))]
     assert dictionary_counts(df, metrics, ["status"], 0.0) == DictionaryCounts(40, {1: 10})
     assert footer_counts(df, ["status"]) == FooterCounts(40, {"status": 0})
 

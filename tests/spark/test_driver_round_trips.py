@@ -19,7 +19,7 @@ from pyspark.sql import functions as PF
 
 from lineage_quality.engine import expressions as E
 from lineage_quality.engine import functions as F
-from lineage_quality.engine.plan import ROWS, Metric, MetricKind
+from lineage_quality.engine.plan import ROWS, Measure, Metric
 from lineage_quality.engine.run import _aggregate
 
 pytestmark = pytest.mark.spark
@@ -28,15 +28,15 @@ pytestmark = pytest.mark.spark
 def _metrics() -> list[Metric]:
     out = [ROWS]
     for i in range(20):
-        out.append(Metric(MetricKind.NULLS, f"c{i % 5}"))
-        out.append(Metric(MetricKind.OUT_OF_RANGE, f"c{i % 5}", low=-i, high=1000.0 + i))
-        out.append(Metric(MetricKind.STAT, f"c{i % 5}", arg=["avg", "min", "max", "sum"][i % 4]))
-        out.append(Metric(MetricKind.INVALID, f"s{i % 3}", values=("a", "b", f"x{i}")))
-        out.append(Metric(MetricKind.INVALID, f"s{i % 3}", pattern=f"^[a-z]{{1,{i + 1}}}$"))
-        out.append(Metric(MetricKind.LENGTH_OUT, f"s{i % 3}", low=1, high=10 + i))
-    out.append(Metric(MetricKind.OUT_OF_RANGE, "c0", low=None, high=float("nan")))
-    out.append(Metric(MetricKind.OUT_OF_RANGE, "c1", low=-(2**40), high=2**62))
-    out.append(Metric(MetricKind.INVALID, "s0", values=("it's", 'say "hi"', "a\\b", "é\n✓", "")))
+        out.append(Metric(Measure.NULLS, f"c{i % 5}"))
+        out.append(Metric(Measure.OUT_OF_RANGE, f"c{i % 5}", low=-i, high=1000.0 + i))
+        out.append(Metric(Measure.STAT, f"c{i % 5}", arg=["avg", "min", "max", "sum"][i % 4]))
+        out.append(Metric(Measure.INVALID, f"s{i % 3}", values=("a", "b", f"x{i}")))
+        out.append(Metric(Measure.INVALID, f"s{i % 3}", pattern=f"^[a-z]{{1,{i + 1}}}$"))
+        out.append(Metric(Measure.LENGTH_OUT, f"s{i % 3}", low=1, high=10 + i))
+    out.append(Metric(Measure.OUT_OF_RANGE, "c0", low=None, high=float("nan")))
+    out.append(Metric(Measure.OUT_OF_RANGE, "c1", low=-(2**40), high=2**62))
+    out.append(Metric(Measure.INVALID, "s0", values=("it's", 'say "hi"', "a\\b", "é\n✓", "")))
     return out
 
 

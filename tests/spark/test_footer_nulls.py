@@ -13,7 +13,7 @@ from scan_spy import scanned_columns
 
 from lineage_quality.engine import run as engine_run
 from lineage_quality.engine.footer_nulls import FooterCounts, footer_columns, footer_counts
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.plan import Measure, Metric
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.kinds import RuleKind
 from lineage_quality.rules import Operator, Rule, Threshold
@@ -63,12 +63,12 @@ def _scan_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_only_null_counted_columns_come_from_footers() -> None:
     metrics = [
-        Metric(MetricKind.ROWS),
-        Metric(MetricKind.NULLS, "a"),
-        Metric(MetricKind.NULLS, "b"),
-        Metric(MetricKind.OUT_OF_RANGE, "b", low=0.0),
-        Metric(MetricKind.MISSING, "c", values=("",)),
-        Metric(MetricKind.NULLS, "d"),
+        Metric(Measure.ROWS),
+        Metric(Measure.NULLS, "a"),
+        Metric(Measure.NULLS, "b"),
+        Metric(Measure.OUT_OF_RANGE, "b", low=0.0),
+        Metric(Measure.MISSING, "c", values=("",)),
+        Metric(Measure.NULLS, "d"),
     ]
     assert footer_columns(metrics) == ["a", "d"]
 

@@ -17,7 +17,7 @@ from test_shared_columns import LISTS, NEAR
 from lineage_quality.engine import row_gates
 from lineage_quality.engine.analyzers import failing_condition
 from lineage_quality.engine.expressions import column as built
-from lineage_quality.engine.plan import ROWS, Metric, MetricKind
+from lineage_quality.engine.plan import ROWS, Measure, Metric
 from lineage_quality.engine.run import _aggregate
 from lineage_quality.engine.shared_columns import share
 
@@ -38,33 +38,33 @@ def _longs() -> list[Any]:
 
 def _number_metrics() -> list[Metric]:
     """One column per kind of bound, so that no other test of a gate hides a wrong one."""
-    out = [Metric(MetricKind.NULLS, "x")]
+    out = [Metric(Measure.NULLS, "x")]
     for low, high in [(0.0, None), (None, 100.0), (-5.5, 1e300), (float("-inf"), float("inf"))]:
-        out.append(Metric(MetricKind.OUT_OF_RANGE, "x", low=low, high=high))
+        out.append(Metric(Measure.OUT_OF_RANGE, "x", low=low, high=high))
     for low, high in [(-5, None), (None, 100), (2, 99), (1, 1), (2, 99.5)]:
-        out.append(Metric(MetricKind.OUT_OF_RANGE, "y", low=low, high=high))
+        out.append(Metric(Measure.OUT_OF_RANGE, "y", low=low, high=high))
     # a float minimum before the NaN one: merged, max(0.5, nan) would be 0.5
     for low, high in [
         (0.5, None), (float("nan"), None), (None, float("nan")), (-1, 1), (-3, 3), (0, None),
     ]:  # fmt: skip
-        out.append(Metric(MetricKind.OUT_OF_RANGE, "z", low=low, high=high))
-    out.append(Metric(MetricKind.INVALID, "z", values=(1.0, 2.5, 100.0)))  # its own test
+        out.append(Metric(Measure.OUT_OF_RANGE, "z", low=low, high=high))
+    out.append(Metric(Measure.INVALID, "z", values=(1.0, 2.5, 100.0)))  # its own test
     for low, high in [(BIG, None), (BIG + 1.0, None), (None, BIG - 1), (-BIG, 2**62), (0, 0)]:
-        out.append(Metric(MetricKind.OUT_OF_RANGE, "n", low=low, high=high))
+        out.append(Metric(Measure.OUT_OF_RANGE, "n", low=low, high=high))
     return out
 
 
 def _string_metrics() -> list[Metric]:
     """Patterns, value lists and other tests each on a column of their own (the same strings)."""
-    out = [Metric(MetricKind.NULLS, "p")]
-    out += [Metric(MetricKind.INVALID, "p", pattern=p) for p in PATTERNS]
-    out += [Metric(MetricKind.NULLS, "v")]
-    out += [Metric(MetricKind.INVALID, "v", values=values) for values in LISTS]
+    out = [Metric(Measure.NULLS, "p")]
+    out += [Metric(Measure.INVALID, "p", pattern=p) for p in PATTERNS]
+    out += [Metric(Measure.NULLS, "v")]
+    out += [Metric(Measure.INVALID, "v", values=values) for values in LISTS]
     # lists with nothing in common
-    out += [Metric(MetricKind.INVALID, "w", values=values) for values in [("a",), ("b",)]]
-    out.append(Metric(MetricKind.MISSING, "u", values=LISTS[0]))
-    out.append(Metric(MetricKind.LENGTH_OUT, "u", low=1, high=8))
-    out += [Metric(MetricKind.INVALID, "u", values=values) for values in LISTS[1:3]]
+    out += [Metric(Measure.INVALID, "w", values=values) for values in [("a",), ("b",)]]
+    out.append(Metric(Measure.MISSING, "u", values=LISTS[0]))
+    out.append(Metric(Measure.LENGTH_OUT, "u", low=1, high=8))
+    out += [Metric(Measure.INVALID, "u", values=values) for values in LISTS[1:3]]
     return out
 
 
@@ -132,7 +132,7 @@ def test_each_column_has_its_gate_and_the_gates_hold_every_offending_row(frame: 
 
 def test_no_gate_where_it_tests_nothing_at_once(frame: Any) -> None:
     # a null count and one range: two tests either way, as on most columns of R30
-    metrics = [ROWS, Metric(MetricKind.NULLS, "x"), Metric(MetricKind.OUT_OF_RANGE, "x", low=0.0)]
+    metrics = [ROWS, Metric(Measure.NULLS, "x"), Metric(Measure.OUT_OF_RANGE, "x", low=0.0)]
     now = time.time()
     conditions = [failing_condition(m, now) for m in metrics]
     same, counts = row_gates.gated_counts(frame, metrics, conditions, share(frame, metrics)[1])

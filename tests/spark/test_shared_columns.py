@@ -14,7 +14,7 @@ from test_patterns_dfa import PATTERNS, _corpus
 
 from lineage_quality.engine.analyzers import failing_condition, metric_column
 from lineage_quality.engine.expressions import Expr, agg, column
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.plan import Measure, Metric
 from lineage_quality.engine.regex_dfa_set import compile_dfa_set, group_patterns
 from lineage_quality.engine.shared_columns import share
 
@@ -38,11 +38,11 @@ def _named(condition: Expr | None, name: str) -> Column:
 
 
 def _metrics() -> list[Metric]:
-    out = [Metric(MetricKind.INVALID, "v", pattern=p) for p in PATTERNS]
-    out += [Metric(MetricKind.INVALID, "v", values=values) for values in LISTS]
-    out += [Metric(MetricKind.MISSING, "v", values=values) for values in LISTS[:2]]
+    out = [Metric(Measure.INVALID, "v", pattern=p) for p in PATTERNS]
+    out += [Metric(Measure.INVALID, "v", values=values) for values in LISTS]
+    out += [Metric(Measure.MISSING, "v", values=values) for values in LISTS[:2]]
     # a metric testing a list and a pattern at once
-    out.append(Metric(MetricKind.INVALID, "v", values=LISTS[0], pattern=PATTERNS[1]))
+    out.append(Metric(Measure.INVALID, "v", values=LISTS[0], pattern=PATTERNS[1]))
     return out
 
 
@@ -105,7 +105,7 @@ def test_values_alike_in_their_first_bytes_get_their_own_codes(spark: Any) -> No
         tuple(v for v in family if len(v) % 2 == 0 and len(v) <= 8),
     ]  # 9 bytes (8 NULs) is in neither: compared whole
     frame = spark.createDataFrame([(v,) for v in [*family, "q\x00\x00\x01", None]], "w string")
-    metrics = [Metric(MetricKind.INVALID, "w", values=values) for values in lists]
+    metrics = [Metric(Measure.INVALID, "w", values=values) for values in lists]
     with_shared, shared = share(frame, metrics)
     assert len(shared.members) == 2
     now = time.time()
@@ -121,9 +121,9 @@ def test_values_alike_in_their_first_bytes_get_their_own_codes(spark: Any) -> No
 def test_one_pattern_or_one_list_per_column_is_not_shared(spark: Any) -> None:
     frame = spark.createDataFrame([("a", "a"), (None, None)], "v string, w string")
     metrics = [
-        Metric(MetricKind.INVALID, "v", pattern="^a$"),
-        Metric(MetricKind.INVALID, "w", values=("a",)),
-        Metric(MetricKind.INVALID, "w", pattern="^b$"),
+        Metric(Measure.INVALID, "v", pattern="^a$"),
+        Metric(Measure.INVALID, "w", values=("a",)),
+        Metric(Measure.INVALID, "w", pattern="^b$"),
     ]
     same, shared = share(frame, metrics)
     assert same is frame and not shared.matches and not shared.members
@@ -132,8 +132,8 @@ def test_one_pattern_or_one_list_per_column_is_not_shared(spark: Any) -> None:
 def test_non_string_lists_are_not_shared(spark: Any) -> None:
     frame = spark.createDataFrame([(1,), (2,), (None,)], "n int")
     metrics = [
-        Metric(MetricKind.INVALID, "n", values=(1,)),
-        Metric(MetricKind.INVALID, "n", values=(1, 2)),
+        Metric(Measure.INVALID, "n", values=(1,)),
+        Metric(Measure.INVALID, "n", values=(1, 2)),
     ]
     _, shared = share(frame, metrics)
     assert not shared.members
@@ -146,9 +146,9 @@ def test_a_dataset_column_named_like_ours_is_left_alone(spark: Any) -> None:
         [("a", "zz"), ("b", "zz"), (None, "zz")], "v string, LQ_SHARED_0 string"
     )
     metrics = [
-        Metric(MetricKind.INVALID, "v", pattern="^a$"),
-        Metric(MetricKind.INVALID, "v", pattern="^[ab]$"),
-        Metric(MetricKind.INVALID, "LQ_SHARED_0", values=("zz",)),
+        Metric(Measure.INVALID, "v", pattern="^a$"),
+        Metric(Measure.INVALID, "v", pattern="^[ab]$"),
+        Metric(Measure.INVALID, "LQ_SHARED_0", values=("zz",)),
     ]
     with_shared, shared = share(frame, metrics)
     assert shared.matches

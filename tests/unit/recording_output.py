@@ -1,5 +1,5 @@
 """A new output kind, made the way docs/architecture.md says ("Add an output"): this one
-module, and one line in the registry, `register(recording_output.KIND)` (test_outputs.py makes
+module, and one line in the registry, `register(recording_output.OUTPUT)` (test_outputs.py makes
 it, as `outputs/registry.py` does for the built-in kinds). Nothing else is touched."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind
+from lineage_quality.producer.outputs.output_type import Built, Durability, OutputType
 from lineage_quality.results import RuleResult
 from lineage_quality.values.refs import DatasetRef
 
@@ -33,7 +33,7 @@ def build(options: Mapping[str, Any], bindings: Sequence[Any]) -> Built:
     return RecordingSink(str(options["name"]))
 
 
-KIND = OutputKind(
+OUTPUT = OutputType(
     "recording",
     Durability.DROPPED_AND_COUNTED,
     build,

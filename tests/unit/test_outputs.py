@@ -23,7 +23,7 @@ from lineage_quality.producer import Producer, Spool
 from lineage_quality.producer.alert_outbox import outbox_path
 from lineage_quality.producer.outputs import registry
 from lineage_quality.producer.outputs.factory import Outputs, build_outputs, secrets_of
-from lineage_quality.producer.outputs.kind import Durability
+from lineage_quality.producer.outputs.output_type import Durability
 from lineage_quality.producer.settings import OutputSpec, Settings
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Operator, Rule, Threshold
@@ -81,9 +81,9 @@ class Sink:
 
 @pytest.fixture
 def recording() -> Iterator[None]:
-    registry.register(recording_output.KIND)  # the one registry line of a new output
+    registry.register(recording_output.OUTPUT)  # the one registry line of a new output
     yield
-    registry.unregister(recording_output.KIND.type)
+    registry.unregister(recording_output.OUTPUT.type)
 
 
 def test_the_factory_builds_the_alert_types_from_settings(tmp_path: Path) -> None:
@@ -152,7 +152,7 @@ def test_an_unknown_type_is_a_clear_error_naming_it(tmp_path: Path) -> None:
 
 def test_what_was_built_before_a_wrong_output_is_closed(tmp_path: Path, recording: None) -> None:
     built: list[Any] = []
-    kind = recording_output.KIND
+    kind = recording_output.OUTPUT
     registry.unregister(kind.type)
     registry.register(
         type(kind)(
@@ -201,7 +201,7 @@ def test_serve_flags_are_settings_outputs(recording: None) -> None:
 
 
 def test_each_kind_states_one_durability_rule() -> None:
-    durability = {t: k.durability for t, k in registry.KINDS.items()}
+    durability = {t: k.durability for t, k in registry.TYPES.items()}
     assert durability == {
         "datahub-rest": Durability.DROPPED_AND_COUNTED,
         "datahub-file": Durability.DROPPED_AND_COUNTED,
@@ -213,8 +213,8 @@ def test_each_kind_states_one_durability_rule() -> None:
 def test_adding_an_output_is_one_module_and_one_registry_line(
     tmp_path: Path, recording: None
 ) -> None:
-    # The built-in kinds are as a new one is: a module each, one `register` line each.
-    infrastructure = {"__init__", "kind", "registry", "factory"}
+    # The built-in output types are as a new one is: a module each, one `register` line each.
+    infrastructure = {"__init__", "output_type", "registry", "factory"}
     kind_modules = sorted(p.stem for p in OUTPUTS.glob("*.py") if p.stem not in infrastructure)
     tree = ast.parse((OUTPUTS / "registry.py").read_text())
     lines = [
@@ -222,9 +222,9 @@ def test_adding_an_output_is_one_module_and_one_registry_line(
         for node in tree.body
         if isinstance(node, ast.Expr) and ast.unparse(node).startswith("register(")
     ]
-    assert sorted(lines) == sorted(f"register({m}.KIND)" for m in kind_modules)
+    assert sorted(lines) == sorted(f"register({m}.OUTPUT)" for m in kind_modules)
     for module in kind_modules:  # its type is named in its module only
-        type_ = registry.KINDS[module.replace("_", "-")].type
+        type_ = registry.TYPES[module.replace("_", "-")].type
         naming = [p.stem for p in OUTPUTS.glob("*.py") if f'"{type_}"' in p.read_text()]
         assert naming == [module]
 

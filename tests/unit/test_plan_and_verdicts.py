@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from lineage_quality.engine import build_plan, verdict
-from lineage_quality.engine.plan import ROWS, MetricKind
+from lineage_quality.engine.plan import ROWS, Measure
 from lineage_quality.kinds import RuleKind
 from lineage_quality.results import Status
 from lineage_quality.rules import Operator, Rule, Threshold, Unit
@@ -30,10 +30,10 @@ def test_identical_metrics_are_computed_once_and_row_count_is_always_first() -> 
     plan = build_plan(rules, [("a", "string"), ("b", "string")])
     assert plan.metrics[0] == ROWS
     assert [m.kind for m in plan.metrics] == [
-        MetricKind.ROWS,
-        MetricKind.NULLS,
-        MetricKind.NULLS,
-        MetricKind.INVALID,
+        Measure.ROWS,
+        Measure.NULLS,
+        Measure.NULLS,
+        Measure.INVALID,
     ]
     assert plan.steps[0].metric == plan.steps[1].metric == 1
     assert plan.steps[3].metric == 0

@@ -10,7 +10,7 @@ import pytest
 from lineage_quality.contracts import parse_odcs
 from lineage_quality.engine import build_plan
 from lineage_quality.engine.measures import dataset_measures
-from lineage_quality.engine.plan import ROWS, Metric, MetricKind, stat_metric
+from lineage_quality.engine.plan import ROWS, Measure, Metric, stat_metric
 from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.errors import ContractError
 from lineage_quality.kinds import RuleKind
@@ -93,10 +93,10 @@ def test_the_profile_adds_each_columns_cheap_metrics_to_the_one_plan_once() -> N
     assert set(added) == {
         stat_metric("id", "bigint", "min"),
         stat_metric("id", "bigint", "sum"),  # the id's nulls and max: the rules' own slots
-        Metric(MetricKind.NULLS, "name"),  # a string: nulls only, no min/max of text
-        Metric(MetricKind.NULLS, "amount"),
+        Metric(Measure.NULLS, "name"),  # a string: nulls only, no min/max of text
+        Metric(Measure.NULLS, "amount"),
         *(stat_metric("amount", "decimal(10,2)", a) for a in ("min", "max", "sum")),
-        Metric(MetricKind.NULLS, "tags"),
+        Metric(Measure.NULLS, "tags"),
     }
     assert len(added) == len(set(added))
 
@@ -141,13 +141,13 @@ def test_measures_are_read_off_the_values_of_the_plans_passes() -> None:
     by_kind = {(m.kind, m.column, m.arg): i for i, m in enumerate(plan.metrics)}
     values: list[object] = [None] * len(plan.metrics)
     values[0] = 10
-    values[by_kind[(MetricKind.NULLS, "name", None)]] = 2
-    values[by_kind[(MetricKind.OUT_OF_RANGE, "amount", None)]] = 4  # says nothing of the column
-    values[by_kind[(MetricKind.STAT, "amount", "sum")]] = Decimal("12.50")
-    values[by_kind[(MetricKind.STAT, "amount", "avg")]] = 1.25
-    values[by_kind[(MetricKind.STAT, "amount", "median")]] = RuntimeError("no median")
-    values[by_kind[(MetricKind.STAT, "amount", "stddev")]] = None  # no non-null value
-    values[by_kind[(MetricKind.MISSING, "tags", None)]] = 3  # null or "x": not a null count
+    values[by_kind[(Measure.NULLS, "name", None)]] = 2
+    values[by_kind[(Measure.OUT_OF_RANGE, "amount", None)]] = 4  # says nothing of the column
+    values[by_kind[(Measure.STAT, "amount", "sum")]] = Decimal("12.50")
+    values[by_kind[(Measure.STAT, "amount", "avg")]] = 1.25
+    values[by_kind[(Measure.STAT, "amount", "median")]] = RuntimeError("no median")
+    values[by_kind[(Measure.STAT, "amount", "stddev")]] = None  # no non-null value
+    values[by_kind[(Measure.MISSING, "tags", None)]] = 3  # null or "x": not a null count
     keys = {0: KeyCounts(rows=9, distinct=7), 1: KeyCounts(rows=8, distinct=8)}
     measures = dataset_measures(plan, values, keys, 10, [n for n, _ in SCHEMA])
     assert measures.rows == 10 and not measures.profiled

@@ -36,7 +36,7 @@ from lineage_quality.engine.analyzers import failing_condition
 from lineage_quality.engine.expressions import Expr, column
 from lineage_quality.engine.footer_nulls import MAX_FILES, MAX_FOOTER_BYTES
 from lineage_quality.engine.jvm_helpers import jvm_helper
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.plan import Measure, Metric
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,8 @@ MAX_BYTES = 16 * 1024 * 1024  # of those values, held on the driver
 # Below this many bytes of files the scan tests the values faster than the two passes' fixed
 # cost (~0.1 s: the footers, a query on the local relation, a second read of the dictionaries).
 MIN_FILE_BYTES = 64 * 1024 * 1024
-_TESTS = (MetricKind.INVALID, MetricKind.MISSING)
-_SERVED = {MetricKind.NULLS, *_TESTS}
+_TESTS = (Measure.INVALID, Measure.MISSING)
+_SERVED = {Measure.NULLS, *_TESTS}
 
 
 @attrs.frozen
@@ -59,7 +59,7 @@ def dictionary_columns(metrics: Sequence[Metric], types: dict[str, str]) -> list
     """The string columns whose fused metrics are all value tests or null counts, with at least
     one value test (a MISSING without values is a null count): what the dictionaries can
     answer, so the scan needs nothing of them."""
-    kinds: dict[str, set[MetricKind | str]] = {}
+    kinds: dict[str, set[Measure | str]] = {}
     for m in metrics:
         if m.column is not None:
             kinds.setdefault(m.column, set()).add(m.kind)
@@ -127,9 +127,9 @@ def _counts(
     rows, per_test, nulls = values[0], values[1 : 1 + len(tests)], values[1 + len(tests) :]
     out: dict[int, int] = {}
     for k, i in enumerate(tests):
-        own = nulls[owners[k]] if metrics[i].kind is MetricKind.MISSING else 0
+        own = nulls[owners[k]] if metrics[i].kind is Measure.MISSING else 0
         out[i] = per_test[k] + own  # a missing value is also a null one
     for i, m in enumerate(metrics):
-        if m.kind is MetricKind.NULLS and m.column in served:
+        if m.kind is Measure.NULLS and m.column in served:
             out[i] = nulls[served.index(m.column)]
     return DictionaryCounts(rows, out)

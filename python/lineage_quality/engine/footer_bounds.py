@@ -30,7 +30,7 @@ from typing import Any
 from lineage_quality.engine.analyzers import failing_condition
 from lineage_quality.engine.expressions import Expr, column
 from lineage_quality.engine.footer_nulls import FooterCounts
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.plan import Measure, Metric
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +43,9 @@ _STATS = ("min", "max")
 
 def _bound(m: Metric) -> bool:
     """A metric the bounds answer."""
-    if m.kind is MetricKind.OUT_OF_RANGE:
+    if m.kind is Measure.OUT_OF_RANGE:
         return not m.array
-    return m.kind is MetricKind.STAT and m.integral and m.arg in _STATS
+    return m.kind is Measure.STAT and m.integral and m.arg in _STATS
 
 
 def bounded_columns(metrics: Sequence[Metric], types: dict[str, str]) -> list[str]:
@@ -58,7 +58,7 @@ def bounded_columns(metrics: Sequence[Metric], types: dict[str, str]) -> list[st
         if m.column is None:
             continue
         served = _bound(m)
-        ok[m.column] = ok.get(m.column, True) and (served or m.kind is MetricKind.NULLS)
+        ok[m.column] = ok.get(m.column, True) and (served or m.kind is Measure.NULLS)
         if served:
             some.add(m.column)
     return [c for c, fine in ok.items() if fine and c in some and types.get(c) in _TYPES]
@@ -77,7 +77,7 @@ def served_bounds(metrics: Sequence[Metric], footers: FooterCounts, now: float) 
     ranges = [
         i
         for i, m in enumerate(metrics)
-        if m.kind is MetricKind.OUT_OF_RANGE and footers.bounds.get(m.column or "") is not None
+        if m.kind is Measure.OUT_OF_RANGE and footers.bounds.get(m.column or "") is not None
     ]
     undecided: set[str] = set()
     if ranges and footers.frame is None:  # bounds without their relation: nothing to test on
@@ -100,7 +100,7 @@ def served_bounds(metrics: Sequence[Metric], footers: FooterCounts, now: float) 
         if c not in footers.bounds or c in undecided or not _bound(m):
             continue
         ends_of_c = footers.bounds[c]
-        if m.kind is MetricKind.OUT_OF_RANGE:
+        if m.kind is Measure.OUT_OF_RANGE:
             out[i] = 0  # no value (all null) or none beyond the bounds
         else:
             out[i] = None if ends_of_c is None else ends_of_c[0 if m.arg == "min" else 1]

@@ -23,7 +23,7 @@ import attrs
 from pyspark.sql import DataFrame
 
 from lineage_quality.engine.jvm_helpers import jvm_helper
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.plan import Measure, Metric
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +48,11 @@ class FooterCounts:
 def footer_columns(metrics: Sequence[Metric]) -> list[str]:
     """The columns every fused metric of which is a null count: the scan needs nothing else of
     them."""
-    kinds: dict[str, set[MetricKind | str]] = {}
+    kinds: dict[str, set[Measure | str]] = {}
     for m in metrics:
         if m.column is not None:
             kinds.setdefault(m.column, set()).add(m.kind)
-    return [c for c, found in kinds.items() if found == {MetricKind.NULLS}]
+    return [c for c, found in kinds.items() if found == {Measure.NULLS}]
 
 
 def served_nulls(metrics: Sequence[Metric], footers: FooterCounts) -> dict[int, int]:
@@ -61,7 +61,7 @@ def served_nulls(metrics: Sequence[Metric], footers: FooterCounts) -> dict[int, 
     return {
         i: footers.nulls[m.column]
         for i, m in enumerate(metrics)
-        if m.kind is MetricKind.NULLS and m.column in footers.nulls
+        if m.kind is Measure.NULLS and m.column in footers.nulls
     }
 
 

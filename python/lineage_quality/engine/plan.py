@@ -21,7 +21,7 @@ from lineage_quality.engine.types import is_numeric, spark_type, type_mismatch
 from lineage_quality.engine.verdicts import verdict
 from lineage_quality.results import Cause, RuleResult, Status, error_result, skipped_result
 from lineage_quality.rules import Rule
-from lineage_quality.values.metric import ROWS, Metric, MetricKind
+from lineage_quality.values.metric import ROWS, Measure, Metric
 
 
 @attrs.frozen
@@ -50,7 +50,7 @@ class Plan:
     profiled: bool = False  # the profile's metrics are among `metrics`: scan even if no rule needs
 
 
-__all__ = ["ROWS", "Metric", "MetricKind", "Plan", "Step", "build_plan", "resolve_column"]
+__all__ = ["ROWS", "Measure", "Metric", "Plan", "Step", "build_plan", "resolve_column"]
 
 
 def resolve_column(name: str, columns: Sequence[str], case_insensitive: bool = True) -> str | None:
@@ -68,7 +68,7 @@ def stat_metric(column: str, ctype: str, statistic: str) -> Metric:
     asks for it."""
     integral = spark_type(ctype).family == "integer"
     wide = integral and ctype.lower() in ("bigint", "long")
-    return Metric(MetricKind.STAT, column, arg=statistic, integral=integral, wide=wide)
+    return Metric(Measure.STAT, column, arg=statistic, integral=integral, wide=wide)
 
 
 # The profile's statistics of a numeric column: cheap streaming aggregates (no sort, no sketch),
@@ -80,7 +80,7 @@ def profile_metrics(schema: Sequence[tuple[str, str]]) -> list[Metric]:
     """The opt-in profile: every column's null count, and min, max and sum of numeric ones."""
     out: list[Metric] = []
     for column, ctype in schema:
-        out.append(Metric(MetricKind.NULLS, column))
+        out.append(Metric(Measure.NULLS, column))
         if is_numeric(ctype):
             out.extend(stat_metric(column, ctype, arg) for arg in PROFILE_STATISTICS)
     return out

@@ -28,7 +28,7 @@ from lineage_quality.engine import functions as F
 from lineage_quality.engine.columns import col, is_not_null
 from lineage_quality.engine.expressions import Expr, helper, with_columns
 from lineage_quality.engine.jvm_helpers import jvm_helper
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.plan import Measure, Metric
 from lineage_quality.engine.shared_columns import Shared, in_positions
 
 
@@ -88,12 +88,12 @@ def _terms(column: str, items: list[tuple[Metric, Expr | None]], shared: Shared)
         assert condition is not None
         listed = shared.codes.get((column, m.values)) if m.values is not None else None
         bit = shared.bits.get((column, m.pattern)) if m.pattern is not None else None
-        if m.kind is MetricKind.INVALID and m.pattern is None and listed is not None:
+        if m.kind is Measure.INVALID and m.pattern is None and listed is not None:
             code = listed[0]
             accepted = set(listed[1]) if accepted is None else accepted & set(listed[1])
-        elif m.kind is MetricKind.INVALID and m.values is None and bit is not None:
+        elif m.kind is Measure.INVALID and m.values is None and bit is not None:
             masks[bit[0]] = masks.get(bit[0], 0) | (1 << bit[1])
-        elif m.kind is MetricKind.OUT_OF_RANGE and _plain(m.low) and _plain(m.high):
+        elif m.kind is Measure.OUT_OF_RANGE and _plain(m.low) and _plain(m.high):
             if m.low is not None:
                 lows.setdefault(type(m.low), []).append(m.low)
             if m.high is not None:

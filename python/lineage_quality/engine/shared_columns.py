@@ -24,12 +24,12 @@ from lineage_quality.engine import functions as F
 from lineage_quality.engine.columns import col, quote
 from lineage_quality.engine.expressions import Expr, helper, with_columns
 from lineage_quality.engine.jvm_helpers import jvm_helper
-from lineage_quality.engine.plan import Metric, MetricKind
+from lineage_quality.engine.plan import Measure, Metric
 from lineage_quality.engine.regex_dfa_set import group_patterns
 
 log = logging.getLogger(__name__)
 
-_VALUE_LISTS = (MetricKind.INVALID, MetricKind.MISSING)
+_VALUE_LISTS = (Measure.INVALID, Measure.MISSING)
 
 
 @attrs.frozen
@@ -99,7 +99,7 @@ def _share(df: DataFrame, metrics: Sequence[Metric]) -> tuple[DataFrame, Shared]
     regex = jvm_helper("RegexDfa", "PATTERN_DFA")
     if regex is not None:
         patterns = _by_column(
-            metrics, lambda m: m.pattern if m.kind is MetricKind.INVALID else None
+            metrics, lambda m: m.pattern if m.kind is Measure.INVALID else None
         )
         for column, found in patterns.items():
             if len(found) < 2:

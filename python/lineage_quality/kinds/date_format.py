@@ -5,7 +5,7 @@ from __future__ import annotations
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.engine.types import spark_type
 from lineage_quality.rules.model import Kind, Rule
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
 
 class DateFormat(Kind):
@@ -25,4 +25,4 @@ class DateFormat(Kind):
             pattern = java_pattern(rule.date_format or "")
         except ValueError as exc:
             return str(exc)
-        return Metric(MetricKind.BAD_DATE, column, arg=pattern, typed=family != "string")
+        return Metric(Measure.BAD_DATE, column, arg=pattern, typed=family != "string")

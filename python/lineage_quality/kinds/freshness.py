@@ -10,7 +10,7 @@ from lineage_quality.kinds.datahub_mapping import allows_no_offence
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.rules.threshold import Operator, Threshold
 from lineage_quality.values.datahub_shape import FreshnessWindow, NativeAssertion
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
 
 class Freshness(Kind):
@@ -36,8 +36,8 @@ class Freshness(Kind):
         if not is_temporal(ctype):
             return f"freshness needs a date or timestamp column; {column} is {ctype}"
         if rule.min_age_seconds is not None:
-            return Metric(MetricKind.TOO_NEW, column, low=rule.min_age_seconds)
-        return Metric(MetricKind.TOO_OLD, column, low=rule.max_age_seconds)
+            return Metric(Measure.TOO_NEW, column, low=rule.min_age_seconds)
+        return Metric(Measure.TOO_OLD, column, low=rule.max_age_seconds)
 
     def datahub_native(self, rule: Rule) -> NativeAssertion | None:
         # no row older than N seconds: FRESHNESS, fixed interval N (the column and the per-row

@@ -17,7 +17,7 @@ from lineage_quality.values.datahub_shape import (
     Param,
     Shape,
 )
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
 
 def same_type(value: Any, ctype: str) -> bool:
@@ -66,7 +66,7 @@ class InvalidValues(Kind):
             valid = tuple(v for v in rule.valid_values if v is not None)
             if rule.origin == "schema-json":  # seed 002: ints and strings match exactly
                 valid = tuple(v for v in valid if same_type(v, ctype))
-        return Metric(MetricKind.INVALID, column, values=valid, pattern=rule.pattern)
+        return Metric(Measure.INVALID, column, values=valid, pattern=rule.pattern)
 
     def datahub_shape(self, rule: Rule) -> Shape | None:
         if not allows_no_offence(rule):

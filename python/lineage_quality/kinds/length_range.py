@@ -6,7 +6,7 @@ from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds
 from lineage_quality.kinds.ranges import per_row_metric, per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NATIVE, NativeAssertion, Shape
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
 
 class LengthRange(Kind):
@@ -18,7 +18,7 @@ class LengthRange(Kind):
         validate_bounds(rule)
 
     def metric(self, rule: Rule, column: str, ctype: str) -> Metric:
-        return per_row_metric(MetricKind.LENGTH_OUT, rule, column, ctype)
+        return per_row_metric(Measure.LENGTH_OUT, rule, column, ctype)
 
     def datahub_shape(self, rule: Rule) -> Shape | None:
         return per_value_shape(rule, COLUMN, NATIVE)  # the value's length, per row

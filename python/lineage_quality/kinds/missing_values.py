@@ -5,7 +5,7 @@ from __future__ import annotations
 from lineage_quality.kinds.datahub_mapping import counted_shape, not_null
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
 
 class MissingValues(Kind):
@@ -21,7 +21,7 @@ class MissingValues(Kind):
 
     def metric(self, rule: Rule, column: str, ctype: str) -> Metric:
         values = tuple(v for v in (rule.missing_values or ()) if v is not None)
-        return Metric(MetricKind.MISSING, column, values=values)
+        return Metric(Measure.MISSING, column, values=values)
 
     def datahub_shape(self, rule: Rule) -> Shape | None:
         if rule.missing_values:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lineage_quality.kinds.datahub_mapping import counted_shape, not_null
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
 
 class NullValues(Kind):
@@ -17,7 +17,7 @@ class NullValues(Kind):
     odcs_verbs = (("hasNoNullValues", "mustBe", 0),)
 
     def metric(self, rule: Rule, column: str, ctype: str) -> Metric:
-        return Metric(MetricKind.NULLS, column)
+        return Metric(Measure.NULLS, column)
 
     def datahub_shape(self, rule: Rule) -> Shape:
         return counted_shape(rule, COLUMN, "NULL_COUNT", "NULL_PROPORTION")

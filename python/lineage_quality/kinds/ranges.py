@@ -6,7 +6,7 @@ from lineage_quality.engine.types import is_array
 from lineage_quality.kinds.datahub_mapping import allows_no_offence, bounds_shape
 from lineage_quality.rules.model import Rule
 from lineage_quality.values.datahub_shape import Shape
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
 
 def validate_bounds(rule: Rule) -> None:
@@ -28,7 +28,7 @@ def per_value_shape(rule: Rule, scope: str, aggregation: str) -> Shape | None:
     return bounds_shape(rule, scope, aggregation) if allows_no_offence(rule) else None
 
 
-def per_row_metric(kind: MetricKind, rule: Rule, column: str, ctype: str) -> Metric:
+def per_row_metric(kind: Measure, rule: Rule, column: str, ctype: str) -> Metric:
     """The rows whose per-row count (a length, a number of values) is outside the rule's range;
     an array column counts its elements."""
     return Metric(kind, column, low=rule.min_value, high=rule.max_value, array=is_array(ctype))

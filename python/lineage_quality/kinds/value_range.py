@@ -7,7 +7,7 @@ from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds
 from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
 
 class ValueRange(Kind):
@@ -21,7 +21,7 @@ class ValueRange(Kind):
     def metric(self, rule: Rule, column: str, ctype: str) -> Metric | str:
         if not is_numeric(ctype):
             return f"{rule.assertion} needs a numeric column; {column} is {ctype}"
-        return Metric(MetricKind.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
+        return Metric(Measure.OUT_OF_RANGE, column, low=rule.min_value, high=rule.max_value)
 
     def datahub_shape(self, rule: Rule) -> Shape | None:
         return per_value_shape(rule, COLUMN, "IDENTITY")

@@ -139,7 +139,7 @@ class Kind:
 
     def analyzer(self) -> object:
         """The engine analyzer (engine/analyzers/base.py) of a metric named by this kind's value:
-        only for a kind that measures what no built-in MetricKind does."""
+        only for a kind that measures what no built-in Measure does."""
         raise LookupError(f"{self.value} brings no analyzer")
 
 

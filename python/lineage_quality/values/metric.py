@@ -1,6 +1,6 @@
 """`Metric`: one aggregate of the fused scan, as the plan asks for it. Pure values.
 
-`MetricKind` names the built-in measurements (several rule kinds share one: a freshness rule is
+`Measure` names the built-in measurements (several rule kinds share one: a freshness rule is
 a TOO_NEW or a TOO_OLD count); the speed shortcuts (footers, dictionaries, row gates) know them
 by name. A rule kind that brings a measurement of its own (kinds/) names it by its kind's value,
 a string, and its analyzer comes from the kind: the plan puts it in `measure` (so the engine
@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 
-class MetricKind(enum.Enum):
+class Measure(enum.Enum):
     ROWS = "rows"  # count(*)
     NULLS = "nulls"  # rows where the column is null
     MISSING = "missing"  # rows where the column is null or one of the missing values
@@ -31,10 +31,10 @@ class MetricKind(enum.Enum):
 
 @attrs.frozen
 class Metric:
-    """One aggregate expression of the fused scan. `kind` is a built-in MetricKind, or the value
+    """One aggregate expression of the fused scan. `kind` is a built-in Measure, or the value
     of a registered rule kind that measures with its own analyzer."""
 
-    kind: MetricKind | str
+    kind: Measure | str
     column: str | None = None
     values: tuple[Any, ...] | None = None
     pattern: str | None = None
@@ -50,4 +50,4 @@ class Metric:
     measure: object = attrs.field(default=None, eq=False, repr=False)
 
 
-ROWS = Metric(MetricKind.ROWS)
+ROWS = Metric(Measure.ROWS)

@@ -1,5 +1,5 @@
 """The metric kinds, each in one place (Deequ's analyzers): what one kind declares is in
-`base.Analyzer`; this table says which analyzer measures each `MetricKind` of the plan.
+`base.Analyzer`; this table says which analyzer measures each `Measure` of the plan.
 
     rows.py     ROWS: count(*)
     counts.py   the kinds that count offending rows (nulls, missing, invalid, ranges, dates)
@@ -27,29 +27,29 @@ from lineage_quality.engine.analyzers.rows import Rows
 from lineage_quality.engine.analyzers.stats import Statistic
 from lineage_quality.engine.expressions import Expr
 from lineage_quality.engine.shared_columns import Shared
-from lineage_quality.values.metric import Metric, MetricKind
+from lineage_quality.values.metric import Measure, Metric
 
-ANALYZERS: dict[MetricKind, Analyzer] = {
-    MetricKind.ROWS: Rows(),
-    MetricKind.NULLS: Nulls(),
-    MetricKind.MISSING: Missing(),
-    MetricKind.INVALID: Invalid(),
-    MetricKind.OUT_OF_RANGE: OutOfRange(),
-    MetricKind.LENGTH_OUT: LengthOut(),
-    MetricKind.CARDINALITY_OUT: CardinalityOut(),
-    MetricKind.BAD_DATE: BadDate(),
-    MetricKind.TOO_NEW: Age(newer=True),
-    MetricKind.TOO_OLD: Age(newer=False),
-    MetricKind.STAT: Statistic(),
+ANALYZERS: dict[Measure, Analyzer] = {
+    Measure.ROWS: Rows(),
+    Measure.NULLS: Nulls(),
+    Measure.MISSING: Missing(),
+    Measure.INVALID: Invalid(),
+    Measure.OUT_OF_RANGE: OutOfRange(),
+    Measure.LENGTH_OUT: LengthOut(),
+    Measure.CARDINALITY_OUT: CardinalityOut(),
+    Measure.BAD_DATE: BadDate(),
+    Measure.TOO_NEW: Age(newer=True),
+    Measure.TOO_OLD: Age(newer=False),
+    Measure.STAT: Statistic(),
 }
 
 __all__ = ["ANALYZERS", "Analyzer", "analyzer", "failing_condition", "metric_column"]
 
 
 def analyzer(metric: Metric) -> Analyzer:
-    """The analyzer of a built-in MetricKind, else the one its kind brings (`Metric.measure`,
+    """The analyzer of a built-in Measure, else the one its kind brings (`Metric.measure`,
     set by the plan)."""
-    if isinstance(metric.kind, MetricKind):
+    if isinstance(metric.kind, Measure):
         return ANALYZERS[metric.kind]
     found = metric.measure
     if not isinstance(found, Analyzer):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineage_quality.datahub.build import build_sink
 from lineage_quality.datahub.config import ASSERTION_OPTIONS, DataHubConfig
-from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind
+from lineage_quality.producer.outputs.output_type import Built, Durability, OutputType
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
@@ -32,7 +32,7 @@ def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
     return build_sink(config, bindings)
 
 
-KIND = OutputKind(
+OUTPUT = OutputType(
     "datahub-rest",
     Durability.DROPPED_AND_COUNTED,
     build,

@@ -28,7 +28,7 @@ from lineage_quality.producer.listeners import (
     VerdictStore,
 )
 from lineage_quality.producer.metrics import Metrics
-from lineage_quality.producer.outputs.registry import kind_of
+from lineage_quality.producer.outputs.registry import output_type
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks
 from lineage_quality.producer.settings import OutputSpec, Settings
 
@@ -55,7 +55,7 @@ def build_outputs(settings: Settings, bindings: Sequence[BoundRules] = ()) -> Ou
     webhooks: list[Webhook] = []
     try:
         for spec in settings.outputs:
-            kind = kind_of(spec.type)
+            kind = output_type(spec.type)
             kind.check(spec.options)
             built = kind.build(spec.options, bindings)
             if isinstance(built, Webhook):
@@ -97,7 +97,7 @@ def secrets_of(specs: Iterable[OutputSpec]) -> list[str]:
     """The option values of `specs` that must never reach a log line (e.g. Slack URLs)."""
     out = []
     for spec in specs:
-        for name in kind_of(spec.type).secrets:
+        for name in output_type(spec.type).secrets:
             value = spec.options.get(name)
             if value:
                 out.append(str(value))

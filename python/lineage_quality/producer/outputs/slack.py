@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lineage_quality.producer.alerts import SLACK
-from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind, webhook
+from lineage_quality.producer.outputs.output_type import Built, Durability, OutputType, webhook
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
@@ -22,7 +22,7 @@ def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
     return webhook(options["url"], SLACK)
 
 
-KIND = OutputKind(
+OUTPUT = OutputType(
     "slack",
     Durability.OUTBOXED,
     build,

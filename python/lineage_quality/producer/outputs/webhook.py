@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lineage_quality.producer.alerts import GENERIC
-from lineage_quality.producer.outputs.kind import Built, Durability, OutputKind, webhook
+from lineage_quality.producer.outputs.output_type import Built, Durability, OutputType, webhook
 
 if TYPE_CHECKING:
     from lineage_quality.contracts import BoundRules
@@ -21,7 +21,7 @@ def build(options: Mapping[str, Any], bindings: Sequence[BoundRules]) -> Built:
     return webhook(options["url"], GENERIC)
 
 
-KIND = OutputKind(
+OUTPUT = OutputType(
     "webhook",
     Durability.OUTBOXED,
     build,

@@ -40,7 +40,7 @@ Builder = Callable[[Mapping[str, Any], "Sequence[BoundRules]"], Built]
 
 
 @attrs.frozen
-class OutputKind:
+class OutputType:
     """`build(options, bindings)` makes the output; ConfigError when an option is wrong. The
     factory has checked the options' names first (`options`, `required`). `secrets`: options
     whose values must never reach a log line (serve redacts them)."""
