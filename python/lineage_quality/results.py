@@ -19,6 +19,13 @@ DATASET_REMOVED = "DATASET_REMOVED"
 HISTORY_TOO_SHORT = "HISTORY_TOO_SHORT"
 # Skip reasons of datasets nothing was evaluated on: no dataset facet claims anything about them.
 NOT_EVALUATED = frozenset({RUN_FAILED, DATASET_REMOVED})
+# skip_reason of a reconciliation on one dataset alone (`check`, or a dataset the run read): it
+# compares a run's output with the inputs that run read (kinds/reconcile.py).
+ACROSS_DATASETS = "ACROSS_DATASETS"
+ACROSS_MESSAGE = (
+    "a reconciliation compares a run's output with the inputs it read: judged where a run "
+    "writes the dataset (serve, attach), not on the dataset alone"
+)
 
 
 # A non-finite value (NaN measured on real data) has no JSON number: everywhere we write one, it is
@@ -85,6 +92,9 @@ class RuleResult:
     expected_text: str | None = None
     baseline: tuple[tuple[str, object], ...] | None = None
     measured: int | float | None = None  # the metric itself, where `actual` is a change of it
+    # A reconciliation: the other side it was compared with (the input, the version the run
+    # read, both numbers) as (key, value) pairs.
+    compared: tuple[tuple[str, object], ...] | None = None
     # What the evaluation's scan measured on the whole dataset (row count, column statistics):
     # the same object on every result of one evaluation; None when nothing was scanned. Not
     # part of the verdict's identity (eq): two results saying the same thing stay equal.

@@ -16,6 +16,7 @@ from open_data_contract_standard.model import DataQuality, SchemaProperty
 from lineage_quality.engine.types import known_type
 from lineage_quality.errors import ContractError
 from lineage_quality.kinds import Kind, RuleKind, ValueCheckOptions, odcs_names, reading_odcs
+from lineage_quality.kinds.reconcile import ReconcileOptions
 from lineage_quality.rules import Operator, Rule, Threshold, Unit, parse_action
 from lineage_quality.rules.history import HistoryCheck, parse_history
 from lineage_quality.rules.patterns import pattern_refusal
@@ -40,6 +41,7 @@ _ENTRY_KEYS = frozenset(DataQuality.model_fields) | set(_TOP_LEVEL_ARGUMENTS)
 _ACTION_KEYS = ("action", "lineageQuality.action")
 _UNITS = {"rows": Unit.ROWS, "absolute": Unit.ROWS, "percent": Unit.PERCENT}
 _NOT_EXECUTABLE = ("text", "custom")
+ENGINE = "lineage-quality"  # a `type: custom` entry for this engine: a reconciliation
 
 
 def _exact(value: Any) -> int | float:
@@ -138,12 +140,14 @@ class QualityReader:
     ) -> Rule | None:
         """The rule of one entry, or None for entries that are not executable (type text)."""
         qtype = (q.type or "library").lower()
+        if qtype == "custom" and (q.engine or "").strip().lower() == ENGINE:
+            qtype = "reconcile"  # our own custom entry: a reconciliation with the run's inputs
         if qtype in _NOT_EXECUTABLE:
             log.info(
                 "%s: %s: quality type %s is not executable; skipped", self.source, where, qtype
             )
             return None
-        if qtype not in ("library", "sql"):
+        if qtype not in ("library", "sql", "reconcile"):
             raise self.fail(f"unknown quality type {q.type!r} (library, sql, text, custom)", where)
         raw: Mapping[str, Any] = where.raw if isinstance(where.raw, Mapping) else {}
         unknown = sorted(str(k) for k in raw if k not in _ENTRY_KEYS)
@@ -170,6 +174,23 @@ class QualityReader:
             if not (q.query or "").strip():
                 raise self.fail("type: sql needs a `query`", where)
             fields["query"] = q.query
+        elif qtype == "reconcile":
+            name, kind = "reconcile", RuleKind.RECONCILE
+            implementation = q.implementation
+            try:
+                fields["options"] = ReconcileOptions.of(implementation)
+            except (ValueError, TypeError) as exc:
+                raise self.fail(str(exc), where.child("implementation")) from exc
+            given = implementation.get("column") if isinstance(implementation, dict) else None
+            if given is not None:
+                if not isinstance(given, str) or not given:
+                    raise self.fail("column must be a column name", where.child("implementation"))
+                if column is not None and given != column:
+                    raise self.fail(
+                        f"implementation.column {given!r} differs from the property {column!r}",
+                        where.child("implementation"),
+                    )
+                column = given
         else:
             name = q.metric or q.rule or ""
             if not name and threshold is not None and prop is not None:

@@ -83,6 +83,8 @@ def native_results(result: RuleResult) -> dict[str, str]:
         values["measured"] = number(result.measured)  # a history rule's metric itself
     for key, value in result.baseline or ():  # what a history rule compared with
         values[f"baseline.{key}"] = _text(value)
+    for key, value in result.compared or ():  # a reconciliation's input side (its URN too)
+        values[f"reconcile.{key}"] = _text(value)
     return {k: v for k, v in values.items() if v is not None}
 
 

@@ -19,7 +19,15 @@ import attrs
 
 from lineage_quality.engine.types import is_numeric, spark_type, type_mismatch
 from lineage_quality.engine.verdicts import verdict
-from lineage_quality.results import Cause, RuleResult, Status, error_result, skipped_result
+from lineage_quality.results import (
+    ACROSS_DATASETS,
+    ACROSS_MESSAGE,
+    Cause,
+    RuleResult,
+    Status,
+    error_result,
+    skipped_result,
+)
 from lineage_quality.rules import Rule
 from lineage_quality.values.metric import ROWS, Measure, Metric
 
@@ -191,6 +199,9 @@ def build_plan(
             continue
         if rule.kind.scan == "sql":
             steps.append(Step(rule, sql=True))
+            continue
+        if rule.kind.scan == "across":  # the evaluator judges it with the run's other datasets
+            steps.append(Step(rule, result=skipped_result(rule, ACROSS_DATASETS, ACROSS_MESSAGE)))
             continue
         resolved = [resolve_column(c, columns, not rule.case_sensitive) for c in rule.columns]
         missing = [c for c, r in zip(rule.columns, resolved, strict=True) if r is None]

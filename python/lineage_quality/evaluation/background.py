@@ -19,6 +19,7 @@ from typing import Any
 
 from lineage_quality.contracts import BoundRules
 from lineage_quality.evaluation.evaluator import Evaluator
+from lineage_quality.evaluation.reconcile import HIDDEN, visible
 from lineage_quality.results import RUN_FAILED, RuleResult, error_result, skipped_result
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
@@ -30,7 +31,12 @@ RUN_FAILED_MESSAGE = "the run failed (a FAIL event came first): its outputs were
 
 
 def _errors(groups: list[BoundRules], message: str) -> list[RuleResult]:
-    return [error_result(rule, message) for group in groups for rule in group.rules]
+    return visible([error_result(rule, message) for group in groups for rule in group.rules])
+
+
+def _shown(groups: list[BoundRules]) -> bool:
+    """Some rule of `groups` is reported (not only a reconciliation's hidden ones)."""
+    return any(rule.origin != HIDDEN for group in groups for rule in group.rules)
 
 
 class Evaluation:
@@ -61,6 +67,7 @@ class Evaluation:
                     skipped_result(rule, RUN_FAILED, RUN_FAILED_MESSAGE)
                     for group in self.bound.pop(ref)
                     for rule in group.rules
+                    if rule.origin != HIDDEN
                 ]
         self.done = threading.Event()
         self.cancelled = False
@@ -176,7 +183,7 @@ class Evaluation:
         datasets that had no result yet."""
         with self._lock:
             known = dict(self._results)
-        late = [ref for ref in self.bound if ref not in known]
+        late = [ref for ref, groups in self.bound.items() if ref not in known and _shown(groups)]
         out = {
             ref: known.get(ref) or _errors(groups, message) for ref, groups in self.bound.items()
         }

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.contracts.near_miss_log import NearMissLog
@@ -20,12 +20,14 @@ from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failu
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
-from lineage_quality.evaluation.datasets import is_versioned, location_of
+from lineage_quality.evaluation.datasets import AsOf, is_versioned, location_of
 from lineage_quality.evaluation.jvm import forget_dead_jvm, jvm_alive, kill_jvm
 from lineage_quality.evaluation.once import OncePerWrite
+from lineage_quality.evaluation.reconcile import HIDDEN, Reconciler, visible
 from lineage_quality.evaluation.session import evaluator_session
 from lineage_quality.evaluation.storage import StoredFile, list_files
 from lineage_quality.evaluation.written import (
+    LeftByRun,
     changed_message,
     completed_ms,
     evaluation_key,
@@ -81,6 +83,7 @@ class Evaluator:
         self._lock = threading.Lock()
         self.restarts = 0
         self.once = OncePerWrite()  # one evaluation per (run, dataset, version)
+        self.reconciler = Reconciler()  # outputs against the inputs their run read
         self.reader = DatasetReader(lambda: self.spark)
         self.evaluations = 0  # datasets actually evaluated (not reused)
         self._near_misses = NearMissLog(self.bindings)
@@ -147,7 +150,20 @@ class Evaluator:
                 out[ref] = found
             elif self.bindings and event.complete:
                 self._near_misses.check(ref.namespace, ref.name, tables)
-        return out
+        return self.reconciler.extend(event, out)
+
+    def read(
+        self,
+        ref: DatasetRef,
+        facets: Mapping[str, Any] | None,
+        fmt: str | None,
+        as_of: AsOf | None = None,
+        table: str | None = None,
+        left: LeftByRun | None = None,
+    ) -> DataFrame:
+        """The dataset as a lazy DataFrame (dataset_reader.py); the one place an evaluation
+        reads data (a subclass may read otherwise, as the deadline tests do)."""
+        return self.reader.read(ref, facets, fmt, as_of, table, left)
 
     def evaluate(self, event: Event | Mapping[str, Any]) -> dict[DatasetRef, list[RuleResult]]:
         return dict(self.evaluate_each(event))
@@ -175,9 +191,16 @@ class Evaluator:
         )
         if job_group:
             context.setJobGroup(job_group, f"lineage-quality {job_group}", interruptOnCancel=True)
+        measured: dict[DatasetRef, list[RuleResult]] = {}  # hidden rules too: reconciliations
+
+        def frame(ref: DatasetRef) -> DataFrame:
+            return self.frame(event, ref, bound.get(ref, ()))
+
         try:
             for ref, groups in bound.items():
-                yield ref, self._evaluate_once(event, ref, groups)
+                measured[ref] = results = self._evaluate_once(event, ref, groups)
+                judged = self.reconciler.judge(event, ref, results, measured, frame)
+                yield ref, visible(judged)
         finally:
             if job_group and not self.jvm_died():
                 for key in _JOB_GROUP_PROPERTIES:
@@ -199,9 +222,10 @@ class Evaluator:
 
         def judged() -> list[RuleResult]:
             results = self._evaluate_dataset(event, ref, groups, listing)
-            if self.history is not None:
-                return self._against_history(event, ref, results)
-            return without_history(results, Status.ERROR, NO_HISTORY_STORE)
+            shown, hidden = visible(results), [r for r in results if r.rule.origin == HIDDEN]
+            if self.history is not None:  # the hidden rules of reconciliations are not kept
+                return [*self._against_history(event, ref, shown), *hidden]
+            return [*without_history(shown, Status.ERROR, NO_HISTORY_STORE), *hidden]
 
         return self.once.results(key, judged, ref.key)
 
@@ -223,18 +247,10 @@ class Evaluator:
         account = written(event, ref)
         try:
             location = location_of(ref.namespace, ref.name)
-            table = self.reader.table_to_read(ref, location, facets, groups)
-            as_of = None
-            left = None
-            if is_versioned(ref.namespace, ref.name, facets, fmt):
-                # A table format keeps every version: read the one this run read or wrote,
-                # whenever the evaluation happens.
-                as_of = version_read(event, ref)
-            else:
-                left = self.reader.left_by_run(event, location, account, listing)
+            table, as_of, left = self._where(event, ref, groups, location, listing)
             self.evaluations += 1
             try:
-                df = self.reader.read(ref, facets, fmt, as_of, table, left)
+                df = self.read(ref, facets, fmt, as_of, table, left)
                 profile = self.profile or any(g.profile for g in groups)
                 results = evaluate_dataframe(df, rules, profile=profile)
             finally:
@@ -282,6 +298,35 @@ class Evaluator:
                 return [error_result(r, message) for r in rules]
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}", Cause.QUERY_FAILED) for r in rules]
+
+    def _where(
+        self,
+        event: Event,
+        ref: DatasetRef,
+        groups: Sequence[BoundRules],
+        location: str,
+        listing: list[StoredFile] | None = None,
+    ) -> tuple[str | None, AsOf | None, LeftByRun | None]:
+        """What to read of dataset `ref`: the catalog table (None: its location), the version
+        of a table format the run read or wrote, or the files a plain-file run left. Raises
+        DatasetError when that cannot be told, or may not be read under its binding."""
+        facets = event.dataset(ref).facets
+        fmt = next((g.format for g in groups if g.format), None)
+        table = self.reader.table_to_read(ref, location, facets, groups)
+        if is_versioned(ref.namespace, ref.name, facets, fmt):
+            # A table format keeps every version: read the one this run read or wrote,
+            # whenever the evaluation happens.
+            return table, version_read(event, ref), None
+        left = self.reader.left_by_run(event, location, written(event, ref), listing)
+        return table, None, left
+
+    def frame(self, event: Event, ref: DatasetRef, groups: Sequence[BoundRules]) -> DataFrame:
+        """Dataset `ref` as its run read or wrote it, lazily (a reconciliation's join); raises
+        DatasetError as an evaluation would."""
+        location = location_of(ref.namespace, ref.name)
+        table, as_of, left = self._where(event, ref, groups, location)
+        fmt = next((g.format for g in groups if g.format), None)
+        return self.read(ref, event.dataset(ref).facets, fmt, as_of, table, left)
 
     def _against_history(
         self, event: Event, ref: DatasetRef, results: list[RuleResult]

@@ -44,6 +44,8 @@ def _params(result: RuleResult) -> dict[str, Any]:
         params["baseline"] = finite(dict(result.baseline))
     if result.measured is not None:
         params["value"] = finite(result.measured)
+    if result.compared is not None:  # a reconciliation: both sides
+        params["reconcile"] = finite(dict(result.compared))
     if result.quarantine is not None:
         where = result.quarantine
         params["quarantine"] = {"path": where.path, "rows": where.rows}

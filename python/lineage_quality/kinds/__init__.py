@@ -5,6 +5,7 @@ registered kind by value, one added later included.
     row_count.py  null_values.py  missing_values.py  invalid_values.py  duplicate_values.py
     value_range.py  length_range.py  cardinality.py  date_format.py  statistic.py
     freshness.py  sql.py  column_type.py  extra_columns.py  count.py  value_check.py
+    reconcile.py
 
 A new kind: one module with a `Kind` subclass, and `register(...)` of an instance
 (docs/architecture.md, "Add a metric kind").
@@ -25,6 +26,7 @@ from lineage_quality.kinds.invalid_values import InvalidValues
 from lineage_quality.kinds.length_range import LengthRange
 from lineage_quality.kinds.missing_values import MissingValues
 from lineage_quality.kinds.null_values import NullValues
+from lineage_quality.kinds.reconcile import Reconcile, ReconcileOptions
 from lineage_quality.kinds.registry import (
     kind_named,
     odcs_names,
@@ -73,6 +75,7 @@ class RuleKind(metaclass=_BuiltIn):
     EXTRA_COLUMNS = register(ExtraColumns())
     COUNT = register(Count())
     VALUE_CHECK = register(ValueCheck())
+    RECONCILE = register(Reconcile())
 
 
 RuleKind._members = registered()
@@ -80,6 +83,7 @@ RuleKind._members = registered()
 __all__ = [
     "Kind",
     "KindOptions",
+    "ReconcileOptions",
     "RuleKind",
     "ValueCheckOptions",
     "kind_named",

@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # plain values, importing nothing of the rules
 
 
 Columns = Literal["none", "one", "optional"]
-Scan = Literal["rows", "fused", "grouped", "schema", "sql"]
+# "across": judged across a run's datasets by the evaluator (a reconciliation), not by one scan
+Scan = Literal["rows", "fused", "grouped", "schema", "sql", "across"]
 
 
 @attrs.frozen
@@ -45,6 +46,7 @@ class Kind:
     value: str = ""  # the canonical name: the ODCS library metric where there is one
     assertion_name: str = ""  # the facet's `assertion` (dbt style)
     counts_rows: bool = False  # a count of offending rows: `unit: percent` applies, `failures`
+    relative: bool = False  # `unit: percent` applies: relative to a number of its own
     columns: Columns = "one"  # "none": dataset-level; "one": on a column (or a key set)
     scan: Scan = "fused"  # how it is measured: the row count, the fused scan, its own pass...
     needs_operator: bool = False  # no implied threshold: the contract must give one
@@ -219,7 +221,7 @@ class Rule:
 
     def __attrs_post_init__(self) -> None:
         kind = self.kind
-        if self.unit is Unit.PERCENT and not kind.counts_rows:
+        if self.unit is Unit.PERCENT and not (kind.counts_rows or kind.relative):
             raise ValueError(f"{kind.value} cannot use unit: percent")
         if kind.columns == "none" and self.columns:
             raise ValueError(f"{kind.value} is a schema-level rule and takes no column")
