@@ -53,6 +53,7 @@ class Cause(enum.Enum):
     QUERY_FAILED = "QUERY_FAILED"  # the scan or the rule's query failed on the data
     UNREADABLE = "UNREADABLE"  # the dataset (or the history store) could not be read
     INSUFFICIENT_HISTORY = "INSUFFICIENT_HISTORY"  # too few earlier runs, or no history kept
+    NO_RUN = "NO_RUN"  # a reconciliation on one dataset alone: no run's inputs to compare with
 
 
 class Status(enum.Enum):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lineage_quality.kinds import RuleKind, ValueCheckOptions
+from lineage_quality.kinds import ReconcileOptions, RuleKind, ValueCheckOptions
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.values.refs import DatasetRef
@@ -44,6 +44,7 @@ KIND_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": ["amount"],
         "options": ValueCheckOptions("mustBeGreaterThan", 1.0),
     },
+    "reconcile": {"options": ReconcileOptions("rowCount", "*/warehouse/raw_orders")},
 }
 
 

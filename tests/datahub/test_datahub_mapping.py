@@ -60,6 +60,7 @@ SAMPLE_TYPES = {
     "extraColumns": "DATA_SCHEMA",
     "count": "CUSTOM",  # a non-null count: no native field metric
     "valueCheck": "CUSTOM",
+    "reconcile": "CUSTOM",  # two datasets: no native type compares them
 }
 _SUB_ASPECT = {
     "VOLUME": "volumeAssertion",

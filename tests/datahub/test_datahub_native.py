@@ -171,6 +171,10 @@ TABLE: dict[tuple[str, str], tuple[str, str]] = {
         "SQL METRIC EQUAL_TO 0",
         "agg",
     ),
+    ("every-kind-odcs", "every_order_kept"): (
+        "CUSTOM reconcile DATASET_ROWS _NATIVE_ EQUAL_TO 0",
+        "agg",
+    ),
     ("every-kind-odcs", "every-kind-odcs.orders.order_id.schema.type"): (
         "DATA_SCHEMA SUPERSET order_id:integer/NUMBER",
         "none",

@@ -50,6 +50,7 @@ _RESULT_TYPE = {
 _MISSING_KINDS = frozenset({"nullValues", "missingValues"})
 _ERROR_TYPES = {
     Cause.INSUFFICIENT_HISTORY: AssertionResultErrorTypeClass.INSUFFICIENT_DATA,
+    Cause.NO_RUN: AssertionResultErrorTypeClass.INSUFFICIENT_DATA,
     Cause.INVALID_RULE: AssertionResultErrorTypeClass.INVALID_PARAMETERS,
     Cause.QUERY_FAILED: AssertionResultErrorTypeClass.SOURCE_QUERY_FAILED,
     Cause.UNREADABLE: AssertionResultErrorTypeClass.SOURCE_CONNECTION_ERROR,

@@ -201,7 +201,8 @@ def build_plan(
             steps.append(Step(rule, sql=True))
             continue
         if rule.kind.scan == "across":  # the evaluator judges it with the run's other datasets
-            steps.append(Step(rule, result=skipped_result(rule, ACROSS_DATASETS, ACROSS_MESSAGE)))
+            skipped = skipped_result(rule, ACROSS_DATASETS, ACROSS_MESSAGE)
+            steps.append(Step(rule, result=attrs.evolve(skipped, cause=Cause.NO_RUN)))
             continue
         resolved = [resolve_column(c, columns, not rule.case_sensitive) for c in rule.columns]
         missing = [c for c, r in zip(rule.columns, resolved, strict=True) if r is None]
