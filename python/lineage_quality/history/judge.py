@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from lineage_quality.errors import HistoryUnreadable
+from lineage_quality.history.database import first_line
 from lineage_quality.history.feedback import FeedbackState
 from lineage_quality.history.points import Point
 from lineage_quality.history.store import HistoryStore, Measured
@@ -74,7 +76,10 @@ def judge_and_record(
             judged.append(history_verdict(result, past, event_ms, feedback))
     except Exception as exc:
         log.error("history of %s cannot be read: %s", dataset, exc)
-        message = f"the history store cannot be read: {str(exc).splitlines()[0][:300]}"
+        # a HistoryUnreadable names the store, the row and the column (history/rows.py)
+        said = first_line(exc)
+        unreadable = isinstance(exc, HistoryUnreadable)
+        message = said if unreadable else f"the history store cannot be read: {said}"
         return [
             error_result(r.rule, message, Cause.UNREADABLE) if r.rule.history else r
             for r in results
