@@ -64,6 +64,7 @@ from lineage_quality.results import (
     error_result,
     skipped_result,
 )
+from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
 
 log = logging.getLogger(__name__)
 
@@ -199,9 +200,11 @@ class Evaluator:
         quarantine: QuarantineConfig | None = None,
         history: HistoryStore | None = None,
         profile: bool = False,
+        history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
     ) -> None:
         self.bindings = list(bindings)
         self.history = history  # every evaluation's values; history rules read it
+        self.history_minimums = history_minimums  # of bands declaring none (settings)
         self.profile = profile  # every column's cheap metrics, in the same scan
         self._conf = dict(conf or {})
         self.quarantine = quarantine
@@ -502,13 +505,9 @@ class Evaluator:
         facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
         version = (facets or {}).get("version") if isinstance(facets, Mapping) else None
         number = version.get("datasetVersion") if isinstance(version, Mapping) else None
+        version_text = None if number is None else str(number)
         return judge_and_record(
-            self.history,
-            ref.key,
-            run_id,
-            event_ms,
-            results,
-            None if number is None else str(number),
+            self.history, ref.key, run_id, event_ms, results, version_text, self.history_minimums
         )
 
     def _table_to_read(
