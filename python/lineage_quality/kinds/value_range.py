@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lineage_quality.datahub.mapping import field_values, per_value_bounds
+from lineage_quality.datahub.mapping import field_values, per_value_bounds, shacl_min_max
 from lineage_quality.datahub.shape import COLUMN, NativeAssertion, Shape
 from lineage_quality.engine.metric import Metric, MetricKind
 from lineage_quality.engine.types import is_numeric
@@ -27,6 +27,10 @@ class ValueRange(Kind):
         return per_value_shape(rule, COLUMN, "IDENTITY")
 
     def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # SHACL's minInclusive / maxInclusive: FIELD_METRIC MIN / MAX (seed 000)
+        metric = shacl_min_max(rule)
+        if metric is not None:
+            return metric
         # FIELD: each non-null value BETWEEN (>=, <=) its bounds, failing past the tolerance
         within = per_value_bounds(rule.min_value, rule.max_value)
         return field_values(rule, within, "NUMBER")
