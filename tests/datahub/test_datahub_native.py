@@ -260,8 +260,8 @@ TABLE: dict[tuple[str, str], tuple[str, str]] = {
 # History rules' descriptions say what they compare.
 HISTORY_DESCRIPTIONS = {
     "rows_vs_previous": "dataset: rowCount ratio to the previous run between 0.8 and 1.25",
-    "rows_usual": "dataset: rowCount within 3 sd of the last 7 runs (from 5 earlier runs)",
-    "amount_nulls_usual": "amount: nullValues within 3 sd of the last 7 runs (from 5 earlier runs)",
+    "rows_usual": "dataset: rowCount within 3 sd of the last 7 runs (from 7 earlier runs)",
+    "amount_nulls_usual": "amount: nullValues within 3 sd of the last 7 runs (from 7 earlier runs)",
     "rows_change": "rows_change: dataset: rowCount change from the previous run between -100 and "
     "100",
 }
