@@ -5,6 +5,8 @@
     |                                 names the file and the key or line at fault
     +-- ConfigError                  producer / sink configuration is wrong or incomplete
     |   +-- SparkStartError          the evaluator's Spark (its JVM, its master) did not start
+    |   +-- HistoryUnreadable        the history store holds a row or table it cannot read;
+    |                                 names the store, the row and the column
     +-- DatasetError                 an OpenLineage dataset cannot be turned into a DataFrame
     +-- QualityGateFailed            in-driver mode: a BLOCK rule failed (or could not run), or
                                       the evaluations did not end in time; lists each one
@@ -40,6 +42,11 @@ class SparkStartError(ConfigError):
 
     def __str__(self) -> str:
         return ": ".join(str(a) for a in self.args)
+
+
+class HistoryUnreadable(ConfigError):
+    """The history store cannot be read: a value of the wrong type, a NULL where one must be, a
+    missing column or table; the message names the store (its file, or its masked URL)."""
 
 
 class DatasetError(LineageQualityError):

@@ -117,9 +117,10 @@ TABLE: dict[tuple[str, str], tuple[str, str]] = {
         "none",
     ),
     # SHACL (orders.ttl)
+    # seed 000: minCount 1 + maxCount 1 is FIELD_METRIC NOT_NULL: the null count is 0
     ("orders", "every_kind_order_id_not_null"): (
-        "FIELD FIELD_VALUES order_id NOT_NULL fail>COUNT 0 excludeNulls=False",
-        "missing",
+        "FIELD FIELD_METRIC order_id NULL_COUNT EQUAL_TO 0",
+        "agg+missing",
     ),
     ("orders", "every_kind_status_min_length"): (
         "FIELD FIELD_VALUES status LENGTH GREATER_THAN_OR_EQUAL_TO 1 fail>COUNT 0 "
@@ -134,12 +135,13 @@ TABLE: dict[tuple[str, str], tuple[str, str]] = {
         "FIELD FIELD_VALUES status REGEX_MATCH ^[a-z]+$ fail>COUNT 0 excludeNulls=True",
         "unexpected",
     ),
+    # seed 000: minInclusive / maxInclusive are FIELD_METRIC (MIN, MAX)
     ("orders", "every_kind_amount_min_inclusive"): (
-        "FIELD FIELD_VALUES amount GREATER_THAN_OR_EQUAL_TO 0 fail>COUNT 0 excludeNulls=True",
+        "FIELD FIELD_METRIC amount MIN GREATER_THAN_OR_EQUAL_TO 0",
         "unexpected",
     ),
     ("orders", "every_kind_amount_max_inclusive"): (
-        "FIELD FIELD_VALUES amount LESS_THAN_OR_EQUAL_TO 1000 fail>COUNT 0 excludeNulls=True",
+        "FIELD FIELD_METRIC amount MAX LESS_THAN_OR_EQUAL_TO 1000",
         "unexpected",
     ),
     ("orders", "every_kind_tags_min_count"): (
@@ -262,8 +264,8 @@ TABLE: dict[tuple[str, str], tuple[str, str]] = {
 # History rules' descriptions say what they compare.
 HISTORY_DESCRIPTIONS = {
     "rows_vs_previous": "dataset: rowCount ratio to the previous run between 0.8 and 1.25",
-    "rows_usual": "dataset: rowCount within 3 sd of the last 7 runs (from 5 earlier runs)",
-    "amount_nulls_usual": "amount: nullValues within 3 sd of the last 7 runs (from 5 earlier runs)",
+    "rows_usual": "dataset: rowCount within 3 sd of the last 7 runs (from 7 earlier runs)",
+    "amount_nulls_usual": "amount: nullValues within 3 sd of the last 7 runs (from 7 earlier runs)",
     "rows_change": "rows_change: dataset: rowCount change from the previous run between -100 and "
     "100",
 }
@@ -561,17 +563,50 @@ def test_external_url_platform_instance_and_dataset_version() -> None:
 
 
 def test_shacl_counts_are_parameters_and_min_count_1_max_count_1_is_not_null() -> None:
+    """Seed 000, issue 49: minCount 1 + maxCount 1 is FIELD_METRIC NOT_NULL (DataHub's field
+    metric NULL_COUNT EQUAL_TO 0, the run event's actualAggValue the nulls found); minInclusive
+    and maxInclusive FIELD_METRIC MIN / MAX; an optional field (minCount 0) has no assertion,
+    not even for its maxLength."""
     shacl = {r.id: r for c, r in _rules() if r.origin == "shacl"}
-    out = event_mcps(event(namespace=NS, name=NAME), {REF: [result(r) for r in shacl.values()]})
+    assert not [r for r in shacl.values() if r.columns == ("note",)]  # minCount 0: optional
+    results = [
+        RuleResult(rule=r, status=Status.FAILED, actual=2, failing_rows=2, row_count=10)
+        for r in shacl.values()
+    ]
+    out = event_mcps(event(namespace=NS, name=NAME), {REF: results})
     infos = {m.entityUrn: m.aspect for m in out if isinstance(m.aspect, AssertionInfoClass)}
-    required = infos[assertion_urn(shacl["every_kind_order_id_not_null"], DATASET)]
+    runs = {m.entityUrn: m.aspect for m in out if isinstance(m.aspect, AssertionRunEventClass)}
+    urn = assertion_urn(shacl["every_kind_order_id_not_null"], DATASET)
+    required = infos[urn]
     assert isinstance(required, AssertionInfoClass) and required.fieldAssertion is not None
-    values = required.fieldAssertion.fieldValuesAssertion
-    assert values is not None and values.operator == "NOT_NULL"  # seed 000: minCount 1 maxCount 1
+    assert required.fieldAssertion.type == "FIELD_METRIC"
+    metric = required.fieldAssertion.fieldMetricAssertion
+    assert metric is not None and (metric.metric, metric.operator) == ("NULL_COUNT", "EQUAL_TO")
+    assert metric.parameters is not None and metric.parameters.value is not None
+    assert metric.parameters.value.value == "0"
     assert (required.customProperties["minCount"], required.customProperties["maxCount"]) == (
         "1",
         "1",
     )
+    run = runs[urn]
+    assert isinstance(run, AssertionRunEventClass) and run.result is not None
+    assert (run.result.actualAggValue, run.result.missingCount) == (2.0, 2)
+    for constraint, expected in (
+        ("min_inclusive", ("MIN", "GREATER_THAN_OR_EQUAL_TO", "0")),
+        ("max_inclusive", ("MAX", "LESS_THAN_OR_EQUAL_TO", "1000")),
+    ):
+        urn = assertion_urn(shacl[f"every_kind_amount_{constraint}"], DATASET)
+        info = infos[urn]
+        assert isinstance(info, AssertionInfoClass) and info.fieldAssertion is not None
+        assert info.fieldAssertion.type == "FIELD_METRIC"
+        found = info.fieldAssertion.fieldMetricAssertion
+        assert found is not None and found.parameters is not None
+        assert found.parameters.value is not None
+        assert (found.metric, found.operator, found.parameters.value.value) == expected
+        run = runs[urn]
+        assert isinstance(run, AssertionRunEventClass) and run.result is not None
+        # checked per value: the offending rows, never taken for the column's MIN or MAX
+        assert (run.result.actualAggValue, run.result.unexpectedCount) == (None, 2)  # fmt: skip
     cardinality = infos[assertion_urn(shacl["every_kind_tags_cardinality"], DATASET)]
     assert isinstance(cardinality, AssertionInfoClass)
     assert cardinality.customAssertion is not None

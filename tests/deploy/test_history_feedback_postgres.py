@@ -30,7 +30,7 @@ RULE_OBJ = Rule(
     id=RULE,
     kind=RuleKind.ROW_COUNT,
     threshold=Threshold(Operator.GREATER_THAN, 0),
-    history=parse_history({"compare": "stddev", "runs": 5, "minRuns": 5}),
+    history=parse_history({"compare": "stddev", "runs": 5, "minRuns": 5, "minHistory": 5}),
 )
 
 

@@ -2,7 +2,8 @@
 of one table, with a spike on one day and a lasting new level from another on. The baseline
 recovers: the spike fails once, the new level fails no more runs than docs/history.md says
 (change rules: 1; stddev: `recoverAfter`, 3), the ordinary days pass, and a band that started
-from three runs widens instead of failing every later day."""
+from three runs (an explicit `minHistory: 3`, below the default 7) widens instead of failing every
+later day."""
 
 from __future__ import annotations
 
@@ -37,9 +38,9 @@ CONTRACT = {
         {"name": "rows_ratio", "metric": "rowCount", "compare": "relativeChange",
          "min": 0.7, "max": 1.4},
         {"name": "rows_usual", "metric": "rowCount", "compare": "stddev", "runs": 7,
-         "minRuns": 3},
+         "minRuns": 3, "minHistory": 3},
         {"name": "mean_usual", "metric": "avg", "field": "amount", "compare": "stddev",
-         "runs": 7, "minRuns": 3},
+         "runs": 7, "minRuns": 3, "minHistory": 3},
     ],
 }  # fmt: skip
 # Per rule: the days that must FAIL (the planted ones), and how many of the new level's runs may

@@ -58,7 +58,10 @@ def _ours(case: dict[str, Any]) -> bool:
     """Whether our history rule FAILs the last value (an anomaly), all earlier values passed."""
     *window, last = case["series"]
     if case["strategy"] == "batchNormal":
-        check = {"compare": "stddev", "runs": len(window), "k": case["high"]}
+        # Deequ's BatchNormalStrategy judges any window: ours needs an explicit lower minimum
+        # history than the 7 runs of the default (issue 49)
+        check = {"compare": "stddev", "runs": len(window), "k": case["high"],
+                 "minHistory": len(window)}  # fmt: skip
         threshold = Threshold(Operator.GREATER_OR_EQUAL, 0)
     else:
         compare = "relativeChange" if case["strategy"] == "relative" else "absoluteChange"

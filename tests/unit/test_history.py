@@ -67,7 +67,7 @@ def test_absolute_change() -> None:
 
 
 def test_stddev_band_of_the_last_runs() -> None:
-    rule = _rule({"compare": "stddev", "runs": 5, "k": 2})
+    rule = _rule({"compare": "stddev", "runs": 5, "k": 2, "minHistory": 5})
     past = _points([100, 102, 98, 101, 99, 500])  # only the last 5 form the window
     result = history_verdict(_measured(rule, 101), past[:5], T0 + 5 * DAY)
     base = dict(result.baseline or ())
@@ -78,7 +78,7 @@ def test_stddev_band_of_the_last_runs() -> None:
 
 
 def test_too_little_history_is_skipped_never_a_pass() -> None:
-    rule = _rule({"compare": "stddev", "runs": 7, "minRuns": 5})
+    rule = _rule({"compare": "stddev", "runs": 7, "minRuns": 5, "minHistory": 5})
     result = history_verdict(_measured(rule, 100), _points([100, 101]), T0 + 2 * DAY)
     assert result.status is Status.SKIPPED and not result.success
     assert result.skip_reason == "HISTORY_TOO_SHORT"
@@ -254,7 +254,7 @@ def test_a_history_rule_builds_its_own_series_from_its_first_run(tmp_path: Path)
     """Its first runs are SKIPPED (too little history) but still measured and kept: they are the
     baseline of the runs after them."""
     store = open_history(tmp_path / "h.db")
-    rule = _rule({"compare": "stddev", "runs": 3, "k": 3})
+    rule = _rule({"compare": "stddev", "runs": 3, "k": 3, "minHistory": 3})
     statuses = []
     for day, rows in enumerate([100, 102, 98, 101, 60, 99]):
         (judged,) = judge_and_record(

@@ -148,7 +148,9 @@ def test_accepted_runs_join_and_an_undo_leaves_them_out_again() -> None:
 
 
 def test_a_rebaseline_starts_the_baseline_over() -> None:
-    rule = _rule({"compare": "stddev", "runs": 7, "minRuns": 3, "recoverAfter": 10})
+    rule = _rule(
+        {"compare": "stddev", "runs": 7, "minRuns": 3, "recoverAfter": 10, "minHistory": 3}
+    )
     values = [*STEADY[:8], 150, 151, 149, 150, 152]
     again = Feedback("ds", "r", Action.REBASELINE, "ana", "migrated", T0, since_ms=T0 + 8 * DAY)
     state = FeedbackState.of([again])
@@ -163,7 +165,7 @@ def test_a_rebaseline_starts_the_baseline_over() -> None:
 
 
 def test_baseline_params_say_what_was_left_out() -> None:
-    rule = _rule({"compare": "stddev", "runs": 5, "minRuns": 5})
+    rule = _rule({"compare": "stddev", "runs": 5, "minRuns": 5, "minHistory": 5})
     results = _series(rule, [100, 101, 99, 100, 102, 500, 101, 100])
     account = dict(results[7].baseline or ())
     assert account["mode"] == "normal"

@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import attrs
 import pytest
 
 from history_month import (
     DATASET,
+    DAY,
     DAYS,
+    NULLS,
     SHIFT,
     SPIKE,
+    START,
     check_month,
     failed_days,
     history_rules,
@@ -25,7 +29,9 @@ from history_month import (
 )
 from lineage_quality.cli import main
 from lineage_quality.history import open_history
+from lineage_quality.history.judge import judge_and_record
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.rules.history import HistoryMinimums
 
 RULES = history_rules()
 
@@ -60,6 +66,44 @@ def test_a_month_with_a_weekly_rhythm_and_three_anomalies(tmp_path: Path) -> Non
     later = dict(verdicts["rows_usual"][SPIKE + 3].baseline or ())
     assert later["leftOut"][0]["why"].startswith("FAILED: an isolated anomaly")
     store.close()
+
+
+def test_the_first_days_raise_no_false_alarm(tmp_path: Path) -> None:
+    """Issue 49: a stddev rule on the null count declared with minRuns 2 (nulls_usual) is SKIPPED
+    until its baseline holds its minimum history (7 runs), whatever minRuns says: with bands from
+    2-3 runs its first days fail normal values; then it catches both anomalies and nothing else.
+    """
+    verdicts = replay(open_history(tmp_path / "h.db"), _results)
+    nulls = verdicts["nulls_usual"]
+    assert failed_days(nulls) == {SPIKE, NULLS}
+    assert [r.status for r in nulls[:7]] == [Status.SKIPPED] * 7
+    assert nulls[4].message == (
+        "needs 7 runs before it can fail, has 4 kept (the minimum history of a stddev rule: "
+        "its minHistory, or --history-min-stddev)"
+    )
+    assert dict(nulls[7].baseline or ())["n"] == 7
+    # the same month with the minimum lowered to what minRuns allows: the false alarms of the
+    # report, on the first days
+    lowered = replay(
+        open_history(tmp_path / "low.db"), _results, minimums=HistoryMinimums(stddev=2)
+    )
+    early = failed_days(lowered["nulls_usual"]) - {SPIKE, NULLS}
+    assert early == {2, 4, 5, 6}, early
+    # as in the report: bands from 2-3 runs (the failed runs are left out of the next ones)
+    assert {dict(lowered["nulls_usual"][d].baseline or ())["n"] for d in early} == {2, 3}
+    # a rule's own minHistory lowers its minimum too (settable per rule)
+    rule = next(r for r in RULES if r.name == "nulls_usual")
+    own = attrs.evolve(rule, history=attrs.evolve(rule.history, min_history=2))
+    values = [measured(day)["nulls_usual"] for day in range(7)]
+    store = open_history(tmp_path / "own.db")
+    statuses = [
+        judge_and_record(
+            store, DATASET, run_id(day), START + day * DAY,
+            [RuleResult(rule=own, status=Status.PASSED, actual=values[day])],
+        )[0].status
+        for day in range(7)
+    ]  # fmt: skip
+    assert [d for d, s in enumerate(statuses) if s is Status.FAILED] == [2, 4, 5, 6]
 
 
 def _accept(db: Path, rule: str, day: int, *more: str) -> int:

@@ -111,7 +111,7 @@ def _history_rule() -> Rule:
         id="orders.rows",
         kind=RuleKind.ROW_COUNT,
         threshold=Threshold(Operator.GREATER_THAN, 0),
-        history=parse_history({"compare": "stddev", "runs": 3, "k": 3}),
+        history=parse_history({"compare": "stddev", "runs": 3, "k": 3, "minHistory": 3}),
     )
 
 

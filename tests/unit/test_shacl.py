@@ -61,9 +61,8 @@ def test_the_three_links_field_names_and_the_mapping_table() -> None:
         "TradeDataset_riskWeight_pattern",
         "TradeDataset_Counterparty_min_count",  # named by sh:node, constraints on that node
         "TradeDataset_Counterparty_cardinality",
-        "TradeDataset_comment_max_length",  # named by sh:name; minCount 0 gives nothing
         "TradeDataset_tenant_not_null",  # through sh:targetClass dcat:Dataset
-    }
+    }  # `comment` (named by sh:name) has minCount 0: optional, no assertion, maxLength neither
     assert by_id["TradeDataset_tradeId_not_null"].kind is RuleKind.NULL_VALUES
     card = by_id["TradeDataset_Counterparty_cardinality"]
     assert (card.kind, card.min_value, card.max_value) == (RuleKind.CARDINALITY, 1, 3)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import attrs
 
 from lineage_quality.cli.datahub_options import add_datahub_options, datahub_specs
-from lineage_quality.cli.history import PASSWORD_FILE_HELP
+from lineage_quality.cli.history import PASSWORD_FILE_HELP, add_minimum_flags, minimums_of
 from lineage_quality.cli.options import (
     STORAGE_FORMATS,
     add_shacl_flags,
@@ -41,6 +41,7 @@ from lineage_quality.history.store import HistoryStore, open_history
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
 from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import __version__
 
@@ -121,9 +122,11 @@ def run_check(
     history_password_file: str | None = None,
     column: str | None = None,
     outputs: Sequence[OutputSpec] = (),
+    history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
 ) -> int:
     """`outputs`: where the results also go (`datahub-rest`, `datahub-file`: built by the
-    outputs factory, sent before the exit code is returned)."""
+    outputs factory, sent before the exit code is returned). `history_minimums`: the minimum
+    history of the stddev and seasonal rules that declare none."""
     out = out or sys.stdout
     err = err or sys.stderr
     from lineage_quality.evaluation.datasets import dataset_identity
@@ -147,8 +150,9 @@ def run_check(
         os.environ.pop("PGPASSWORD", None)
     try:
         return _evaluate(
-            contract, dataset, fmt, output, chosen, master, out, err, spark_conf, store, sinks
-        )
+            contract, dataset, fmt, output, chosen, master, out, err, spark_conf, store, sinks,
+            history_minimums,
+        )  # fmt: skip
     finally:
         if store is not None:
             store.close()
@@ -166,6 +170,7 @@ def _evaluate(
     spark_conf: Mapping[str, str] | None,
     store: HistoryStore | None,
     sinks: Sequence[ResultSink],
+    minimums: HistoryMinimums,
 ) -> int:
     from lineage_quality.engine.run import evaluate_dataframe
     from lineage_quality.evaluation.datasets import dataset_identity, read_location
@@ -196,8 +201,9 @@ def _evaluate(
     else:
         run_id = str(uuid.uuid4())
         results = judge_and_record(
-            store, f"{namespace}:{name}", run_id, int(time.time() * 1000), results
-        )
+            store, f"{namespace}:{name}", run_id, int(time.time() * 1000), results,
+            minimums=minimums,
+        )  # fmt: skip
     _publish(sinks, namespace, name, results, err)
     if output == "json":
         out.write(json.dumps(to_json(dataset, results), indent=2) + "\n")
@@ -291,6 +297,7 @@ def add_parser(sub: Any) -> None:
         "SKIPPED",
     )
     check.add_argument("--history-password-file", metavar="FILE", help=PASSWORD_FILE_HELP)
+    add_minimum_flags(check)
     datahub = check.add_argument_group(
         "DataHub assertions", "needs pip install 'lineage-quality[datahub]'; docs/datahub.md"
     )
@@ -315,4 +322,5 @@ def run(args: argparse.Namespace) -> int:
         history_password_file=args.history_password_file,
         column=args.column,
         outputs=datahub_specs(args, marquez_web_url=args.marquez_web_url),
+        history_minimums=minimums_of(args),
     )

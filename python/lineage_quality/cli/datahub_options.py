@@ -35,8 +35,8 @@ def add_datahub_options(group: Any) -> None:
     group.add_argument(
         "--datahub-incidents",
         metavar="ACTIONS",
-        help="rule actions whose failures raise a DataHub incident, comma list (default BLOCK; "
-        "none: no incidents)",
+        help="rule actions whose failures raise a DataHub incident (an incident entity, ACTIVE; "
+        "resolved by the next pass), comma list (default BLOCK; none: no incidents)",
     )
     group.add_argument(
         "--datahub-state",

@@ -19,6 +19,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from lineage_quality.cli.history_feedback import add_parsers, since_ms
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.chart import page, svg
@@ -28,6 +30,7 @@ from lineage_quality.history.store import HistoryBounds, SqlHistory, open_histor
 from lineage_quality.history.times import iso_ms
 from lineage_quality.inert import inert
 from lineage_quality.results import NON_FINITE
+from lineage_quality.rules.history import HistoryMinimums
 
 
 def add_parser(sub: Any) -> None:
@@ -53,7 +56,8 @@ PASSWORD_FILE_HELP = (
 )
 
 
-def add_history_flags(serve: argparse.ArgumentParser) -> None:
+def add_history_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """serve's history store options; the group also takes the settings of history rules."""
     group = serve.add_argument_group("history", "docs/history.md")
     group.add_argument(
         "--history",
@@ -85,6 +89,32 @@ def add_history_flags(serve: argparse.ArgumentParser) -> None:
         help="bytes kept at most (a row: its texts' UTF-8 bytes plus 64; default %(default)s, "
         "256 MiB); past it the oldest rows expire",
     )
+    return group
+
+
+def add_minimum_flags(parser: argparse.ArgumentParser) -> None:
+    """serve's `--history-min-stddev` and `--history-min-seasonal` for another command (check):
+    their help and default are the settings' (producer/settings.py)."""
+    from lineage_quality.producer.settings import DEFAULTS, Settings
+
+    fields = attrs.fields_dict(Settings)
+    for name in ("history_min_stddev", "history_min_seasonal"):
+        meta = fields[name].metadata
+        parser.add_argument(
+            meta["flag"],
+            dest=name,
+            type=int,
+            default=getattr(DEFAULTS, name),
+            metavar=meta["metavar"],
+            help=meta["help"],
+        )
+
+
+def minimums_of(args: argparse.Namespace) -> HistoryMinimums:
+    try:
+        return HistoryMinimums(args.history_min_stddev, args.history_min_seasonal)
+    except ValueError as exc:
+        raise ConfigError(f"--history-min-stddev / --history-min-seasonal: {exc}") from None
 
 
 def history_where(args: argparse.Namespace) -> str | None:

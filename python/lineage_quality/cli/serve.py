@@ -87,8 +87,8 @@ def add_parser(sub: Any) -> None:
     groups["alerts"] = _add_alert_flags(serve)
     groups["lineage"] = serve.add_argument_group("along lineage", "docs/lineage.md")
     groups["kafka"] = _add_kafka_flags(serve)
+    groups["history"] = add_history_flags(serve)
     _add_settings_flags(serve, groups)  # once every group they go to exists
-    add_history_flags(serve)
     serve.set_defaults(func=run)
 
 
@@ -141,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
             conf=conf,
             quarantine=_quarantine(args, settings),
             history=history,
+            history_minimums=settings.history_minimums,
         ),
         forwarder,
         Spool(settings.spool, settings),

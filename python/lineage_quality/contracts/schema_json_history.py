@@ -36,9 +36,9 @@ _METRICS = {
     "sql": RuleKind.SQL,
 }
 _KEYS = frozenset(
-    {"metric", "field", "fields", "compare", "runs", "minRuns", "k", "baseline", "recoverAfter",
-     "min", "max", "name", "severity", "action", "description", "unit", "enum", "regex",
-     "missing", "query"}
+    {"metric", "field", "fields", "compare", "runs", "minRuns", "minHistory", "k", "baseline",
+     "recoverAfter", "min", "max", "name", "severity", "action", "description", "unit", "enum",
+     "regex", "missing", "query"}
 )  # fmt: skip
 _UNITS = {"rows": Unit.ROWS, "percent": Unit.PERCENT}
 _HISTORY_KEYS = HISTORY_KEYS

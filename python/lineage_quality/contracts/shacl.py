@@ -8,10 +8,11 @@ its constraints are read on the shape and on the shape its `sh:node` references.
 Assertions are off unless `create_assertions` is set; `assertion_types` switches the groups
 `required_fields` (minCount/maxCount), `field_size` (minLength/maxLength) and `value_checks`
 (minInclusive/maxInclusive/pattern). As the seed says: `sh:datatype` and cross-field constraints
-(`sh:lessThan`...) give no assertion, nor do optional fields (`minCount 0`) or NodeShapes linked to
-no dataset (but `check`, which names the dataset, checks a file of NodeShapes alone). A dataset
-binds to OpenLineage by its `dcat:accessURL` / `dcat:downloadURL`; without one it has the seed's
-`logical` platform (namespace `logical`, its local name) and binds by name, as a catalog table.
+(`sh:lessThan`...) give no assertion, nor do optional fields (an explicit `minCount 0`: none of
+their constraints, `maxLength` included) or NodeShapes linked to no dataset (but `check`, which
+names the dataset, checks a file of NodeShapes alone). A dataset binds to OpenLineage by its
+`dcat:accessURL` / `dcat:downloadURL`; without one it has the seed's `logical` platform
+(namespace `logical`, its local name) and binds by name, as a catalog table.
 The prefixes the seed's examples leave undeclared (`sh`, `dcat`, `dcterms`, `skos`, `rdf`, `rdfs`,
 `xsd`, `ex`) are declared for them.
 """
@@ -254,6 +255,10 @@ def _property_rules(
             raise ContractError(source, f"{local_name(predicate)} of {field} is not a number")
         return value
 
+    if number(SH.minCount) == 0:
+        # seed 000: "Fields with minCount=0 do not generate assertions (they are optional)" -
+        # none at all: no length, pattern or range assertion either
+        return
     if options.enabled("required_fields"):
         low, high = number(SH.minCount), number(SH.maxCount)
         if low is not None and low >= 1:

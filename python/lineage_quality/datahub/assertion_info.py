@@ -73,7 +73,7 @@ def _detail(rule: Rule) -> str:
 def describe(rule: Rule) -> str:
     """One line for the DataHub UI: `order_id: nullValues == 0`, `status: invalidValues (in
     [a, b]) <= 3`; a history rule says what it compares: `dataset: rowCount ratio to the previous
-    run between 0.8 and 1.25`, `order_id: nullValues within 3 sd of the last 7 runs (from 5
+    run between 0.8 and 1.25`, `order_id: nullValues within 3 sd of the last 7 runs (from 7
     earlier runs)`."""
     target = ", ".join(rule.columns) or "dataset"
     what = rule.kind.value
@@ -88,7 +88,9 @@ def describe(rule: Rule) -> str:
         unit = "" if history.compare is Compare.RELATIVE_CHANGE else percent
         text = f"{target}: {what} {history.describe()} {rule.threshold.describe()}{unit}"
     else:
-        text = f"{target}: {what} {history.describe()} (from {history.min_runs} earlier runs)"
+        # the runs it needs before it can fail: minRuns, and a band's minimum history (the
+        # default setting's; docs/history.md)
+        text = f"{target}: {what} {history.describe()} (from {history.needed()} earlier runs)"
     if rule.description:
         return f"{rule.description} ({text})"
     return f"{rule.name}: {text}" if rule.name else text

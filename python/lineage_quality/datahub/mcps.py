@@ -5,11 +5,12 @@ Per assertion: its definition (definitions.py: `assertionInfo`, `dataPlatformIns
 `assertionActions`, `status`; upserts: the same rule gives the same URN, so re-emitting them each
 run is idempotent; `status.removed` for the assertion a changed rule supersedes), the first time
 a contract is seen on a dataset (`contracts_sent`) every rule of it and its `dataContract`, and
-one `assertionRunEvent` per evaluation,
-with the OpenLineage run id as `runId`, the event's `eventTime` as its timestamp and
-`{runId}:{inputs|outputs}` as `messageId`: a dataset both read and written by a job keeps both
-evaluations, and the same results sent again (a timed-out dataset's late results carry the
-original event's time) replace the earlier run event instead of adding one. With a Marquez
+one `assertionRunEvent` per evaluation, with the OpenLineage run id as `runId`, the event's
+`eventTime` as its timestamp and `{runId}:{inputs|outputs}` as `messageId`: a dataset both read
+and written by a job keeps both evaluations, and the same results sent again (a timed-out
+dataset's late results carry the original event's time) replace the earlier run event instead
+of adding one. After a run event, the incident its failure raises or its pass resolves, for a
+rule that raises incidents (incidents.py). With a Marquez
 web UI configured, results link to the dataset's page there (`externalUrl`); a dataset version
 (Delta, Iceberg: the event's `version` facet) is the run event's `batchSpec.nativeBatchId`.
 """
@@ -41,6 +42,7 @@ from lineage_quality.datahub.definitions import (
     contract_scope,
     definition_mcps,
 )
+from lineage_quality.datahub.incidents import incident_mcps
 from lineage_quality.datahub.naming import dataset_name
 from lineage_quality.datahub.published import PublishedAssertions
 from lineage_quality.datahub.run_events import run_event
@@ -184,6 +186,7 @@ def event_mcps(
                     ),
                 )
             )
+            out.extend(incident_mcps(result, urn, dataset, millis, options, published))
     return out
 
 

@@ -1,7 +1,9 @@
 """Which assertion each rule was last sent as, so that an assertion superseded by a changed rule
 (same dataset, contract and rule id; a new threshold makes a new assertion URN, urns.py) is sent
 `status.removed = true` and stops showing its last result beside its successor; and, when a
-contract is sent whole, which of its rules are gone from it (`retire`).
+contract is sent whole, which of its rules are gone from it (`retire`); and which incidents
+are open (incidents.py: raised by a failure, not yet resolved by a pass), with when each was
+raised.
 
 Kept in memory, and in a small JSON file when `AssertionOptions.state` names one (written
 atomically on each change), so a restarted producer still knows the previous URNs. Pure but for
@@ -23,6 +25,10 @@ MAX_ENTRIES = 100_000  # rules x datasets remembered; past it the oldest are for
 
 def _key(dataset: str, contract: str | None, rule_id: str) -> str:
     return json.dumps([dataset, contract or "", rule_id])
+
+
+def _incident_key(urn: str) -> str:
+    return json.dumps(["incident", urn])  # two items: never a rule's key (three)
 
 
 class PublishedAssertions:
@@ -73,13 +79,38 @@ class PublishedAssertions:
             self._write()
         return before
 
+    def open_incident(self, urn: str, millis: int) -> int:
+        """Record the incident `urn` as open since `millis`, unless it is open already; when it
+        was raised (the earlier time, while the failures go on)."""
+        key = _incident_key(urn)
+        with self._lock:
+            before = self._urns.get(key)
+            if before is not None and before.isdigit():
+                return int(before)
+            self._urns[key] = str(millis)
+            while len(self._urns) > MAX_ENTRIES:
+                self._urns.pop(next(iter(self._urns)))
+            self._write()
+        return millis
+
+    def close_incident(self, urn: str) -> int | None:
+        """Forget the open incident `urn`; when it was raised (None: it was not open)."""
+        with self._lock:
+            before = self._urns.pop(_incident_key(urn), None)
+            if before is not None:
+                self._write()
+        return int(before) if before is not None and before.isdigit() else None
+
     def retire(self, dataset: str, contract: str | None, kept: set[str]) -> list[str]:
         """Forget the rules of `contract` on `dataset` whose ids are not in `kept` (rules deleted
         from the contract); their URNs."""
         gone = []
         with self._lock:
             for key in list(self._urns):
-                ds, name, rule_id = json.loads(key)
+                found = json.loads(key)
+                if len(found) != 3:
+                    continue  # an open incident
+                ds, name, rule_id = found
                 if ds == dataset and name == (contract or "") and rule_id not in kept:
                     gone.append(self._urns.pop(key))
             if gone:

@@ -133,6 +133,8 @@ def _agg_value(result: RuleResult, found: NativeAssertion | None) -> float | Non
         return None  # per row: the stale rows
     if isinstance(found, FieldMetric) and found.metric == "UNIQUE_PERCENTAGE":
         return None  # measured as duplicates: unexpectedCount
+    if isinstance(found, FieldMetric) and rule.kind.counts_rows and found.metric in ("MIN", "MAX"):
+        return None  # SHACL's MIN / MAX, checked per value: the offending rows, unexpectedCount
     if rule.history is not None and rule.history.compare is Compare.RELATIVE_CHANGE:
         return (float(actual) - 1.0) * 100.0  # DataHub's PERCENTAGE change
     return float(actual)

@@ -268,6 +268,8 @@ def attach(
     history: str | None = None,
     history_bounds: HistoryBounds | None = None,
     history_password_file: str | Path | None = None,
+    history_min_stddev: int | None = None,
+    history_min_seasonal: int | None = None,
     outputs: Sequence[OutputSpec | Mapping[str, Any]] = (),
     alert_min_severity: str = "info",
     marquez_web_url: str | None = None,
@@ -287,7 +289,8 @@ def attach(
     `history`: where measured values are kept for history rules (a SQLite path or a
     postgresql:// URL shared with serve; default history.db beside the spool; "off": none);
     `history_bounds`, `history_password_file`: as serve's `--history-max-*`,
-    `--history-retention-days` and `--history-password-file`.
+    `--history-retention-days` and `--history-password-file`. `history_min_stddev`,
+    `history_min_seasonal`: as serve's `--history-min-*` (the minimum history of a band).
     `outputs`: result sinks and alert senders, as `serve` makes them from its flags (docs/
     producer.md, "Outputs"): each an `OutputSpec` or its config as a dict, e.g.
     `{"type": "datahub-file", "path": "assertions.json"}`, `{"type": "webhook", "url": ...}`,
@@ -317,7 +320,7 @@ def attach(
     from lineage_quality.producer.alerts import parse_min_severity
     from lineage_quality.producer.forward import Forwarder
     from lineage_quality.producer.outputs.factory import build_outputs
-    from lineage_quality.producer.settings import Settings
+    from lineage_quality.producer.settings import DEFAULTS, Settings
     from lineage_quality.producer.spool import Spool
 
     try:
@@ -357,6 +360,14 @@ def attach(
             outputs=outputs,
             alert_min_rank=parse_min_severity(alert_min_severity),
             marquez_web_url=marquez_web_url,
+            history_min_stddev=(
+                DEFAULTS.history_min_stddev if history_min_stddev is None else history_min_stddev
+            ),
+            history_min_seasonal=(
+                DEFAULTS.history_min_seasonal
+                if history_min_seasonal is None
+                else history_min_seasonal
+            ),
         )
     except ValueError as exc:  # an output that is not a dict with a type, a severity
         raise ConfigError(f"attach: {exc}") from exc
@@ -390,7 +401,7 @@ def attach(
         lineage.on_kept = guard.refresh
     built = build_outputs(own, bindings)  # DataHub, alerts: as serve makes them
     producer = DriverProducer(
-        DriverEvaluator(bindings, quarantine_config, store),
+        DriverEvaluator(bindings, quarantine_config, store, own.history_minimums),
         forwarder,
         Spool(spool_path, own),
         own,

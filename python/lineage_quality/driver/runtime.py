@@ -43,6 +43,7 @@ from lineage_quality.producer.service import JOB_GROUP_PREFIX, Producer
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.results import RuleResult
+from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
@@ -60,8 +61,11 @@ class DriverEvaluator(Evaluator):
         bindings: Sequence[BoundRules],
         quarantine: QuarantineConfig | None = None,
         history: HistoryStore | None = None,
+        history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
     ) -> None:
-        super().__init__(bindings, quarantine=quarantine, history=history)
+        super().__init__(
+            bindings, quarantine=quarantine, history=history, history_minimums=history_minimums
+        )
 
     @property
     def spark(self) -> SparkSession:

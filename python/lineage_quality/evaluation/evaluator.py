@@ -49,6 +49,7 @@ from lineage_quality.results import (
     error_result,
     skipped_result,
 )
+from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
@@ -71,9 +72,11 @@ class Evaluator:
         quarantine: QuarantineConfig | None = None,
         history: HistoryStore | None = None,
         profile: bool = False,
+        history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
     ) -> None:
         self.bindings = list(bindings)
         self.history = history  # every evaluation's values; history rules read it
+        self.history_minimums = history_minimums  # of bands declaring none (settings)
         self.profile = profile  # every column's cheap metrics, in the same scan
         self._conf = dict(conf or {})
         self.quarantine = quarantine
@@ -329,10 +332,11 @@ class Evaluator:
         return self.read(ref, event.dataset(ref).facets, fmt, as_of, table, left)
 
     def _against_history(
-        self, event: Event, ref: DatasetRef, results: list[RuleResult]
+        self, given: Event | Mapping[str, Any], ref: DatasetRef, results: list[RuleResult]
     ) -> list[RuleResult]:
         """History rules judged on their earlier values; every measured value kept."""
         assert self.history is not None
+        event = Event.of(given)
         return judge_and_record(
             self.history,
             ref.key,
@@ -340,6 +344,7 @@ class Evaluator:
             event.time_ms,
             results,
             event.dataset(ref).version,
+            self.history_minimums,
         )
 
 

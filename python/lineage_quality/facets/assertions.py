@@ -54,20 +54,23 @@ def _params(result: RuleResult) -> dict[str, Any]:
     return params
 
 
-# Severity words of the contract formats -> the spec's `error` / `warn` (others pass lower-cased).
-_SEVERITY = {
-    "warning": "warn",
-    "warn": "warn",
-    "error": "error",
-    "critical": "error",
-    "high": "error",
-    "blocker": "error",
-}
+# Severity words of the contract formats -> the spec's `error` ("test failure blocks pipeline") or
+# `warn` ("produces warning only"): the schema-rules JSON's CRITICAL and HIGH, ODCS's and SHACL's
+# error words are `error`; its MEDIUM (the default) and LOW, and info, warning, `warn`. A word
+# of no format is `warn` too, as the alerts rank it (producer/alerts.py): the facet carries the
+# spec's two words only; `properties.severity` keeps the contract's own.
+_ERROR_WORDS = frozenset({"error", "critical", "high", "blocker"})
+
+
+def facet_severity_of(severity: str | None) -> str | None:
+    """A contract's severity word as the facet's `severity`: `error` or `warn` (None: none)."""
+    if not severity or not severity.strip():
+        return None
+    return "error" if severity.strip().lower() in _ERROR_WORDS else "warn"
 
 
 def _severity(result: RuleResult) -> str | None:
-    severity = result.rule.severity
-    return _SEVERITY.get(severity.lower(), severity.lower()) if severity else None
+    return facet_severity_of(result.rule.severity)
 
 
 def facet_severity(result: RuleResult) -> str | None:

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from lineage_quality.errors import HistoryUnreadable
+from lineage_quality.history.database import first_line
 from lineage_quality.history.feedback import FeedbackState
 from lineage_quality.history.points import Point
 from lineage_quality.history.store import HistoryStore, Measured
@@ -24,7 +26,7 @@ from lineage_quality.results import (
     skipped_result,
 )
 from lineage_quality.rules import Operator
-from lineage_quality.rules.history import Compare
+from lineage_quality.rules.history import DEFAULT_MINIMUMS, Compare, HistoryMinimums
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +47,10 @@ def judge_and_record(
     event_ms: int,
     results: Sequence[RuleResult],
     version: str | None = None,
+    minimums: HistoryMinimums = DEFAULT_MINIMUMS,
 ) -> list[RuleResult]:
-    """`results` with each history rule judged on its past; every PASSED or FAILED value kept."""
+    """`results` with each history rule judged on its past; every PASSED or FAILED value kept.
+    `minimums`: the minimum history of the stddev and seasonal rules that declare none."""
     judged: list[RuleResult] = []
     try:
         for result in results:
@@ -71,10 +75,13 @@ def judge_and_record(
                 since_ms=since,
                 finite_only=True,  # a NaN or an infinity is in no baseline
             )
-            judged.append(history_verdict(result, past, event_ms, feedback))
+            judged.append(history_verdict(result, past, event_ms, feedback, minimums))
     except Exception as exc:
         log.error("history of %s cannot be read: %s", dataset, exc)
-        message = f"the history store cannot be read: {str(exc).splitlines()[0][:300]}"
+        # a HistoryUnreadable names the store, the row and the column (history/rows.py)
+        said = first_line(exc)
+        unreadable = isinstance(exc, HistoryUnreadable)
+        message = said if unreadable else f"the history store cannot be read: {said}"
         return [
             error_result(r.rule, message, Cause.UNREADABLE) if r.rule.history else r
             for r in results

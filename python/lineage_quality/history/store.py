@@ -35,6 +35,7 @@ from lineage_quality.errors import ConfigError
 from lineage_quality.history.database import Statements, connect, first_line, made
 from lineage_quality.history.feedback import Action, Feedback
 from lineage_quality.history.points import Point
+from lineage_quality.history.rows import Row, unreadable
 from lineage_quality.results import NON_FINITE
 
 _TABLE = """CREATE TABLE IF NOT EXISTS {name} (
@@ -95,7 +96,15 @@ _FEEDBACK_INDEX = (
 _FEEDBACK_COLUMNS = "dataset, rule_id, action, run_id, since_ms, by_whom, why, at_ms"
 MAX_FEEDBACK = 100_000  # feedback rows kept at most (the oldest go)
 MAX_WHY = 1000  # characters of a feedback's why (and 128 of its who)
-_NEEDED = {"dataset", "rule_id", "run_id", "metric", "value", "status", "event_ms"}
+# The columns the readers select (the viewer reads a store of any version: `nonfinite` and
+# `row_bytes` came later); a writer needs every one of its table's columns.
+_READ = {"dataset", "rule_id", "run_id", "metric", "value", "status", "event_ms"}
+_READ |= {"lower_bound", "upper_bound"}
+_WRITTEN = {c.strip() for c in _COLUMNS.split(",")}
+_FEEDBACK_NEEDED = {c.strip() for c in _FEEDBACK_COLUMNS.split(",")}
+_SERIES_COLUMNS = (
+    "run_id", "event_ms", "value", "nonfinite", "status", "lower_bound", "upper_bound",
+)  # fmt: skip
 
 MAX_NAME = 512  # a dataset name or rule id longer than this is cut and ends in a hash
 MAX_RUN_ID = 128  # the receiver refuses run ids over 64 characters; in-driver ones are UUIDs
@@ -157,10 +166,17 @@ class SqlHistory(Statements):
     placeholder = "?"
     octets = "LENGTH(CAST({} AS BLOB))"  # a text's UTF-8 bytes, in SQL
 
-    def __init__(self, connection: Any, bounds: HistoryBounds, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        connection: Any,
+        bounds: HistoryBounds,
+        read_only: bool = False,
+        where: str = "the history store",
+    ) -> None:
         self._db = connection
         self.bounds = bounds
         self.read_only = read_only
+        self.where = where  # named in every error a read raises (a URL's password masked)
         self._lock = threading.Lock()
         if not read_only:
             with self._transaction() as cur:
@@ -176,14 +192,36 @@ class SqlHistory(Statements):
             columns = self._columns()
         except Exception as exc:  # each DB-API module has its own classes: any is "cannot"
             raise ConfigError(f"not a history store: {first_line(exc)}") from exc
-        if not columns >= _NEEDED:
-            raise ConfigError("not a history store: its lq_history table is another table")
+        missing = (_READ if read_only else _WRITTEN) - columns
+        if missing:
+            raise ConfigError(
+                "not a history store: its lq_history table is another table (no column "
+                + ", ".join(sorted(missing))
+                + ")"
+            )
+        if self._has_feedback_table():
+            missing = _FEEDBACK_NEEDED - self._columns("lq_history_feedback")
+            if missing:
+                raise ConfigError(
+                    "not a history store: its lq_history_feedback table is another table (no "
+                    "column " + ", ".join(sorted(missing)) + ")"
+                )
         self._marker = "nonfinite" if "nonfinite" in columns else "NULL"
 
-    def _columns(self) -> set[str]:
+    def _columns(self, table: str = "lq_history") -> set[str]:
         with self._transaction() as cur:
-            cur.execute("SELECT * FROM lq_history LIMIT 0")
+            cur.execute(f"SELECT * FROM {table} LIMIT 0")
             return {str(d[0]).lower() for d in cur.description}
+
+    def _read(self, table: str, query: str, args: Sequence[Any] = ()) -> list[Any]:
+        """The rows of one SELECT on `table`; the database refusing it (a column gone, a file
+        that is no database) is a HistoryUnreadable naming the store."""
+        try:
+            with self._transaction() as cur:
+                cur.execute(self._sql(query), args)
+                return list(cur.fetchall())
+        except Exception as exc:  # each DB-API module has its own classes
+            raise unreadable(self.where, table, exc) from exc
 
     def _row_bytes_sql(self) -> str:
         texts = ["dataset", "rule_id", "run_id", "metric", "status"]
@@ -284,17 +322,28 @@ class SqlHistory(Statements):
         if limit is not None:
             query += " LIMIT ?"
             args.append(limit)
-        with self._transaction() as cur:
-            cur.execute(self._sql(query), args)
-            found = [
-                Point(
-                    str(r[0]), int(r[1]), _value(r[2], r[3]), str(r[4]), _float(r[5]), _float(r[6])
-                )
-                for r in cur.fetchall()
-            ]
+        found = [self._point(dataset, rule_id, r) for r in self._read("lq_history", query, args)]
         if finite_only:  # a store upgraded from one holding infinities as numbers
             found = [p for p in found if math.isfinite(p.value)]
         return found[::-1]
+
+    def _point(self, dataset: str, rule_id: str, values: Sequence[Any]) -> Point:
+        row = Row.of(
+            self.where,
+            "lq_history",
+            ("dataset", "rule_id", *_SERIES_COLUMNS),
+            (key(dataset), key(rule_id), *values),
+            key=("dataset", "rule_id", "run_id"),
+        )
+        value = row.optional_real("value")
+        return Point(
+            row.text("run_id"),
+            row.whole("event_ms"),
+            _value(value, row.optional_text("nonfinite")),
+            row.text("status"),
+            row.optional_real("lower_bound"),
+            row.optional_real("upper_bound"),
+        )
 
     def record(self, feedback: Feedback) -> None:
         """Keep one feedback record (accept, undo, rebaseline); the oldest past the bounds go."""
@@ -341,34 +390,31 @@ class SqlHistory(Statements):
         if rule_id is not None:
             where += " AND rule_id = ?"
             args.append(key(rule_id))
-        try:
-            with self._transaction() as cur:
-                cur.execute(
-                    self._sql(
-                        f"SELECT {_FEEDBACK_COLUMNS} FROM lq_history_feedback WHERE {where} "
-                        "ORDER BY at_ms"
-                    ),
-                    args,
-                )
-                rows = cur.fetchall()
-        except Exception:
-            if self.read_only and not self._has_feedback_table():
-                return []  # an older store, opened by the viewer: nothing was said
-            raise
-        return [
-            Feedback(
-                dataset=str(r[0]),
-                rule_id=str(r[1]),
-                action=Action(str(r[2])),
-                run_id=None if r[3] is None else str(r[3]),
-                since_ms=None if r[4] is None else int(r[4]),
-                by=str(r[5]),
-                why=str(r[6]),
-                at_ms=int(r[7]),
+        if self.read_only and not self._has_feedback_table():
+            return []  # an older store, opened by the viewer: nothing was said
+        query = f"SELECT {_FEEDBACK_COLUMNS} FROM lq_history_feedback WHERE {where} ORDER BY at_ms"
+        columns = [c.strip() for c in _FEEDBACK_COLUMNS.split(",")]
+        records = []
+        for values in self._read("lq_history_feedback", query, args):
+            row = Row.of(
+                self.where, "lq_history_feedback", columns, values, ("dataset", "rule_id", "run_id")
             )
-            for r in rows
-            if str(r[2]) in _ACTIONS
-        ]
+            action = row.text("action")
+            if action not in _ACTIONS:
+                continue  # a kind of record a later version may add
+            records.append(
+                Feedback(
+                    dataset=row.text("dataset"),
+                    rule_id=row.text("rule_id"),
+                    action=Action(action),
+                    run_id=row.optional_text("run_id"),
+                    since_ms=row.optional_whole("since_ms"),
+                    by=row.text("by_whom"),
+                    why=row.text("why"),
+                    at_ms=row.whole("at_ms"),
+                )
+            )
+        return records
 
     def _has_feedback_table(self) -> bool:
         try:
@@ -380,22 +426,23 @@ class SqlHistory(Statements):
 
     def rules(self, dataset: str) -> list[tuple[str, str, int]]:
         """(rule id, metric, points) of every rule kept for the dataset."""
-        with self._transaction() as cur:
-            cur.execute(
-                self._sql(
-                    "SELECT rule_id, MIN(metric), COUNT(*) FROM lq_history WHERE dataset = ? "
-                    "GROUP BY rule_id ORDER BY rule_id"
-                ),
-                (key(dataset),),
-            )
-            return [(str(r[0]), str(r[1]), int(r[2])) for r in cur.fetchall()]
+        query = (
+            "SELECT rule_id, MIN(metric), COUNT(*) FROM lq_history WHERE dataset = ? "
+            "GROUP BY rule_id ORDER BY rule_id"
+        )
+        found = []
+        for values in self._read("lq_history", query, (key(dataset),)):
+            row = Row.of(self.where, "lq_history", ("rule_id", "metric", "n"), values, ("rule_id",))
+            found.append((row.text("rule_id"), row.text("metric"), row.whole("n")))
+        return found
 
     def datasets(self) -> list[tuple[str, int]]:
-        with self._transaction() as cur:
-            cur.execute(
-                "SELECT dataset, COUNT(*) FROM lq_history GROUP BY dataset ORDER BY dataset"
-            )
-            return [(str(r[0]), int(r[1])) for r in cur.fetchall()]
+        query = "SELECT dataset, COUNT(*) FROM lq_history GROUP BY dataset ORDER BY dataset"
+        found = []
+        for values in self._read("lq_history", query):
+            row = Row.of(self.where, "lq_history", ("dataset", "n"), values)
+            found.append((row.text("dataset"), row.whole("n")))
+        return found
 
     def close(self) -> None:
         with self._lock:
@@ -449,7 +496,7 @@ def open_history(
     what = "the history"
     opened = connect(where, read_only=read_only, password_file=password_file, what=what)
     kind = SqlHistory if opened.placeholder == "?" else PostgresHistory
-    return made(lambda: kind(opened.connection, bounds, read_only), opened, what)
+    return made(lambda: kind(opened.connection, bounds, read_only, opened.shown), opened, what)
 
 
 def _params(r: Measured, now: int) -> tuple[Any, ...]:
@@ -480,15 +527,12 @@ def _params(r: Measured, now: int) -> tuple[Any, ...]:
     )
 
 
-def _value(value: Any, marker: Any) -> float:
+def _value(value: float | None, marker: str | None) -> float:
     if value is not None:
-        return float(value)
+        return value
     return _FROM_NAME.get(str(marker), math.nan)
 
 
 def _finite_or_none(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)

@@ -7,6 +7,10 @@ failed, with the latest of those too (it passes if either change holds). Freshne
 measured point: it asks when the value last changed. A point whose value is not a finite number
 (NaN, an infinity) is in no baseline, freshness's included: one would make every mean, deviation
 and ratio after it NaN.
+
+A stddev or seasonal rule is SKIPPED until its baseline holds its minimum history (the rule's
+`minHistory`, else `HistoryMinimums`: the producer's setting), whatever a smaller `minRuns`
+says: a band drawn from 2-3 runs is too tight, and normal values fail it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,13 @@ from lineage_quality.results import (
     Status,
     error_result,
 )
-from lineage_quality.rules.history import SEASON_TOLERANCE_SECONDS, Compare, HistoryCheck
+from lineage_quality.rules.history import (
+    DEFAULT_MINIMUMS,
+    SEASON_TOLERANCE_SECONDS,
+    Compare,
+    HistoryCheck,
+    HistoryMinimums,
+)
 
 WEEK_MS = 7 * 24 * 3600 * 1000
 
@@ -48,10 +58,12 @@ def history_verdict(
     past: Sequence[Point],
     event_ms: int,
     feedback: FeedbackState = NO_FEEDBACK,
+    minimums: HistoryMinimums = DEFAULT_MINIMUMS,
 ) -> RuleResult:
     """`result` (the engine's measurement of a history rule) judged against `past` (earlier
     points of the same rule and dataset, any order), with what users said about them
-    (`feedback`: accepted runs, a rebaseline). Errors stay errors."""
+    (`feedback`: accepted runs, a rebaseline), a band only once its minimum history is kept
+    (`minimums`, for rules that declare none). Errors stay errors."""
     check = result.rule.history
     if check is None or result.status not in (Status.PASSED, Status.FAILED):
         return result
@@ -81,24 +93,43 @@ def history_verdict(
     if check.compare in (Compare.ABSOLUTE_CHANGE, Compare.RELATIVE_CHANGE):
         return _change(base, check, value, chosen)
     window = list(chosen.joined[-check.runs :])
+    held = len(chosen.joined)  # a stddev rule's history: every run its baseline holds
     if check.compare is Compare.SEASONAL:
         window = _same_season(list(chosen.joined), event_ms, check.runs)
+        held = len(window)  # a seasonal one's: the runs of this weekday and hour
+    needed = check.needed(minimums)
+    if held < needed:
+        what = "runs" if check.compare is Compare.STDDEV else "runs of the same weekday and hour"
+        return _too_short(base, check, held, what, chosen, needed)
     return _band(base, check, value, window, chosen)
 
 
 def _too_short(
-    result: RuleResult, check: HistoryCheck, has: int, what: str, chosen: Baseline | None = None
+    result: RuleResult,
+    check: HistoryCheck,
+    has: int,
+    what: str,
+    chosen: Baseline | None = None,
+    needed: int | None = None,
 ) -> RuleResult:
     account = () if chosen is None else tuple(chosen.params([], check.baseline).items())
+    needed = check.min_runs if needed is None else needed
+    message = f"needs {needed} {what}, has {has}"
+    if needed > check.min_runs:  # the minimum history, not minRuns
+        setting = f"--history-min-{check.compare.value}"
+        message = (
+            f"needs {needed} {what} before it can fail, has {has} kept (the minimum history "
+            f"of a {check.compare.value} rule: its minHistory, or {setting})"
+        )
     return attrs.evolve(
         result,
         status=Status.SKIPPED,
         actual=None,
         skip_reason=HISTORY_TOO_SHORT,
         cause=Cause.INSUFFICIENT_HISTORY,
-        message=f"needs {check.min_runs} {what}, has {has}",
+        message=message,
         expected_text=check.describe(),
-        baseline=(("runs", has), *((k, v) for k, v in account if k != "runs")),
+        baseline=(("runs", has), ("needed", needed), *((k, v) for k, v in account if k != "runs")),
     )
 
 
@@ -177,9 +208,6 @@ def _account(
 def _band(
     result: RuleResult, check: HistoryCheck, value: float, window: list[Point], chosen: Baseline
 ) -> RuleResult:
-    what = "runs" if check.compare is Compare.STDDEV else "runs of the same weekday and hour"
-    if len(window) < check.min_runs:
-        return _too_short(result, check, len(window), what, chosen)
     values = [p.value for p in window]
     mean = statistics.fmean(values)
     sd = statistics.stdev(values)  # sample standard deviation, as Deequ's BatchNormalStrategy

@@ -68,6 +68,7 @@ __all__ = [
     "not_null",
     "number",
     "per_value_bounds",
+    "shacl_min_max",
     "shape",
     "standard_type",
     "threshold_key",
@@ -305,6 +306,27 @@ def field_values(
     )
 
 
+def shacl_min_max(rule: Rule) -> FieldMetric | None:
+    """SHACL's `minInclusive` / `maxInclusive` as seed 000 maps them: FIELD_METRIC, the column's
+    MIN >= the bound / its MAX <= the bound (every value within it, as the rule checks: the
+    offending rows are the run event's `unexpectedCount`). None for any other rule."""
+    if rule.origin != "shacl" or len(rule.columns) != 1 or fail_threshold(rule) != ("COUNT", 0):
+        return None
+    if rule.min_value is not None and rule.max_value is None:
+        return FieldMetric(
+            field_spec(rule, "NUMBER"),
+            "MIN",
+            Bounds("GREATER_THAN_OR_EQUAL_TO", Param(number(rule.min_value))),
+        )
+    if rule.max_value is not None and rule.min_value is None:
+        return FieldMetric(
+            field_spec(rule, "NUMBER"),
+            "MAX",
+            Bounds("LESS_THAN_OR_EQUAL_TO", Param(number(rule.max_value))),
+        )
+    return None
+
+
 def per_value_bounds(low: float | None, high: float | None) -> Bounds:
     """Each value within [low, high] (either may be open)."""
     if low is not None and high is not None:
@@ -316,11 +338,17 @@ def per_value_bounds(low: float | None, high: float | None) -> Bounds:
 
 
 def not_null(rule: Rule) -> NativeAssertion | None:
-    """A null count as DataHub has it: no null at all is FIELD_VALUES NOT_NULL (seed 000's
-    `minCount 1`); any other threshold, FIELD_METRIC NULL_COUNT (rows) or NULL_PERCENTAGE."""
+    """A null count as DataHub has it: no null at all is FIELD_VALUES NOT_NULL (each value not
+    null); SHACL's required field (seed 000: `minCount 1 ; maxCount 1` is FIELD_METRIC
+    NOT_NULL) the field metric NULL_COUNT EQUAL_TO 0 (a metric is a number: "not null" is its
+    count of nulls being 0); any other threshold, FIELD_METRIC NULL_COUNT (rows) or
+    NULL_PERCENTAGE."""
     if len(rule.columns) != 1:
         return None
-    if rule.threshold.operator is Operator.MUST_BE and rule.threshold.value == 0:
+    none_at_all = rule.threshold.operator is Operator.MUST_BE and rule.threshold.value == 0
+    if none_at_all and rule.origin == "shacl":
+        return FieldMetric(field_spec(rule), "NULL_COUNT", Bounds("EQUAL_TO", Param("0")))
+    if none_at_all:
         return field_values(rule, Bounds("NOT_NULL"), exclude_nulls=False)
     found = bounds(rule.threshold)
     if found is None:

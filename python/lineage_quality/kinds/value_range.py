@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lineage_quality.engine.types import is_numeric
-from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds
+from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds, shacl_min_max
 from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
@@ -27,6 +27,10 @@ class ValueRange(Kind):
         return per_value_shape(rule, COLUMN, "IDENTITY")
 
     def datahub_native(self, rule: Rule) -> NativeAssertion | None:
+        # SHACL's minInclusive / maxInclusive: FIELD_METRIC MIN / MAX (seed 000)
+        metric = shacl_min_max(rule)
+        if metric is not None:
+            return metric
         # FIELD: each non-null value BETWEEN (>=, <=) its bounds, failing past the tolerance
         within = per_value_bounds(rule.min_value, rule.max_value)
         return field_values(rule, within, "NUMBER")

@@ -23,6 +23,12 @@ from lineage_quality.bounds import QUARANTINE_MAX_ROWS, RunBookBounds
 from lineage_quality.lineage.policy import Upstream, parse_upstream
 from lineage_quality.producer.backoff import FORWARD_BACKOFF, Backoff
 from lineage_quality.producer.enrich import MAX_ADDED_BYTES
+from lineage_quality.rules.history import (
+    DEFAULT_MIN_SEASONAL,
+    DEFAULT_MIN_STDDEV,
+    MAX_RUNS,
+    HistoryMinimums,
+)
 
 MIB = 1024 * 1024
 DEFAULT_SPOOL = Path(".lineage-quality/spool.db")
@@ -67,6 +73,11 @@ _not_negative = attrs.validators.ge(0)
 def _optional_positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is not None and value <= 0:
         raise ValueError(f"{attribute.name} must be positive (or 0: none), not {value}")
+
+
+def _min_history(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= MAX_RUNS:
+        raise ValueError(f"{attribute.name} must be a whole number of runs from 2 to {MAX_RUNS}")
 
 
 @attrs.frozen
@@ -269,12 +280,33 @@ class Settings:
         kw_only=True,
     )
 
+    # -- history rules (the store itself is `--history`: cli/history.py; docs/history.md) -------
+    # the minimum history of a stddev or seasonal rule that declares no `minHistory`: before it,
+    # SKIPPED (a band from 2-3 runs is too tight: normal values fail it)
+    history_min_stddev: int = _setting(
+        DEFAULT_MIN_STDDEV, "--history-min-stddev",
+        "a stddev history rule is SKIPPED until its baseline holds N runs, whatever a smaller "
+        "minRuns says (a rule's minHistory wins; default %(default)s)",
+        group="history", metavar="N", validator=_min_history,
+    )  # fmt: skip
+    history_min_seasonal: int = _setting(
+        DEFAULT_MIN_SEASONAL, "--history-min-seasonal",
+        "a seasonal history rule is SKIPPED until N runs of the same weekday and hour are kept "
+        "(at most its window; a rule's minHistory wins; default %(default)s)",
+        group="history", metavar="N", validator=_min_history,
+    )  # fmt: skip
+
     # -- quarantine (the location itself is `--quarantine`) --------------------------------------
     quarantine_max_rows: int = _setting(
         QUARANTINE_MAX_ROWS, "--quarantine-max-rows",
         "at most N rows per rule (default %(default)s)",
         group="quarantine", metavar="N", validator=_positive,
     )  # fmt: skip
+
+
+    @property
+    def history_minimums(self) -> HistoryMinimums:
+        return HistoryMinimums(self.history_min_stddev, self.history_min_seasonal)
 
 
 DEFAULTS = Settings()

@@ -13,7 +13,10 @@ A history rule measures what any rule of its metric measures (row count, null co
 - `freshness`: seconds since the value last changed (no new rows, no new commits), against the
   threshold.
 
-With fewer than `min_runs` earlier runs the result is SKIPPED with the reason, never a pass.
+With fewer than `min_runs` earlier runs the result is SKIPPED with the reason, never a pass. A
+stddev or seasonal rule also needs a minimum history before it can fail (`min_history`, default
+`HistoryMinimums`: 7 runs in its baseline; 3 runs of the same weekday and hour): a band drawn
+from 2-3 runs is too tight, and normal values fail it (docs/history.md says why these numbers).
 
 Which earlier runs form the baseline is the rule's `baseline` (history/baseline.py): `normal`
 (the default: runs judged normal or accepted as such, and a change that lasted `recover_after`
@@ -61,6 +64,34 @@ DEFAULT_RECOVER_AFTER = 3  # consecutive failed runs after which they join the b
 SEASON_TOLERANCE_SECONDS = 1800.0  # a run counts as "the same hour" within half an hour of it
 
 
+# The minimum history of a band (docs/history.md, "The minimum history"): with n runs the band
+# mean ± 3 sd lets a normal value fall outside with the probability P(|t(n-1)| > 3 / sqrt(1 +
+# 1/n)): 25 % at 2 runs, 12 % at 3, 3 % at 7 (0.3 % with no estimation at all).
+DEFAULT_MIN_STDDEV = 7  # runs in the baseline: a week of daily runs, every weekday in it
+DEFAULT_MIN_SEASONAL = 3  # runs of the same weekday and hour: three weeks of daily runs
+
+
+@attrs.frozen
+class HistoryMinimums:
+    """The minimum history of the stddev and seasonal rules that declare none (`minHistory`):
+    `serve --history-min-stddev / --history-min-seasonal`, `check`'s and `attach`'s alike."""
+
+    stddev: int = attrs.field(default=DEFAULT_MIN_STDDEV)
+    seasonal: int = attrs.field(default=DEFAULT_MIN_SEASONAL)
+
+    @stddev.validator
+    @seasonal.validator
+    def _check(self, attribute: attrs.Attribute[int], value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= MAX_RUNS:
+            raise ValueError(
+                f"the minimum history of a {attribute.name} rule must be a whole number from 2 "
+                f"to {MAX_RUNS} (runs), not {value!r}"
+            )
+
+
+DEFAULT_MINIMUMS = HistoryMinimums()
+
+
 def _positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS:
         raise ValueError(f"history {name} must be a whole number from 1 to {MAX_RUNS}")
@@ -75,6 +106,18 @@ class HistoryCheck:
     k: float = 3.0  # standard deviations (stddev, seasonal)
     baseline: BaselineMode = BaselineMode.NORMAL
     recover_after: int = DEFAULT_RECOVER_AFTER  # a streak this long of failed runs joins
+    min_history: int | None = None  # stddev, seasonal: before it, SKIPPED; None: the setting's
+
+    def needed(self, minimums: HistoryMinimums = DEFAULT_MINIMUMS) -> int:
+        """The runs a verdict needs: `min_runs`, and for a band (stddev, seasonal) at least
+        its minimum history (a seasonal one at most `runs`: the weeks its window holds)."""
+        if self.compare is Compare.STDDEV:
+            floor = minimums.stddev if self.min_history is None else self.min_history
+            return max(self.min_runs, floor)
+        if self.compare is Compare.SEASONAL:
+            floor = minimums.seasonal if self.min_history is None else self.min_history
+            return max(self.min_runs, min(floor, self.runs))
+        return self.min_runs
 
     @property
     def judges_level(self) -> bool:
@@ -110,13 +153,14 @@ class HistoryCheck:
                 if self.recover_after != DEFAULT_RECOVER_AFTER
                 else {}
             ),
+            **({"minHistory": self.min_history} if self.min_history is not None else {}),
         }
 
 
 def parse_history(value: Any) -> HistoryCheck:
     """The `lineageQuality.history` custom property (ODCS) or `history` key (JSON rules):
-    `{compare: stddev, runs: 7, k: 3, minRuns: 5, baseline: normal, recoverAfter: 3}`, or just
-    the compare name."""
+    `{compare: stddev, runs: 7, k: 3, minRuns: 5, baseline: normal, recoverAfter: 3,
+    minHistory: 7}`, or just the compare name."""
     if isinstance(value, str):
         value = {"compare": value}
     if not isinstance(value, Mapping):
@@ -152,7 +196,21 @@ def parse_history(value: Any) -> HistoryCheck:
         raise ValueError("a freshness history rule reads every run: it takes no baseline")
     if mode is BaselineMode.ALL and "recoverAfter" in value:
         raise ValueError("history recoverAfter applies to baseline: normal, not all")
-    return HistoryCheck(compare, runs, min_runs, float(k), mode, recover_after)
+    min_history = None
+    if "minHistory" in value:
+        if compare.uses_threshold:
+            raise ValueError(
+                f"history minHistory applies to stddev and seasonal, not {compare.value}"
+            )
+        min_history = _positive_int(value["minHistory"], "minHistory")
+        if min_history < 2:
+            raise ValueError("a standard deviation needs minHistory of at least 2")
+        if compare is Compare.SEASONAL and min_history > runs:
+            raise ValueError(
+                f"history minHistory ({min_history}) is more than runs ({runs}): a seasonal "
+                "window holds one run of each weekday and hour per week"
+            )
+    return HistoryCheck(compare, runs, min_runs, float(k), mode, recover_after, min_history)
 
 
-HISTORY_KEYS = ("compare", "runs", "minRuns", "k", "baseline", "recoverAfter")
+HISTORY_KEYS = ("compare", "runs", "minRuns", "k", "baseline", "recoverAfter", "minHistory")
