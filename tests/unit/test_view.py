@@ -125,8 +125,8 @@ def test_a_run_page_and_the_lineage_page_navigate(server: str) -> None:
     assert 'href="/lineage/file%3A%2Flake%2Forders"' in page
     _, _, doc = get(server + "/api/v1/quality/runs/clean-4")
     run = json.loads(doc)
-    assert [i["dataset"] for i in run["inputs"]] == [f"file:{ORDERS}"]
-    assert run["outputs"][0]["write"]["marks"][0]["origin"]["rule"] == "customer_id_not_null"
+    assert [i["dataset"] for i in run["read"]] == [f"file:{ORDERS}"]
+    assert run["wrote"][0]["write"]["marks"][0]["origin"]["rule"] == "customer_id_not_null"
     _, _, page = get(server + "/lineage/" + q(f"file:{CLEAN}"))
     assert f'href="/lineage/{q("file:" + ORDERS)}"' in page  # upstream, clickable
     assert f'href="/lineage/{q("file:" + AGG)}"' in page  # downstream

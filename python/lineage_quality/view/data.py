@@ -64,7 +64,7 @@ def write_doc(write: Write) -> dict[str, Any]:
         "dataset": write.dataset,
         "health": health(write),
         "run": write.run,
-        "eventTime": when(write.event_ms),
+        "time": when(write.event_ms),
         "version": write.version,
         "evaluated": write.evaluated,
         "failures": [as_json(f) for f in write.failures],
@@ -102,7 +102,7 @@ def point_doc(p: Point) -> dict[str, Any]:
     finite = math.isfinite(p.value)
     return {
         "run": p.run_id,
-        "eventTime": when(p.event_ms),
+        "time": when(p.event_ms),
         "eventMs": p.event_ms,
         "value": p.value if finite else None,
         "nonFinite": None if finite else repr(p.value),
@@ -149,7 +149,7 @@ def run(stores: Stores, run_id: str) -> dict[str, Any] | None:
     if not edges:
         return None
     writes = {w.dataset: w for w in stores.lineage.writes_of_run(run_id, MAX_EDGES)}
-    sides: dict[str, list[dict[str, Any]]] = {"inputs": [], "outputs": []}
+    sides: dict[str, list[dict[str, Any]]] = {"read": [], "wrote": []}
     for edge in edges:
         entry: dict[str, Any] = {"dataset": edge.dataset, "version": edge.version}
         write = writes.get(edge.dataset) if edge.role == "outputs" else None
@@ -161,8 +161,8 @@ def run(stores: Stores, run_id: str) -> dict[str, Any] | None:
                 for r, m, p in stores.history.of_run(edge.dataset, run_id)
             ]
         entry["samples"] = []  # failed-row samples, once the store keeps them
-        sides[edge.role].append(entry)
-    return {"run": run_id, "job": edges[0].job, "eventTime": when(edges[0].event_ms), **sides}
+        sides["wrote" if edge.role == "outputs" else "read"].append(entry)
+    return {"run": run_id, "job": edges[0].job, "time": when(edges[0].event_ms), **sides}
 
 
 def _neighbour(stores: Stores, name: str, via_run: str, job: str) -> dict[str, Any]:

@@ -95,7 +95,7 @@ def datasets_page(doc: Mapping[str, Any]) -> str:
     rows = "".join(
         f'<tr class="dataset"><td>{link(path("datasets", d["dataset"]), d["dataset"])}</td>'
         f"<td>{badge(d['health'])}</td><td>{_failures(d['failures'])}</td>"
-        f"<td>{_marks(d['marks'])}</td><td>{e(d['eventTime'])}</td>"
+        f"<td>{_marks(d['marks'])}</td><td>{e(d['time'])}</td>"
         f"<td>{link(path('runs', d['run']), d['run'])}</td>"
         f"<td>{link(path('lineage', d['dataset']), 'lineage')}</td></tr>"
         for d in doc["datasets"]
@@ -143,7 +143,7 @@ def actual(doc: Mapping[str, Any]) -> str:
 def dataset_page(doc: Mapping[str, Any], points: Mapping[str, Sequence[Point]]) -> str:
     """A dataset: its health, links out, the rules x runs grid, each rule's chart."""
     name = doc["dataset"]
-    latest = doc["latest"] or {}
+    latest = doc["latest"] or {"run": "", "time": "", "health": "unknown", "failures": ()}
     outs = " ".join(external(url, f"open in {tool.title()}")
                     for tool, url in doc["links"].items())  # fmt: skip
     runs = [w["run"] for w in doc["writes"]][::-1]  # oldest first, as the charts
@@ -173,9 +173,9 @@ def dataset_page(doc: Mapping[str, Any], points: Mapping[str, Sequence[Point]]) 
         for rule in doc["rules"]
     )
     body = (
-        f"<h1>{e(name)}</h1><p>{badge(latest.get('health', 'unknown'))} latest write by run "
-        f"{link(path('runs', latest.get('run', '')), latest.get('run', ''))} at "
-        f"{e(latest.get('eventTime', ''))} {link(path('lineage', name), 'lineage')} {outs}</p>"
+        f"<h1>{e(name)}</h1><p>{badge(latest['health'])} latest write by run "
+        f"{link(path('runs', latest['run']), latest['run'])} at "
+        f"{e(latest['time'])} {link(path('lineage', name), 'lineage')} {outs}</p>"
         "<h2>Failing on the latest write</h2>"
         + _failing_table(failing)
         + (f"<p>Marks from upstream: {_marks(latest['marks'])}</p>" if latest.get("marks") else "")
@@ -196,7 +196,7 @@ def _failing_table(rows: str) -> str:
 
 def _history_table(history: Sequence[Mapping[str, Any]]) -> str:
     rows = "".join(
-        f"<tr><td>{link(path('runs', p['run']), p['run'])}</td><td>{e(p['eventTime'])}</td>"
+        f"<tr><td>{link(path('runs', p['run']), p['run'])}</td><td>{e(p['time'])}</td>"
         f"<td>{badge(p['status'])}</td><td>{e(actual(p))}</td><td>{e(expected(p))}</td></tr>"
         for p in history[::-1][:10]
     )
@@ -227,8 +227,8 @@ def _side(entries: Sequence[Mapping[str, Any]]) -> str:
 
 def run_page(doc: Mapping[str, Any]) -> str:
     body = (
-        f"<h1>Run {e(doc['run'])}</h1><p>job {e(doc['job'])}, completed {e(doc['eventTime'])}"
-        f"</p><h2>Outputs</h2>{_side(doc['outputs'])}<h2>Inputs</h2>{_side(doc['inputs'])}"
+        f"<h1>Run {e(doc['run'])}</h1><p>job {e(doc['job'])}, completed {e(doc['time'])}"
+        f"</p><h2>Outputs</h2>{_side(doc['wrote'])}<h2>Inputs</h2>{_side(doc['read'])}"
     )
     return layout(f"run {doc['run']}", body)
 
