@@ -113,7 +113,7 @@ def datasets_page(doc: Mapping[str, Any]) -> str:
         f'value="{e(doc["search"])}"> <select name="health">{options}</select> '
         '<button type="submit">filter</button></form>'
         "<table><thead><tr><th>dataset</th><th>health</th><th>failing rules</th>"
-        "<th>marks from upstream</th><th>last evaluated</th><th>run</th><th></th></tr></thead>"
+        "<th>marks from upstream</th><th>latest write</th><th>run</th><th></th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
         f"<p>page {doc['page']} of {doc['pages']} {' '.join(nav)}</p>"
     )
