@@ -6,8 +6,8 @@ the engine's `verdict` decides (no hand-made row). A small pipeline like the dem
     /lake/orders (not_null, rows>0 BLOCK) -> /lake/clean -> /lake/agg
     /lake/ok (healthy), and HOSTILE datasets whose names are markup, scripts and controls
 
-`orders` fails its nulls rule in its latest run (3 of 10), so clean and agg are marked; `empty`
-fails its BLOCK rule; `ok` is healthy.
+`orders` fails its nulls rule in its latest run (3 of 10), so clean and agg are marked, and a user
+accepted that run as normal (`history accept`); `empty` fails its BLOCK rule; `ok` is healthy.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lineage_quality.cli.main import main
 from lineage_quality.engine import verdict
 from lineage_quality.history.judge import judge_and_record
 from lineage_quality.history.store import open_history
@@ -130,4 +131,9 @@ def fill(where: Path, runs: int = 5, hostile: bool = True) -> Path:
                 [(NOT_NULL, 1, 4)],
             )  # fmt: skip
     filler.close()
+    # a user accepts the failed run as normal, as `history accept` records it
+    said = ["history", "accept", "--history", str(where), "--dataset", f"file:{ORDERS}",
+            "--rule", NOT_NULL.id, "--run", f"orders-{runs - 1}", "--by", "ops",
+            "--why", "backfill <script>alert(4)</script>"]  # fmt: skip
+    assert main(said) == 0
     return where

@@ -107,6 +107,11 @@ def test_a_dataset_page_has_the_grid_the_charts_and_the_links_out(server: str) -
     assert 'title="FAILED: actual 3, expected [0, 0]"' in rule
     assert page.count("<svg") == 2  # a chart per rule, with its band
     assert 'data-status="FAILED"' in page
+    # what a user said: the accepted run ringed on the chart, the record listed, inert
+    assert 'class="accepted"' in page and 'data-by="ops"' in page
+    listed = page.split('<ul class="feedback">')[1]
+    assert "backfill &lt;script&gt;alert(4)&lt;/script&gt;" in listed
+    assert_inert(page)
     assert 'href="http://marquez.example:3000/lineage/dataset/file/%2Flake%2Forders"' in page
     datahub = "https://datahub.example/dataset/urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3A"
     assert datahub in page

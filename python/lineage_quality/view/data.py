@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from lineage_quality.datahub.naming import platform_and_name
+from lineage_quality.history.feedback import Feedback
 from lineage_quality.history.points import Point
 from lineage_quality.history.store import SqlHistory
 from lineage_quality.lineage.gate import UNKNOWN as GATE_UNKNOWN
@@ -30,6 +31,7 @@ MAX_RUNS = 30  # runs (columns of the grid, points of a chart) a dataset page sh
 MAX_RULES = 200
 MAX_EDGES = 1000
 MAX_NEIGHBOURS = 200
+MAX_FEEDBACK = 1000  # the latest records of what users said, on a dataset page
 HEALTHS = ("", *HEALTH_FILTERS)
 
 
@@ -118,6 +120,15 @@ def rule_history(stores: Stores, dataset: str, rule: str, runs: int = MAX_RUNS) 
     return stores.history.series(dataset, rule, limit=max(1, min(runs, 1000)))
 
 
+def feedback(stores: Stores, dataset: str) -> dict[str, list[Feedback]]:
+    """What users said of each rule's history on the dataset (accept, rebaseline), by rule."""
+    out: dict[str, list[Feedback]] = {}
+    if stores.history is not None:
+        for record in stores.history.feedback(dataset)[-MAX_FEEDBACK:]:
+            out.setdefault(record.rule_id, []).append(record)
+    return out
+
+
 def dataset(stores: Stores, name: str, runs: int = MAX_RUNS) -> dict[str, Any] | None:
     """A dataset: its latest writes (newest first), every rule's latest values (the grid:
     a rule's value per run, with the band it was held to), the failures of its latest write."""
@@ -127,10 +138,12 @@ def dataset(stores: Stores, name: str, runs: int = MAX_RUNS) -> dict[str, Any] |
     writes = stores.lineage.writes(key, limit=runs)
     rules = []
     kept = stores.history.rules(key)[:MAX_RULES] if stores.history is not None else []
+    said = feedback(stores, key)
     for rule_id, metric, count in kept:
         points = rule_history(stores, key, rule_id, runs)
         rules.append({"rule": rule_id, "metric": metric, "points": count,
-                      "history": [point_doc(p) for p in points]})  # fmt: skip
+                      "history": [point_doc(p) for p in points],
+                      "feedback": [r.describe() for r in said.get(rule_id, ())]})  # fmt: skip
     latest = writes[0] if writes else None
     return {
         "dataset": key,

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lineage_quality.history import chart
+from lineage_quality.history.feedback import Feedback
 from lineage_quality.history.points import Point
 from lineage_quality.inert import html_text
 
@@ -140,8 +141,14 @@ def actual(doc: Mapping[str, Any]) -> str:
     return doc["nonFinite"] or _number(doc["value"])
 
 
-def dataset_page(doc: Mapping[str, Any], points: Mapping[str, Sequence[Point]]) -> str:
-    """A dataset: its health, links out, the rules x runs grid, each rule's chart."""
+def dataset_page(
+    doc: Mapping[str, Any],
+    points: Mapping[str, Sequence[Point]],
+    said: Mapping[str, Sequence[Feedback]] | None = None,
+) -> str:
+    """A dataset: its health, links out, the rules x runs grid, each rule's chart (with what
+    users said: accepted points, rebaselines) and its feedback listed."""
+    said = said or {}
     name = doc["dataset"]
     latest = doc["latest"] or {"run": "", "time": "", "health": "unknown", "failures": ()}
     outs = " ".join(external(url, f"open in {tool.title()}")
@@ -169,7 +176,8 @@ def dataset_page(doc: Mapping[str, Any], points: Mapping[str, Sequence[Point]]) 
         f"<h3>{e(rule['rule'])} <span class=\"muted\">({e(rule['metric'])}, "
         f"{rule['points']} values kept)</span></h3>"
         + _history_table(rule["history"])
-        + chart.svg(rule["rule"], points.get(rule["rule"], ()))
+        + chart.svg(rule["rule"], points.get(rule["rule"], ()), said.get(rule["rule"], ()))
+        + _said(rule.get("feedback", ()))
         for rule in doc["rules"]
     )
     body = (
@@ -183,6 +191,12 @@ def dataset_page(doc: Mapping[str, Any], points: Mapping[str, Sequence[Point]]) 
         + "".join(grid) + "</table><h2>History</h2>" + charts
     )
     return layout(name, body)
+
+
+def _said(records: Sequence[str]) -> str:
+    if not records:
+        return ""
+    return '<ul class="feedback">' + "".join(f"<li>{e(r)}</li>" for r in records) + "</ul>"
 
 
 def _failing_table(rows: str) -> str:

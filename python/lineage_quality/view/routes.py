@@ -90,9 +90,10 @@ class View:
     def dataset_page(self, request: Request) -> Reply:
         with self.lock:
             doc = data.dataset(self.stores, urllib.parse.unquote(request.tail))
+            said = {} if doc is None else data.feedback(self.stores, doc["dataset"])
         if doc is None:
             return _html(404, pages.not_found(f"no dataset {urllib.parse.unquote(request.tail)}"))
-        return _html(200, pages.dataset_page(doc, pages.points_of(doc)))
+        return _html(200, pages.dataset_page(doc, pages.points_of(doc), said))
 
     def run_page(self, request: Request) -> Reply:
         with self.lock:
