@@ -144,7 +144,7 @@ def test_a_dataset_named_with_a_script_stays_text(browser: Any, site: tuple[str,
 def test_a_screenshot_for_the_docs(browser: Any, site: tuple[str, str]) -> None:
     from selenium.webdriver.common.by import By
 
-    browser.set_window_size(1100, 560)
+    browser.set_window_size(1100, 640)
     browser.get(site[1] + "/")
     assert len(browser.find_elements(By.CSS_SELECTOR, "tr.dataset")) == 5
     shot(browser, "docs-datasets")

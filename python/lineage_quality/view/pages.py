@@ -25,7 +25,8 @@ header{background:#1d2433;color:#fff;padding:.6em 1.2em}header a{color:#fff;font
 main{padding:1em 1.2em}a{color:#1a56db;text-decoration:none}a:hover{text-decoration:underline}
 table{border-collapse:collapse;background:#fff;margin:.5em 0 1.2em}
 th,td{border:1px solid #dde1e7;padding:.3em .6em;text-align:left;vertical-align:top}
-th{background:#eef1f5}.badge{border-radius:.8em;padding:.1em .6em;font-size:.85em}
+th{background:#eef1f5}.badge{border-radius:.8em;padding:.1em .6em;font-size:.85em;
+white-space:nowrap}.time{white-space:nowrap}
 .healthy,.PASSED{background:#dcfce7}.unhealthy,.FAILED,.ERROR{background:#fee2e2}
 .blocked{background:#b42318;color:#fff}.not-evaluated,.SKIPPED{background:#fef3c7}
 .grid td{text-align:center;font-size:.85em;min-width:3.5em}.muted{color:#6b7280}
@@ -55,6 +56,11 @@ def external(url: str | None, label: str) -> str:
     if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         return ""
     return f'<a href="{e(url)}" rel="noreferrer">{e(label)}</a>'
+
+
+def when(iso: str) -> str:
+    """An ISO time (UTC) as shown: `2026-11-27 21:56:15Z`."""
+    return e(iso.replace("T", " ").replace("+00:00", "Z"))
 
 
 def badge(status: object) -> str:
@@ -96,7 +102,7 @@ def datasets_page(doc: Mapping[str, Any]) -> str:
     rows = "".join(
         f'<tr class="dataset"><td>{link(path("datasets", d["dataset"]), d["dataset"])}</td>'
         f"<td>{badge(d['health'])}</td><td>{_failures(d['failures'])}</td>"
-        f"<td>{_marks(d['marks'])}</td><td>{e(d['time'])}</td>"
+        f"<td>{_marks(d['marks'])}</td><td class='time'>{when(d['time'])}</td>"
         f"<td>{link(path('runs', d['run']), d['run'])}</td>"
         f"<td>{link(path('lineage', d['dataset']), 'lineage')}</td></tr>"
         for d in doc["datasets"]
@@ -183,7 +189,7 @@ def dataset_page(
     body = (
         f"<h1>{e(name)}</h1><p>{badge(latest['health'])} latest write by run "
         f"{link(path('runs', latest['run']), latest['run'])} at "
-        f"{e(latest['time'])} {link(path('lineage', name), 'lineage')} {outs}</p>"
+        f"{when(latest['time'])} {link(path('lineage', name), 'lineage')} {outs}</p>"
         "<h2>Failing on the latest write</h2>"
         + _failing_table(failing)
         + (f"<p>Marks from upstream: {_marks(latest['marks'])}</p>" if latest.get("marks") else "")
@@ -210,7 +216,8 @@ def _failing_table(rows: str) -> str:
 
 def _history_table(history: Sequence[Mapping[str, Any]]) -> str:
     rows = "".join(
-        f"<tr><td>{link(path('runs', p['run']), p['run'])}</td><td>{e(p['time'])}</td>"
+        f"<tr><td>{link(path('runs', p['run']), p['run'])}</td>"
+        f"<td class='time'>{when(p['time'])}</td>"
         f"<td>{badge(p['status'])}</td><td>{e(actual(p))}</td><td>{e(expected(p))}</td></tr>"
         for p in history[::-1][:10]
     )
@@ -241,7 +248,7 @@ def _side(entries: Sequence[Mapping[str, Any]]) -> str:
 
 def run_page(doc: Mapping[str, Any]) -> str:
     body = (
-        f"<h1>Run {e(doc['run'])}</h1><p>job {e(doc['job'])}, completed {e(doc['time'])}"
+        f"<h1>Run {e(doc['run'])}</h1><p>job {e(doc['job'])}, completed {when(doc['time'])}"
         f"</p><h2>Outputs</h2>{_side(doc['wrote'])}<h2>Inputs</h2>{_side(doc['read'])}"
     )
     return layout(f"run {doc['run']}", body)
