@@ -219,7 +219,7 @@ def _result_sinks(outputs: Sequence[OutputSpec], chosen: BoundRules) -> Sequence
     from lineage_quality.producer.outputs.factory import build_outputs
     from lineage_quality.producer.settings import Settings
 
-    return build_outputs(Settings(outputs=tuple(outputs)), [chosen]).result_sinks
+    return build_outputs(Settings.of(outputs=tuple(outputs)), [chosen]).result_sinks
 
 
 def check_event(namespace: str, name: str) -> dict[str, Any]:

@@ -122,4 +122,4 @@ def add_parser(sub: Any) -> None:
 def _default_spool() -> str:
     from lineage_quality.producer.settings import DEFAULTS
 
-    return str(DEFAULTS.spool)
+    return str(DEFAULTS.spool.path)

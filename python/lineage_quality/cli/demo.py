@@ -91,7 +91,7 @@ def run_demo(output_dir: Path | None = None) -> int:
         Evaluator(bindings),
         Forwarder(transport),
         Spool(out / "spool.db"),
-        Settings(host="127.0.0.1", port=0),
+        Settings.of(host="127.0.0.1", port=0),
     )
     producer.start()
     print(f"producer listening on {producer.url}; contracts: {len(bindings)} dataset binding(s)")

@@ -122,8 +122,8 @@ def run(args: argparse.Namespace) -> int:
     )
     # every output (DataHub, alerts) made from the settings by type; fails here when misconfigured
     settings = _settings(args, api_key, parse_min_severity(args.alert_min_severity))
-    redact.add(secrets_of(settings.outputs))  # Slack URLs, a DataHub token
-    redact.add(client_secrets(settings.kafka_config))  # Kafka in: sasl.password...
+    redact.add(secrets_of(settings.outputs.specs))  # Slack URLs, a DataHub token
+    redact.add(client_secrets(settings.kafka.config))  # Kafka in: sasl.password...
     outputs = build_outputs(settings, bindings)
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
@@ -141,10 +141,10 @@ def run(args: argparse.Namespace) -> int:
             conf=conf,
             quarantine=_quarantine(args, settings),
             history=history,
-            history_minimums=settings.history_minimums,
+            history_minimums=settings.history.minimums,
         ),
         forwarder,
-        Spool(settings.spool, settings),
+        Spool(settings.spool.path, settings),
         settings,
         result_sinks=outputs.result_sinks,
         alerts=outputs.alerts,
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     stop.wait()
     if kafka_in is not None:  # first: what it kept is committed, its partitions go to others
         kafka_in.stop()
-    producer.stop(drain_timeout=settings.drain_seconds)
+    producer.stop(drain_timeout=settings.delivery.drain_seconds)
     return 0
 
 
@@ -180,10 +180,10 @@ def _lineage(
     from lineage_quality.lineage.store import open_lineage
 
     where = history_where(args)
-    if where is None or settings.upstream is Upstream.OFF:
+    if where is None or settings.lineage.upstream is Upstream.OFF:
         return None
     store = open_lineage(where, password_file=args.history_password_file)
-    return LineageKeeper(store, settings.upstream, critical_of(bindings))
+    return LineageKeeper(store, settings.lineage.upstream, critical_of(bindings))
 
 
 def _shared_runs(args: argparse.Namespace) -> SharedRuns | None:
@@ -235,11 +235,11 @@ def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int
     from lineage_quality.producer.kafka.consumer import settings_from_pairs
     from lineage_quality.producer.settings import Settings, flags
 
-    given = {f.name: getattr(args, f.name) for f in flags()}
+    given = {name: getattr(args, name) for name, _ in flags()}
     outputs = _outputs(args)
     kafka = settings_from_pairs(args.kafka_conf, args.kafka_conf_file)
     try:
-        return Settings(
+        return Settings.of(
             **given,
             outputs=outputs,
             kafka_config=kafka,
@@ -257,14 +257,14 @@ def _add_settings_flags(
     """The options of `serve` that are settings: name, default and help from settings.py."""
     from lineage_quality.producer.settings import DEFAULTS, flags
 
-    for field in flags():
+    for name, field in flags():
         meta = field.metadata
         where = groups[meta["group"]] if meta["group"] else serve
-        default = getattr(DEFAULTS, field.name)
+        default = DEFAULTS.get(name)
         kind = type(default) if default is not None else float
         where.add_argument(
             meta["flag"],
-            dest=field.name,
+            dest=name,
             type=kind,
             default=0 if default is None else default,
             metavar=meta["metavar"],
@@ -304,7 +304,7 @@ def _quarantine(args: argparse.Namespace, settings: Settings) -> QuarantineConfi
 
     if not args.quarantine:
         return None
-    return QuarantineConfig(args.quarantine, settings.quarantine_max_rows)
+    return QuarantineConfig(args.quarantine, settings.evaluation.quarantine_max_rows)
 
 
 def _outputs(args: argparse.Namespace) -> list[OutputSpec]:

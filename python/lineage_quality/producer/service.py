@@ -10,11 +10,9 @@ A COMPLETE event with bound rules waits for its evaluation (evaluations.py) at m
 Forwarding retries with back-off until the sink takes the event (forward.py: Delivery); an event
 leaves the spool only after that (at least once: a crash between the two sends it again).
 
-An event is parsed once, by the receiver, into the form that keeps numbers as written (rawjson);
-that form goes through the spool (in memory, with the body) to the worker, the evaluation and
-enrich, and is written to text once for the spool and the sink. Only an event read back from the
-database (after a restart, a retry) is parsed again, once; and a transport other than plain http
-gets a plain dict of the text (forward.py: RawEvent), as openlineage-python's transports expect.
+An event is parsed once, by the receiver (rawjson: numbers as written), and that parse goes
+through the spool to the worker, the evaluation and enrich (producer/envelope.py); only an event
+read back from the database (a restart, a retry) is parsed again, once.
 """
 
 from __future__ import annotations
@@ -56,8 +54,8 @@ __all__ = ["JOB_GROUP_PREFIX", "Producer"]
 
 
 class Producer:
-    """The producer of one `Settings`: its receiver, `settings.workers` workers, and what they
-    share (spool, evaluator, forwarder, metrics). Each event's results go to the listeners
+    """The producer of one `Settings`: its receiver, `settings.evaluation.workers` workers, and
+    what they share (spool, evaluator, forwarder, metrics). Each event's results go to the listeners
     (listeners.py; made by outputs/factory.py's `result_listeners` from `result_sinks`, e.g.
     DataHub, `alerts`, webhooks, and the producer's own parts), after the lineage step
     (`lineage`). `accept`: what the receiver hands each event to, instead of the producer's own
@@ -98,7 +96,7 @@ class Producer:
         self.spool = spool
         self.counters = Counters()
         self.runs = Runs(spool, shared)  # for GET /api/v1/runs/{runId}
-        self.health = Health(evaluator, spool, warm=settings.warm_evaluator)
+        self.health = Health(evaluator, spool, warm=settings.evaluation.warm)
         self.receiver = Receiver(
             accept or self._accept,
             settings,
@@ -127,8 +125,8 @@ class Producer:
         self.write_through = WriteThrough(
             getattr(forwarder, "fast", None),  # a forwarder of tests may have neither
             getattr(forwarder, "latency", None) or SinkLatency(1.0),
-            settings.write_through_below,
-            settings.write_through_timeout,
+            settings.delivery.write_through_below,
+            settings.delivery.write_through_timeout,
         )
         self.intake = Intake(
             spool, evaluator, self.write_through, self.metrics, self._count,
@@ -136,9 +134,9 @@ class Producer:
         )  # fmt: skip
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
-            for i in range(max(1, settings.workers))
+            for i in range(max(1, settings.evaluation.workers))
         ]
-        self._troubles = Troubles(settings.poison_after, settings.retry)
+        self._troubles = Troubles(settings.delivery.poison_after, settings.delivery.retry)
         self.evaluations = Evaluations(
             evaluator, settings, self.metrics, self._stop, self.runs.failed
         )
@@ -204,12 +202,12 @@ class Producer:
             marks = self._lineage(envelope)
             if not marks:
                 return body
-            return rawjson.dumps(enrich(event, {}, self.settings.max_added_bytes, marks))
+            return rawjson.dumps(enrich(event, {}, self.settings.evaluation.max_added_bytes, marks))
         results = self.evaluator.evaluate(event)
         marks = self.fanout.results(event, results)
-        return rawjson.dumps(enrich(event, results, self.settings.max_added_bytes, marks))
-
-    # -- workers --------------------------------------------------------------------------------
+        return rawjson.dumps(
+            enrich(event, results, self.settings.evaluation.max_added_bytes, marks)
+        )
 
     def _work(self) -> None:
         """A worker: claim an event, handle it, go on with its lane while the spool's lane
@@ -251,10 +249,11 @@ class Producer:
                 keep_unjudged(self.spool, self.evaluator, opened(item).tree, reason)
             if self.delivery.bury(item, reason):
                 return
-            backoff = self.settings.retry.maximum  # not even buried (a full disk): wait
+            backoff = self.settings.delivery.retry.maximum  # not even buried (a full disk): wait
         log.warning(
             "unexpected error handling event %d (%s); retrying it in %.1fs (%d of %d)",
-            item.id, describe(exc), backoff, failures, self.settings.poison_after, exc_info=exc,
+            item.id, describe(exc), backoff, failures, self.settings.delivery.poison_after,
+            exc_info=exc,
         )  # fmt: skip
         with self.spool.parked(item.lane):
             self._stop.wait(backoff)
@@ -306,7 +305,9 @@ class Producer:
             marks = self._lineage(envelope)
             if not marks:
                 return item.body
-            return self._keep(item, enrich(event, {}, self.settings.max_added_bytes, marks))
+            return self._keep(
+                item, enrich(event, {}, self.settings.evaluation.max_added_bytes, marks)
+            )
         done = reuse(self.shared, event, self.spool, item.id, envelope.run_ids)
         if done is not None:  # redelivered (Kafka): evaluated by a producer already
             return done
@@ -332,7 +333,9 @@ class Producer:
         """The body of an event whose evaluation ended: its results handed to the listeners,
         the facets added, kept in the spool (and the shared store)."""
         marks = self.fanout.results(event, results)
-        return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks), event)
+        return self._keep(
+            item, enrich(event, results, self.settings.evaluation.max_added_bytes, marks), event
+        )
 
     def _keep(self, item: SpooledEvent, enriched: dict[str, Any], evaluated: Any = None) -> str:
         """`enriched` as text (written once), kept in the spool in place of the received body;

@@ -57,7 +57,7 @@ Partition = tuple[str, int]
 
 def wanted(settings: Settings) -> bool:
     """Kafka in is configured: bootstrap servers by flag or in the client settings."""
-    return bool(settings.kafka_bootstrap_servers or settings.kafka_config.get("bootstrap.servers"))
+    return bool(settings.kafka.bootstrap_servers or settings.kafka.config.get("bootstrap.servers"))
 
 
 def consumer_settings(settings: Settings) -> dict[str, Any]:
@@ -65,12 +65,12 @@ def consumer_settings(settings: Settings) -> dict[str, Any]:
     servers (when given) and group id (unless `group.id` is in `kafka_config`), offsets never
     committed by librdkafka itself, a new group starting at the topic's beginning. ConfigError
     for what would commit an offset before its event is kept."""
-    conf: dict[str, Any] = dict(settings.kafka_config)
-    if settings.kafka_bootstrap_servers:
-        conf["bootstrap.servers"] = settings.kafka_bootstrap_servers
+    conf: dict[str, Any] = dict(settings.kafka.config)
+    if settings.kafka.bootstrap_servers:
+        conf["bootstrap.servers"] = settings.kafka.bootstrap_servers
     if not conf.get("bootstrap.servers"):
         raise ConfigError("Kafka in: no bootstrap servers (--kafka-bootstrap-servers)")
-    conf.setdefault("group.id", settings.kafka_group_id)
+    conf.setdefault("group.id", settings.kafka.group_id)
     for name in ("enable.auto.commit", "enable.auto.offset.store"):
         if str(conf.get(name, "false")).strip().lower() == "true":
             raise ConfigError(
@@ -83,7 +83,7 @@ def consumer_settings(settings: Settings) -> dict[str, Any]:
 
 
 def topics_of(settings: Settings) -> list[str]:
-    topics = [t.strip() for t in settings.kafka_topics.split(",") if t.strip()]
+    topics = [t.strip() for t in settings.kafka.topics.split(",") if t.strip()]
     if not topics:
         raise ConfigError("Kafka in: no topic (--kafka-topic)")
     return topics
@@ -97,13 +97,13 @@ class KafkaIntake:
         self, settings: Settings, accept: Accept, spool: Spool, metrics: Metrics | None = None
     ) -> None:
         self.topics = topics_of(settings)
-        self._secrets = client_secrets(settings.kafka_config)
+        self._secrets = client_secrets(settings.kafka.config)
         self.settings = consumer_settings(settings)
         self._accept = accept
         self._spool = spool
         self._metrics = metrics or Metrics()  # serve's: /metrics shows them
-        self._max_body = settings.max_body
-        self._commit_every = settings.kafka_commit_every
+        self._max_body = settings.receiver.max_body
+        self._commit_every = settings.kafka.commit_every
         self._stop = threading.Event()
         # per assigned partition: the offset after the last message kept, and the one committed
         # (at most one entry per partition assigned: dropped when it is revoked)

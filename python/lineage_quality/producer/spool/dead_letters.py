@@ -59,8 +59,8 @@ class DeadLetters:
         self.store = store
         self.index = index
         self.lanes = lanes
-        self.max_events = settings.dead_letter_max_events
-        self.max_bytes = settings.dead_letter_max_bytes
+        self.max_events = settings.spool.dead_letter_max_events
+        self.max_bytes = settings.spool.dead_letter_max_bytes
         store.db.execute(_SCHEMA)
         present = {row[1] for row in store.db.execute("PRAGMA table_info(dead_letters)")}
         if "size" not in present:

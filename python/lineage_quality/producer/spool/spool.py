@@ -31,25 +31,26 @@ from lineage_quality.producer.spool.store import (
 
 
 class Spool:
-    """The durable queue of events at `path`, bounded by `settings.spool_max_events` and
+    """The durable queue of events at `path`, bounded by `settings.spool.max_events` and
     `spool_max_bytes` (past them `put` raises SpoolFullError: the receiver answers 503), with
-    `spool_reserve_bytes` of disk-full reserve, the runs API's bookkeeping (`settings.runs`) and
-    the dead letters (`settings.dead_letter_max_events`, `_bytes`) in the same database."""
+    `spool_reserve_bytes` of disk-full reserve, the runs API's bookkeeping
+    (`settings.spool.runs`) and the dead letters (`settings.spool.dead_letter_max_events`,
+    `_bytes`) in the same database."""
 
     def __init__(self, path: str | Path, settings: Settings = DEFAULTS) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.max_events = settings.spool_max_events
-        self.max_bytes = settings.spool_max_bytes
-        self.index = Index(self.max_events, self.max_bytes, settings.spool_warn_ratio)
+        self.max_events = settings.spool.max_events
+        self.max_bytes = settings.spool.max_bytes
+        self.index = Index(self.max_events, self.max_bytes, settings.spool.warn_ratio)
         self.lanes = Lanes(self.index)
         self.store = Store(
             self.path,
-            settings.spool_reserve_bytes,
-            settings.spool_reserve_retry,
+            settings.spool.reserve_bytes,
+            settings.spool.reserve_retry,
             held=lambda: self.index.count,
         )
-        self.book = RunBook(self.store.db, self.store.write, settings.runs)
+        self.book = RunBook(self.store.db, self.store.write, settings.spool.runs)
         self.store.on_rollback.append(self.book.resync)  # its counts include what rolled back
         self.recent = RecentRuns()
         self.letters = DeadLetters(self.store, self.index, self.lanes, settings)
@@ -285,7 +286,8 @@ class Spool:
 
     def dead_letter(self, event_id: int, reason: str) -> int:
         """Move an event the sink keeps refusing out of its lane into the dead letters; how many
-        of the oldest dead letters expired for it (`settings.dead_letter_max_events`, `_bytes`)."""
+        of the oldest dead letters expired for it (`settings.spool.dead_letter_max_events`,
+        `_bytes`)."""
         return self.letters.bury(event_id, reason)
 
     def dead_letter_text(self, body: str, lane: str, reason: str) -> int:
