@@ -242,6 +242,23 @@ def test_the_producer_service_and_the_settings_stay_small() -> None:
         assert field in attrs.fields_dict(type(getattr(Settings(), group))), flat
 
 
+def test_a_rule_holds_what_every_rule_has_and_its_kind_the_rest() -> None:
+    """Kind-specific parameters live in the kind's own options class, not on `Rule`."""
+    import attrs
+
+    from lineage_quality.kinds import RuleKind
+    from lineage_quality.rules import Operator, Rule, Threshold
+    from lineage_quality.rules.model import PARAMETERS
+
+    fields = {f.name for f in attrs.fields(Rule)}
+    assert len(fields) <= 20
+    assert fields.isdisjoint(PARAMETERS)
+    rule = Rule(id="r", kind=RuleKind.INVALID_VALUES, columns=["s"], valid_values=["a"],
+                threshold=Threshold(Operator.MUST_BE, 0))  # fmt: skip
+    assert type(rule.options).__module__ == "lineage_quality.kinds.invalid_values"
+    assert rule.valid_values == ("a",)
+
+
 def test_circles_are_found() -> None:
     # the check itself: a circle through three modules, and two modules importing each other
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"f"}, "f": {"e"}}

@@ -3,7 +3,12 @@ range."""
 
 from __future__ import annotations
 
-from lineage_quality.kinds.ranges import per_row_metric, per_value_shape, validate_bounds
+from lineage_quality.kinds.ranges import (
+    BoundsOptions,
+    per_row_metric,
+    per_value_shape,
+    validate_bounds,
+)
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NATIVE, Shape
 from lineage_quality.values.metric import Measure, Metric
@@ -11,6 +16,7 @@ from lineage_quality.values.metric import Measure, Metric
 
 class Cardinality(Kind):
     value = "cardinality"
+    options_type = BoundsOptions
     assertion_name = "cardinality"
     counts_rows = True
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import attrs
+
 from lineage_quality.kinds.datahub_mapping import allows_no_offence, metric_shape, standard_type
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule
 from lineage_quality.values.datahub_shape import (
     NATIVE,
     SCHEMA,
@@ -15,8 +17,21 @@ from lineage_quality.values.datahub_shape import (
 )
 
 
+@attrs.frozen
+class ColumnTypeOptions(BuiltInOptions):
+    """The type the column must have (`exact_type`: a physical type, compared exactly, not by
+    family) and its declared length, precision and scale."""
+
+    expected_type: str | None = None
+    exact_type: bool = False
+    max_length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+
+
 class ColumnType(Kind):
     value = "columnType"
+    options_type = ColumnTypeOptions
     assertion_name = "column_type"
     scan = "schema"
     priority = 0

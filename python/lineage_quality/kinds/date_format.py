@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import attrs
+
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.engine.types import spark_type
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule
 from lineage_quality.values.metric import Measure, Metric
+
+
+@attrs.frozen
+class DateFormatOptions(BuiltInOptions):
+    """The format a string value must parse with (Spark's datetime pattern)."""
+
+    date_format: str | None = None
 
 
 class DateFormat(Kind):
     value = "dateFormat"
+    options_type = DateFormatOptions
     assertion_name = "date_format"
     counts_rows = True
 

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds
-from lineage_quality.kinds.ranges import per_row_metric, per_value_shape, validate_bounds
+from lineage_quality.kinds.ranges import (
+    BoundsOptions,
+    per_row_metric,
+    per_value_shape,
+    validate_bounds,
+)
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NATIVE, NativeAssertion, Shape
 from lineage_quality.values.metric import Measure, Metric
@@ -11,6 +16,7 @@ from lineage_quality.values.metric import Measure, Metric
 
 class LengthRange(Kind):
     value = "lengthRange"
+    options_type = BoundsOptions
     assertion_name = "value_length_between"
     counts_rows = True
 

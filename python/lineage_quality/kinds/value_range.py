@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lineage_quality.engine.types import is_numeric
 from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds, shacl_min_max
-from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
+from lineage_quality.kinds.ranges import BoundsOptions, per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
 from lineage_quality.values.metric import Measure, Metric
@@ -12,6 +12,7 @@ from lineage_quality.values.metric import Measure, Metric
 
 class ValueRange(Kind):
     value = "valueRange"
+    options_type = BoundsOptions
     assertion_name = "accepted_range"
     counts_rows = True
 
