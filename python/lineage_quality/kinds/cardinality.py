@@ -3,6 +3,8 @@ range."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lineage_quality.kinds.ranges import (
     BoundsOptions,
     per_row_metric,
@@ -16,6 +18,9 @@ from lineage_quality.values.metric import Measure, Metric
 
 class Cardinality(Kind):
     value = "cardinality"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("tags",), "min_value": 0, "max_value": 1})
+    datahub_type = "CUSTOM"
     options_type = BoundsOptions
     assertion_name = "cardinality"
     counts_rows = True

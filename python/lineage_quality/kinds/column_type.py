@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import attrs
 
 from lineage_quality.kinds.datahub_mapping import allows_no_offence, metric_shape, standard_type
@@ -31,6 +33,9 @@ class ColumnTypeOptions(BuiltInOptions):
 
 class ColumnType(Kind):
     value = "columnType"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("amount",), "expected_type": "double"})
+    datahub_type = "DATA_SCHEMA"
     options_type = ColumnTypeOptions
     assertion_name = "column_type"
     scan = "schema"

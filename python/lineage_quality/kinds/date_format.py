@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import attrs
 
 from lineage_quality.engine.dates import java_pattern
@@ -19,6 +21,9 @@ class DateFormatOptions(BuiltInOptions):
 
 class DateFormat(Kind):
     value = "dateFormat"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("day",), "date_format": "yyyy-MM-dd"})
+    datahub_type = "CUSTOM"
     options_type = DateFormatOptions
     assertion_name = "date_format"
     counts_rows = True

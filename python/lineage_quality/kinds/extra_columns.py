@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 
 import attrs
 
@@ -30,6 +31,9 @@ class ExtraColumnsOptions(BuiltInOptions):
 
 class ExtraColumns(Kind):
     value = "extraColumns"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"valid_values": ("order_id", "status", "amount")})
+    datahub_type = "DATA_SCHEMA"
     options_type = ExtraColumnsOptions
     assertion_name = "no_extra_columns"
     columns = "none"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -25,6 +26,9 @@ class FreshnessOptions(BuiltInOptions):
 
 class Freshness(Kind):
     value = "freshness"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("updated_at",), "max_age_seconds": 86400})
+    datahub_type = "FRESHNESS"
     options_type = FreshnessOptions
     assertion_name = "freshness"
     counts_rows = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -50,6 +51,9 @@ class InvalidValuesOptions(BuiltInOptions):
 
 class InvalidValues(Kind):
     value = "invalidValues"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("status",), "valid_values": ("pending", "shipped")})
+    datahub_type = "FIELD"
     options_type = InvalidValuesOptions
     assertion_name = "accepted_values"
     counts_rows = True

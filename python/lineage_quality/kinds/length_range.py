@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds
 from lineage_quality.kinds.ranges import (
     BoundsOptions,
@@ -16,6 +18,9 @@ from lineage_quality.values.metric import Measure, Metric
 
 class LengthRange(Kind):
     value = "lengthRange"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("status",), "min_value": 1, "max_value": 20})
+    datahub_type = "FIELD"
     options_type = BoundsOptions
     assertion_name = "value_length_between"
     counts_rows = True

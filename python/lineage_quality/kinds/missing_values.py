@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import attrs
 
 from lineage_quality.kinds.datahub_mapping import counted_shape, not_null
@@ -21,6 +23,9 @@ class MissingValuesOptions(BuiltInOptions):
 
 class MissingValues(Kind):
     value = "missingValues"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("status",), "missing_values": ("", "n/a")})
+    datahub_type = "CUSTOM"
     options_type = MissingValuesOptions
     assertion_name = "not_missing"
     counts_rows = True

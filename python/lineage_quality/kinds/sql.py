@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import attrs
 
 from lineage_quality.kinds.datahub_mapping import bounds, change_bounds
@@ -18,6 +20,9 @@ class SqlOptions(BuiltInOptions):
 
 class Sql(Kind):
     value = "sql"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"query": "SELECT COUNT(*) FROM orders WHERE amount < 0"})
+    datahub_type = "SQL"
     options_type = SqlOptions
     assertion_name = "custom_sql"
     columns = "optional"

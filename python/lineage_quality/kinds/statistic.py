@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -50,6 +51,15 @@ class StatisticOptions(BuiltInOptions):
 
 class Statistic(Kind):
     value = "statistic"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType(
+        {
+            "columns": ("amount",),
+            "statistic": "avg",
+            "threshold": Threshold(Operator.GREATER_THAN, 0),
+        }
+    )
+    datahub_type = "FIELD"
     options_type = StatisticOptions
     assertion_name = "column_statistic"
     needs_operator = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -57,6 +58,11 @@ class Kind:
     odcs_verbs: tuple[tuple[str, str, int | float | str], ...] = ()
     json_key: str | None = None  # its key on a field of the schema-rules JSON format
     options_type: type[KindOptions] | None = None  # its typed parameters, if it has its own
+    # One valid rule of the kind, as `Rule(...)` keywords besides id and kind (the threshold is
+    # mustBe 0 unless given), and the DataHub assertion type it becomes: the every-kind tests
+    # build their tables from these, so a new kind is its own module (docs/architecture.md).
+    sample: Mapping[str, Any] = MappingProxyType({})
+    datahub_type: str = "CUSTOM"
 
     @property
     def name(self) -> str:
