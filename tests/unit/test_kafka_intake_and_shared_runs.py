@@ -21,12 +21,8 @@ from lineage_quality.errors import ConfigError
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
-from lineage_quality.producer.kafka.consumer import (
-    consumer_settings,
-    settings_from_pairs,
-    topics_of,
-    wanted,
-)
+from lineage_quality.producer.kafka.conf_file import settings_from_pairs
+from lineage_quality.producer.kafka.consumer import consumer_settings, topics_of, wanted
 from lineage_quality.producer.secrets import client_secrets
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.shared_runs import event_key, open_shared_runs

@@ -221,8 +221,8 @@ def _add_kafka_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         action="append",
         default=[],
         metavar="FILE",
-        help="librdkafka consumer settings, one KEY=VALUE a line (# comments), before "
-        "--kafka-conf",
+        help="librdkafka consumer settings in a Java properties file (key=value or key: value "
+        "lines, # comments), read before --kafka-conf; errors name its line, never a value",
     )
     return kafka
 
@@ -231,7 +231,7 @@ def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int
     """The producer's settings: every `serve` option that is a setting (see settings.flags),
     and what the CLI reads elsewhere (the key from the environment, the alert threshold, the
     outputs from `--datahub-*` and `--alert-*`)."""
-    from lineage_quality.producer.kafka.consumer import settings_from_pairs
+    from lineage_quality.producer.kafka.conf_file import settings_from_pairs
     from lineage_quality.producer.settings import Settings, flags
 
     given = {f.name: getattr(args, f.name) for f in flags()}

@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -380,28 +379,3 @@ def _end_of_partition(error: KafkaError) -> bool:
 def _names(partitions: list[TopicPartition]) -> str:
     return ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing"
 
-
-def settings_from_pairs(pairs: list[str], files: list[str]) -> Mapping[str, str]:
-    """librdkafka settings from `--kafka-conf-file FILE` (Java-properties lines: `key=value`,
-    `#` comments; secrets belong here, not on the command line, which `ps` shows) and then
-    `--kafka-conf KEY=VALUE` (repeatable)."""
-    from pathlib import Path
-
-    found: dict[str, str] = {}
-    lines: list[tuple[str, str]] = []
-    for name in files:
-        try:
-            text = Path(name).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"--kafka-conf-file {name}: {exc.strerror or exc}") from None
-        lines += [(f"--kafka-conf-file {name}", line) for line in text.splitlines()]
-    lines += [("--kafka-conf", pair) for pair in pairs]
-    for origin, line in lines:
-        line = line.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        key, sep, value = line.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{origin}: {key.strip()[:40]!r}...: not KEY=VALUE")
-        found[key.strip()] = value.strip()
-    return found
