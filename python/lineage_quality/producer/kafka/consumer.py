@@ -18,8 +18,9 @@ What it promises (docs/producer.md, "Kafka in"):
   (and so a run's: the listener keys a run's events alike) events reach the spool in its order,
   and the spool's lanes keep a run's order from there.
 - **Nothing lost silently.** A message that is not an event -- not UTF-8, not JSON, NaN, not
-  OpenLineage-shaped, too large: what the HTTP receiver answers 400 or 413 to -- goes to the
-  spool's dead letters with the reason and where it came from, and its offset is committed: the
+  OpenLineage-shaped, too large: what the HTTP receiver answers 400 or 413 to -- is kept as a
+  bounded record (its first bytes, size, SHA-256, where it came from and why: the spool's bad
+  messages, beside its dead letters and never expiring one), and its offset is committed: the
   partition never stalls on it.
 
 confluent-kafka (the `kafka` extra) is imported when an intake is made, never by this package.
@@ -112,7 +113,7 @@ class KafkaIntake:
         self._held_revoked = False
         self._paused = False
         self.taken = 0  # events handed to the intake
-        self.dead_lettered = 0  # messages that were not events
+        self.dead_lettered = 0  # messages that were not events (kept as bad messages)
         self.pauses = 0  # times consumption paused for a full spool
         self._consumer = self._new_consumer()
         self._thread = threading.Thread(target=self._run, name="kafka-intake", daemon=True)
@@ -211,7 +212,7 @@ class KafkaIntake:
         self, message: Message, where: Partition, offset: int
     ) -> tuple[str, Any] | None:
         """The event's text and parse, checked as the HTTP receiver checks a body (body.py);
-        None when it is not an event, once it is among the dead letters."""
+        None when it is not an event, once its record is kept (the spool's bad messages)."""
         raw = message.value()
         try:
             if raw is None:
@@ -224,11 +225,10 @@ class KafkaIntake:
             return decode(raw, None, self._max_body)
         except RejectedError as exc:
             reason = f"Kafka message {where[0]}[{where[1]}]@{offset} is not an event: {exc}"
-            body = (raw or b"").decode("utf-8", "backslashreplace")
             while True:
-                try:
-                    expired = self._spool.dead_letter_text(
-                        body, f"kafka:{where[0]}/{where[1]}", reason
+                try:  # a record of it, bounded: never the message whole (bad_messages.py)
+                    expired = self._spool.keep_bad_message(
+                        raw, f"kafka:{where[0]}/{where[1]}", offset, reason
                     )
                     break
                 except Exception as error:  # a full disk: the partition waits, nothing lost
@@ -237,9 +237,13 @@ class KafkaIntake:
                         raise _Abandoned() from None
             self.dead_lettered += 1
             self._metrics.kafka_messages.labels(outcome="dead_lettered").inc()
-            log.warning("%s; kept among the dead letters", reason)
+            log.warning("%s; kept as a bad message (`lineage-quality dead-letters`)", reason)
             if expired:
-                log.warning("%d dead letter(s) expired (--dead-letter-max-*)", expired)
+                self._metrics.kafka_bad_messages_expired.inc(expired)
+                log.warning(
+                    "%d record(s) of bad messages expired, the oldest (--kafka-bad-messages-max)",
+                    expired,
+                )
             return None
 
     # -- pausing --------------------------------------------------------------------------------
