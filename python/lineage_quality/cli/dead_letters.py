@@ -16,10 +16,13 @@ import datetime
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lineage_quality.errors import ConfigError
 from lineage_quality.inert import inert
+
+if TYPE_CHECKING:
+    from lineage_quality.producer.spool import DeadLetter
 
 
 def _when(epoch: float) -> str:
@@ -64,11 +67,7 @@ def _events(args: argparse.Namespace) -> int:
             print(f"{len(chosen)} dead letter(s)", file=sys.stderr)
         elif args.action == "show":
             for i in chosen:
-                shown = (
-                    {"id": i, "lane": letters[i].lane, "reason": letters[i].reason,
-                     "event": json.loads(letters[i].body)}
-                    if i in letters else bad[i].shown()
-                )  # fmt: skip
+                shown = _letter(letters[i]) if i in letters else bad[i].shown()
                 print(json.dumps(shown, indent=2))
         elif args.action == "retry":
             refused = [i for i in chosen if i in bad]
@@ -87,6 +86,16 @@ def _events(args: argparse.Namespace) -> int:
     finally:
         spool.close()
     return 0
+
+
+def _letter(d: DeadLetter) -> dict[str, Any]:
+    """A dead letter as `show` prints it: its event parsed (a Kafka message an older version
+    kept among the dead letters may be no JSON: then its text)."""
+    try:
+        body: dict[str, Any] = {"event": json.loads(d.body)}
+    except ValueError:
+        body = {"body": d.body}
+    return {"id": d.id, "lane": d.lane, "reason": d.reason, **body}
 
 
 def _alerts(args: argparse.Namespace) -> int:
