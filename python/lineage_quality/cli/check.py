@@ -169,7 +169,7 @@ def _evaluate(
 ) -> int:
     from lineage_quality.engine.run import evaluate_dataframe
     from lineage_quality.evaluation.datasets import dataset_identity, read_location
-    from lineage_quality.evaluation.evaluator import evaluator_session
+    from lineage_quality.evaluation.session import evaluator_session
 
     jvm = JvmOutput()
     try:

@@ -311,7 +311,7 @@ def attach(
     from lineage_quality.driver.runtime import DriverEvaluator, DriverProducer
     from lineage_quality.driver.upstream_guard import EXTENSION_CLASS, FILE_KEY, UpstreamGuard
     from lineage_quality.engine.quarantine import QuarantineConfig
-    from lineage_quality.evaluation.evaluator import engine_jar
+    from lineage_quality.evaluation.session import engine_jar
     from lineage_quality.history.store import open_history
     from lineage_quality.lineage.policy import Upstream, parse_upstream
     from lineage_quality.producer.alerts import parse_min_severity

@@ -31,8 +31,9 @@ from lineage_quality.driver.gate import Blocking, blocking
 from lineage_quality.driver.own_runs import OwnRunFilter
 from lineage_quality.driver.upstream_guard import FILE_KEY as GUARD_FILE_KEY
 from lineage_quality.engine.quarantine import QuarantineConfig
-from lineage_quality.evaluation.evaluator import EVALUATION_SQL_CONF, Evaluator
+from lineage_quality.evaluation.evaluator import Evaluator
 from lineage_quality.evaluation.refs import DatasetRef
+from lineage_quality.evaluation.session import EVALUATION_SQL_CONF
 from lineage_quality.history.store import HistoryStore
 from lineage_quality.lineage.keeper import LineageKeeper
 from lineage_quality.producer.alert_sender import AlertSender
