@@ -8,8 +8,6 @@ import ipaddress
 import json
 import logging
 import os
-import signal
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +32,11 @@ if TYPE_CHECKING:
     from lineage_quality.producer.kafka.consumer import KafkaIntake
     from lineage_quality.producer.settings import OutputSpec, Settings
     from lineage_quality.producer.shared_runs import SharedRuns
+    from lineage_quality.producer.shutdown import Stopping
 
 log = logging.getLogger("lineage_quality")
+_KAFKA_STOP = 5.0  # s: Kafka in's commit and leave, at most (the broker may be gone)
+_JVM_STOP = 3.0  # s: the evaluator's session stopped and its JVM ended, at most
 
 
 def add_parser(sub: Any) -> None:
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         scrub_environment,
         transport_secrets,
     )
+    from lineage_quality.producer.shutdown import Stopping, exit_now
 
     api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
     _require_key_off_loopback(args.host, api_key, args.allow_no_auth)
@@ -151,9 +153,8 @@ def run(args: argparse.Namespace) -> int:
         shared=shared,
     )
     kafka_in = _kafka_intake(settings, producer)  # fails here when misconfigured
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stopping = Stopping(settings.drain_seconds)
+    stopping.install()  # the first SIGTERM/SIGINT starts a stop bounded in time (shutdown.py)
     producer.start()
     if kafka_in is not None:
         kafka_in.start()  # after the workers: what it hands over is taken at once
@@ -162,10 +163,30 @@ def run(args: argparse.Namespace) -> int:
         f"({sum(len(b.rules) for b in bindings)} rules on {len(bindings)} binding(s))",
         flush=True,
     )
-    stop.wait()
-    if kafka_in is not None:  # first: what it kept is committed, its partitions go to others
-        kafka_in.stop()
-    producer.stop(drain_timeout=settings.drain_seconds)
+    stopping.requested.wait()
+    exit_now(_stop(stopping, settings, producer, kafka_in))
+
+
+def _stop(
+    stopping: Stopping, settings: Settings, producer: Producer, kafka_in: KafkaIntake | None
+) -> int:
+    """Every step of the stop, each within its share of the bound (shutdown.py); the exit
+    code: 0, or 1 when a step failed."""
+    try:
+        if kafka_in is not None:  # first: what it kept is committed, its partitions go to others
+            stopping.now("stopping Kafka in")
+            kafka_in.stop(timeout=stopping.left(_KAFKA_STOP))
+        producer.stop(
+            drain_timeout=min(settings.drain_seconds, stopping.left(settings.drain_seconds)),
+            deadline=stopping.deadline - _JVM_STOP - 1.0,
+            step=stopping.now,
+        )
+        stopping.now("stopping the evaluator's JVM")
+        producer.evaluator.close(stopping.left(_JVM_STOP))
+    except Exception:
+        log.exception("stopping failed; what was not forwarded is in the spool")
+        return 1
+    log.info("stopped")
     return 0
 
 

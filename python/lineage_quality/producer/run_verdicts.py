@@ -1,15 +1,20 @@
 """A run's verdicts for orchestrators: what `GET /api/v1/runs/{runId}` answers and what
-`lineage-quality gate` decides from it. Pure."""
+`lineage-quality gate` decides from it; and the failed runs the spool remembers (a FAIL event
+first: the run's outputs are not evaluated)."""
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from lineage_quality.evaluation.refs import DatasetRef
 from lineage_quality.rawjson import storable
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Action
+
+log = logging.getLogger(__name__)
 
 
 def run_ids(event: Mapping[str, Any]) -> list[str]:
@@ -69,3 +74,29 @@ def describe(row: Mapping[str, Any]) -> str:
         f"{row['dataset']} {row['rule']}: {row['status']} (expected {row['expected']}, "
         f"actual {actual}) [{row['job']}]"
     )
+
+
+class _FailedRuns(Protocol):
+    def mark_run_failed(self, run_id: str) -> None: ...
+
+    def run_failed(self, run_id: str) -> bool: ...
+
+
+def remember_failure(spool: _FailedRuns, event: Mapping[str, Any]) -> None:
+    """Keep that the run of a FAIL event failed (its outputs are then not evaluated)."""
+    run_id = (event.get("run") or {}).get("runId")
+    if isinstance(run_id, str):
+        run_id = storable(run_id)
+        try:
+            spool.mark_run_failed(run_id)
+        except sqlite3.Error as exc:
+            log.warning("could not remember that run %s failed: %s", run_id, exc)
+
+
+def run_failed(spool: _FailedRuns, event: Mapping[str, Any]) -> bool:
+    """Whether the run of `event` failed (a FAIL event came first)."""
+    run_id = (event.get("run") or {}).get("runId")
+    try:
+        return isinstance(run_id, str) and spool.run_failed(storable(run_id))
+    except sqlite3.Error:
+        return False

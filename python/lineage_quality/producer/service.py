@@ -52,15 +52,21 @@ from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_marks, emit_results
-from lineage_quality.producer.run_verdicts import blocking, run_ids, verdict_rows
+from lineage_quality.producer.run_verdicts import (
+    remember_failure,
+    run_failed,
+    run_ids,
+    verdict_rows,
+)
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.shared_runs import (
     SharedRuns,
     remember_event,
     remember_verdicts,
     reuse,
-    verdicts_of,
+    run_status,
 )
+from lineage_quality.producer.shutdown import close_in_turn, drain, join_all, usable
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
 from lineage_quality.producer.spooled import needs_no_parse, opened
 from lineage_quality.producer.write_through import SinkLatency, WriteThrough
@@ -127,6 +133,7 @@ class Producer:
             ).inc(),
         )
         self._stop = threading.Event()
+        self._stopping = threading.Event()  # stop() began (the drain, then _stop)
         self.delivery = Delivery(
             forwarder,
             spool,
@@ -185,22 +192,8 @@ class Producer:
             log.warning("could not record the run of an event: %s", exc)
 
     def run_status(self, run_id: str) -> tuple[int, dict[str, Any]]:
-        """What `GET /api/v1/runs/{runId}` answers: 404 unknown, 202 while a COMPLETE of the run
-        (or of a child run) waits, else 200 with every verdict and the failed BLOCK rules."""
-        report = self.spool.run_report(run_id)
-        shared = verdicts_of(self.shared, run_id)  # every producer's, with a shared store
-        if report is None and shared is None:
-            return 404, {"runId": run_id, "status": "unknown"}
-        pending, bodies = report or (0, [])
-        rows = shared or [row for body in bodies for row in json.loads(body)]
-        if pending > 0:
-            return 202, {"runId": run_id, "status": "pending", "pendingEvents": pending}
-        return 200, {
-            "runId": run_id,
-            "status": "evaluated",
-            "verdicts": rows,
-            "blocking": blocking(rows),
-        }
+        """What `GET /api/v1/runs/{runId}` answers (shared_runs.run_status)."""
+        return run_status(self.spool, self.shared, run_id)
 
     @property
     def url(self) -> str:
@@ -215,10 +208,25 @@ class Producer:
         self.receiver.start()
         log.info("listening on %s/api/v1/lineage", self.url)
 
-    def stop(self, drain_timeout: float = 0.0) -> None:
+    def stop(
+        self,
+        drain_timeout: float = 0.0,
+        deadline: float | None = None,
+        step: Callable[[str], None] = lambda what: None,
+    ) -> None:
+        """Stop: no new event; the queued ones forwarded for up to `drain_timeout` seconds (no
+        longer once the evaluator's JVM is gone: nothing more can be evaluated, and no new JVM
+        is started while stopping); then the workers, forwarder, result sinks, lineage store and
+        alert sender, each within its share of what is left before `deadline` (a
+        `time.monotonic()`; none: the in-driver mode's longer shares), left behind past it
+        (shutdown.py). Events not forwarded stay in the spool. `step`: told each step."""
+        step("stopping the receiver")
         self.receiver.stop()
+        self._stopping.set()
+        self.evaluator.stopping = True  # a JVM that dies now is not replaced
         if drain_timeout:
-            self.spool.wait_empty(drain_timeout)
+            step("draining the spool")
+            drain(self.spool.wait_empty, self._cut_by_the_stop, drain_timeout)
         self._stop.set()
         self.spool.wake()
         # a send waiting for Kafka's report ends now; its event stays (a forwarder of one's own,
@@ -230,14 +238,22 @@ class Producer:
             running = list(self._running.values())
         for evaluation in running:  # their events stay in the spool for the next start
             evaluation.cancel_in_background("cancelled: the producer is stopping")
-        for worker in self._workers:
-            worker.join(timeout=10)
-        self.forwarder.close()
-        close_sinks(self.result_sinks)
-        if self.lineage is not None:  # after the workers: none is keeping an event's lineage
-            self.lineage.close()
-        if self.alerts is not None:
-            self.alerts.stop()
+        lineage, alerts = self.lineage, self.alerts
+        parts: list[tuple[str, Callable[[float], object]]] = [
+            ("the workers", lambda seconds: join_all(self._workers, seconds)),
+            ("the forwarder", lambda seconds: self.forwarder.close()),
+            ("the result sinks", lambda seconds: close_sinks(self.result_sinks)),
+        ]
+        if lineage is not None:  # after the workers: none is keeping an event's lineage
+            parts.append(("the lineage store", lambda seconds: lineage.close()))
+        if alerts is not None:
+            parts.append(("the alert sender", lambda seconds: alerts.stop(timeout=seconds)))
+        close_in_turn(parts, deadline, step)
+
+    def _cut_by_the_stop(self) -> bool:
+        """Stopping with the evaluator's JVM gone or going (signalled with the process group):
+        an evaluation's results say so, not what the data is; its event waits in the spool."""
+        return self._stopping.is_set() and not usable(self.evaluator)
 
     def process(self, body: str) -> str:
         """Evaluate and enrich one event's JSON, waiting as long as it takes; events with nothing
@@ -344,7 +360,7 @@ class Producer:
         if not isinstance(event, dict):
             return item.body
         if event.get("eventType") == "FAIL":
-            self._remember_failure(event)
+            remember_failure(self.spool, event)
         if not self._needs_evaluation(envelope):
             marks = self._lineage(envelope, {})
             if not marks:
@@ -380,22 +396,6 @@ class Producer:
         self._alert(event, results, marks)  # after the lineage is kept: readers, critical ones
         return marks
 
-    def _remember_failure(self, event: Mapping[str, Any]) -> None:
-        run_id = (event.get("run") or {}).get("runId")
-        if isinstance(run_id, str):
-            run_id = rawjson.storable(run_id)
-            try:
-                self.spool.mark_run_failed(run_id)
-            except sqlite3.Error as exc:
-                log.warning("could not remember that run %s failed: %s", run_id, exc)
-
-    def _run_failed(self, event: Mapping[str, Any]) -> bool:
-        run_id = (event.get("run") or {}).get("runId")
-        try:
-            return isinstance(run_id, str) and self.spool.run_failed(rawjson.storable(run_id))
-        except sqlite3.Error:
-            return False
-
     def _start(self, event: Mapping[str, Any], item: SpooledEvent, bound: Any = None) -> Evaluation:
         group = f"{JOB_GROUP_PREFIX}{item.id}-{uuid.uuid4().hex[:8]}"  # unique in the SparkContext
         evaluation = Evaluation(
@@ -404,7 +404,7 @@ class Producer:
             group,
             self.settings.cancel_after,
             self.settings.kill_after_cancel,
-            run_failed=self._run_failed(event),
+            run_failed=run_failed(self.spool, event),
             bound=bound,
         )
         with self._running_lock:
@@ -438,10 +438,13 @@ class Producer:
         return None
 
     def _evaluate(self, item: SpooledEvent, event: dict[str, Any], bound: Any) -> str | None:
+        if self._cut_by_the_stop():  # not even started: it waits for the next start
+            self._stop.wait(_STOP_POLL)
+            return None
         evaluation = self._start(event, item, bound)
         with self.spool.parked(item.lane):  # other runs' events get another worker meanwhile
             in_time = self._wait(evaluation)
-        if in_time is None:
+        if in_time is None or self._cut_by_the_stop():
             return None  # stopping: the event stays in the spool, evaluated again next time
         if in_time:
             results = evaluation.final()
@@ -520,8 +523,8 @@ class Producer:
         """The evaluation ended: its results become the follow-up event, ready to forward (after
         the timed-out event, in the same lane) once `release` lets go of it."""
         try:
-            if self._stop.is_set() and evaluation.cancelled:
-                return  # cancelled by stop(): evaluated again after the restart
+            if (self._stop.is_set() and evaluation.cancelled) or self._cut_by_the_stop():
+                return  # cut by stop(): evaluated again after the restart
             results = evaluation.final()
             late = {mapping[ref]: r for ref, r in results.items() if ref in mapping}
             self._results_ready(skeleton, late, late=True)

@@ -205,7 +205,9 @@ class Settings:
     )  # fmt: skip
     write_through_timeout: float = _setting(1.0, validator=_positive)  # then: spooled
     drain_seconds: float = _setting(
-        30.0, "--drain-seconds", "on shutdown, wait this long for queued events to be forwarded",
+        30.0, "--drain-seconds",
+        "on shutdown, wait this long for queued events to be forwarded; serve exits within this "
+        "+ 20 s whatever died first (default %(default)s)",
         validator=_not_negative,
     )  # fmt: skip
 

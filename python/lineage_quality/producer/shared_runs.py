@@ -33,6 +33,7 @@ from typing import Any
 from lineage_quality.bounds import DAY, SharedRunBounds
 from lineage_quality.history.database import Statements, connect, made
 from lineage_quality.masking import masked
+from lineage_quality.producer.run_verdicts import blocking
 from lineage_quality.producer.spool import Spool
 
 log = logging.getLogger(__name__)
@@ -292,3 +293,19 @@ def remember_event(shared: SharedRuns | None, event: Mapping[str, Any], body: st
         return
     log.info("event %s of run %s: kept in the shared store", event_key(event)[:16],
              (event.get("run") or {}).get("runId"))  # fmt: skip
+
+
+def run_status(spool: Spool, shared: SharedRuns | None, run_id: str) -> tuple[int, dict[str, Any]]:
+    """What `GET /api/v1/runs/{runId}` answers: 404 unknown, 202 while a COMPLETE of the run
+    (or of a child run) waits, else 200 with every verdict (every producer's, with a shared
+    store) and the failed BLOCK rules."""
+    report = spool.run_report(run_id)
+    found = verdicts_of(shared, run_id)
+    if report is None and found is None:
+        return 404, {"runId": run_id, "status": "unknown"}
+    pending, bodies = report or (0, [])
+    rows = found or [row for body in bodies for row in json.loads(body)]
+    if pending > 0:
+        return 202, {"runId": run_id, "status": "pending", "pendingEvents": pending}
+    evaluated = {"runId": run_id, "status": "evaluated", "verdicts": rows}
+    return 200, {**evaluated, "blocking": blocking(rows)}

@@ -131,12 +131,19 @@ class KafkaIntake:
             self.settings["group.id"],
         )
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = _STOP_BOUND) -> None:
         """Stop consuming: what was kept is committed, the group left (its partitions go to the
-        others at once); a message held for room stays uncommitted, read again later."""
+        others at once); a message held for room stays uncommitted, read again later. At most
+        `timeout` seconds: with the broker gone neither the commit nor the leave can end, and
+        the thread is left behind (what it did not commit is read again after a restart)."""
         self._stop.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=_STOP_BOUND)
+            self._thread.join(timeout=timeout)
+            if self._thread.is_alive():
+                log.warning(
+                    "Kafka in: the commit and leave did not end within %.1fs (the broker "
+                    "gone?); what was not committed is read again after the restart", timeout,
+                )  # fmt: skip
         log.info(
             "Kafka in: %d event(s) taken, %d message(s) dead-lettered, paused %d time(s)",
             self.taken, self.dead_lettered, self.pauses,
