@@ -230,6 +230,19 @@ def test_scrubbing_removes_a_url_with_a_password_under_our_prefixes() -> None:
     assert set(environ) == {"DATAHUB_GMS_URL", "OTHER_URL"}
 
 
+def test_the_engines_switches_are_no_secrets() -> None:
+    """`LINEAGE_QUALITY_KEY_BYTES=0` (a switch the engine reads when it evaluates) holds KEY in
+    its name, not a key: scrubbing it turned the switch off in serve's evaluations."""
+    environ = {
+        "LINEAGE_QUALITY_KEY_BYTES": "0", "LINEAGE_QUALITY_KEY_COLUMNS": "0",
+        "LINEAGE_QUALITY_API_KEY": SECRET, "OPENLINEAGE__TRANSPORT__AUTH": '{"apiKey": "x"}',
+        "OPENLINEAGE__TRANSPORT__AUTH__TYPE": "api_key", "DATAHUB_GMS_TOKEN": SECRET,
+    }  # fmt: skip
+    assert sorted(scrub_environment(environ)) == [
+        "DATAHUB_GMS_TOKEN", "LINEAGE_QUALITY_API_KEY", "OPENLINEAGE__TRANSPORT__AUTH",
+    ]  # fmt: skip
+
+
 def test_scrubbing_also_overwrites_the_initial_environment_proc_shows(tmp_path: Path) -> None:
     """/proc/PID/environ shows the environment a process started with, whatever unsetenv did
     since; every process of the same user can read it (issue 49.5)."""

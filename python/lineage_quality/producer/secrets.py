@@ -111,15 +111,19 @@ def client_secrets(settings: Mapping[str, Any]) -> list[str]:
 
 def secret_names(environ: Mapping[str, str]) -> list[str]:
     """Names of the environment variables `environment_secrets` treats as secrets: ours,
-    OpenLineage's and DataHub's naming a key, token, secret, password, auth or credential, or
-    holding a URL with a password (`OPENLINEAGE_URL=https://user:PASS@host`); libpq's
-    PGPASSWORD."""
+    OpenLineage's and DataHub's whose last word names a key, token, secret, password, auth or
+    credential (`LINEAGE_QUALITY_API_KEY`, `DATAHUB_GMS_TOKEN`, not the engine's switches such
+    as `LINEAGE_QUALITY_KEY_BYTES`), or holding a URL with a password
+    (`OPENLINEAGE_URL=https://user:PASS@host`); libpq's PGPASSWORD."""
     return [
         name
         for name in environ
         if (
             name.upper().startswith(_PREFIXES)
-            and (any(w in name.upper() for w in _WORDS) or masked(environ[name]) != environ[name])
+            and (
+                any(w in name.upper().rsplit("_", 1)[-1] for w in _WORDS)
+                or masked(environ[name]) != environ[name]
+            )
         )
         or name in _LIBPQ
     ]
