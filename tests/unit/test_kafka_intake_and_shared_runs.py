@@ -20,12 +20,8 @@ from lineage_quality.engine import verdict
 from lineage_quality.errors import ConfigError
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
-from lineage_quality.producer.kafka.consumer import (
-    consumer_settings,
-    settings_from_pairs,
-    topics_of,
-    wanted,
-)
+from lineage_quality.producer.kafka.conf_file import settings_from_pairs
+from lineage_quality.producer.kafka.consumer import consumer_settings, topics_of, wanted
 from lineage_quality.producer.secrets import client_secrets
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.shared_runs import event_key, open_shared_runs
@@ -339,7 +335,8 @@ def test_a_bad_message_is_dead_lettered_and_its_offset_committed(
     intake._commit()
     assert len(accepted) == 1 and intake.dead_lettered == 1
     assert consumer.calls == [("commit", [(1, 6)])]
-    (letter,) = intake._spool.dead_letters()
-    assert letter.lane == "kafka:t/1"
-    assert "t[1]@4 is not an event: body is not JSON" in letter.reason
-    assert letter.body == '{"eventType": "START", "x": NaN}'
+    assert intake._spool.dead_letters() == []  # a record of its own, never a dead letter
+    (bad,) = intake._spool.bad_messages()
+    assert (bad.source, bad.offset, bad.where) == ("kafka:t/1", 4, "kafka:t/1@4")
+    assert "t[1]@4 is not an event: body is not JSON" in bad.reason
+    assert bad.head == b'{"eventType": "START", "x": NaN}' and bad.size == len(bad.head)

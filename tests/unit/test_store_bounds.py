@@ -4,6 +4,8 @@ logged), and the quarantine's rows per rule have one default, `Settings.quaranti
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import inspect
 import json
 import logging
@@ -56,6 +58,41 @@ def test_event_dead_letters_never_grow_past_their_bytes(tmp_path: Path) -> None:
     assert spool.dead_letter(new_id, "refused again") == 0
     assert spool.purge_dead_letters() == 2
     spool.close()
+
+
+def test_bad_kafka_messages_are_bounded_records_that_never_expire_a_dead_letter(
+    tmp_path: Path,
+) -> None:
+    """Issue 49.1: a Kafka message that is not an event is kept as its first bytes, size and
+    SHA-256, its own count bound expiring only its own kind, whatever their sizes."""
+    settings = Settings.of(
+        spool_reserve_bytes=0, dead_letter_max_events=2, dead_letter_max_bytes=4096,
+        kafka_bad_message_keep_bytes=16, kafka_bad_messages_max=2,
+    )  # fmt: skip
+    spool = Spool(tmp_path / "spool.db", settings)
+    letter = spool.put(_event(0), lane="run:run-0")
+    assert spool.dead_letter(letter, "refused") == 0
+    huge = b"\xff" * 5_000_000  # 20 MB as \xNN text before
+    text = ("a" + "é" * 100).encode()  # UTF-8, its head cut inside a character
+    messages = [huge, None, text, huge]
+    expired = [
+        spool.keep_bad_message(m, "kafka:t/0", n, f"bad {n}") for n, m in enumerate(messages)
+    ]
+    assert expired == [0, 0, 1, 1]
+    assert [d.id for d in spool.dead_letters()] == [letter]  # the dead letter stays
+    bad = spool.bad_messages()
+    assert [(b.offset, b.size, len(b.head)) for b in bad] == [(2, 201, 16), (3, 5_000_000, 16)]
+    assert bad[1].sha256 == hashlib.sha256(huge).hexdigest()
+    assert bad[0].shown()["head"] == "a" + "é" * 7 and "head" not in bad[1].shown()
+    assert base64.b64decode(bad[1].shown()["headBase64"]) == b"\xff" * 16
+    size = (tmp_path / "spool.db").stat().st_size + (tmp_path / "spool.db-wal").stat().st_size
+    assert size < 256 * 1024, size
+    spool.close()
+    again = Spool(tmp_path / "spool.db", settings)  # counted again on open
+    assert again.keep_bad_message(b"x", "kafka:t/1", 9, "bad") == 1
+    assert again.purge_bad_messages([bad[1].id]) == 1 and len(again.bad_messages()) == 1
+    assert again.purge_dead_letters() == 1 and again.purge_bad_messages() == 1
+    again.close()
 
 
 def _alert(n: int) -> Alert:

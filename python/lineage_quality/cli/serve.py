@@ -8,8 +8,6 @@ import ipaddress
 import json
 import logging
 import os
-import signal
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +32,11 @@ if TYPE_CHECKING:
     from lineage_quality.producer.kafka.consumer import KafkaIntake
     from lineage_quality.producer.settings import OutputSpec, Settings
     from lineage_quality.producer.shared_runs import SharedRuns
+    from lineage_quality.producer.shutdown import Stopping
 
 log = logging.getLogger("lineage_quality")
+_KAFKA_STOP = 5.0  # s: Kafka in's commit and leave, at most (the broker may be gone)
+_JVM_STOP = 3.0  # s: the evaluator's session stopped and its JVM ended, at most
 
 
 def add_parser(sub: Any) -> None:
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         scrub_environment,
         transport_secrets,
     )
+    from lineage_quality.producer.shutdown import Stopping, exit_now
 
     api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
     _require_key_off_loopback(args.host, api_key, args.allow_no_auth)
@@ -152,9 +154,8 @@ def run(args: argparse.Namespace) -> int:
         shared=shared,
     )
     kafka_in = _kafka_intake(settings, producer)  # fails here when misconfigured
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stopping = Stopping(settings.delivery.drain_seconds)
+    stopping.install()  # the first SIGTERM/SIGINT starts a stop bounded in time (shutdown.py)
     producer.start()
     if kafka_in is not None:
         kafka_in.start()  # after the workers: what it hands over is taken at once
@@ -163,10 +164,30 @@ def run(args: argparse.Namespace) -> int:
         f"({sum(len(b.rules) for b in bindings)} rules on {len(bindings)} binding(s))",
         flush=True,
     )
-    stop.wait()
-    if kafka_in is not None:  # first: what it kept is committed, its partitions go to others
-        kafka_in.stop()
-    producer.stop(drain_timeout=settings.delivery.drain_seconds)
+    stopping.requested.wait()
+    exit_now(_stop(stopping, settings, producer, kafka_in))
+
+
+def _stop(
+    stopping: Stopping, settings: Settings, producer: Producer, kafka_in: KafkaIntake | None
+) -> int:
+    """Every step of the stop, each within its share of the bound (shutdown.py); the exit
+    code: 0, or 1 when a step failed."""
+    try:
+        if kafka_in is not None:  # first: what it kept is committed, its partitions go to others
+            stopping.now("stopping Kafka in")
+            kafka_in.stop(timeout=stopping.left(_KAFKA_STOP))
+        producer.stop(
+            drain_timeout=stopping.left(settings.delivery.drain_seconds),
+            deadline=stopping.deadline - _JVM_STOP - 1.0,
+            step=stopping.now,
+        )
+        stopping.now("stopping the evaluator's JVM")
+        producer.evaluator.close(stopping.left(_JVM_STOP))
+    except Exception:
+        log.exception("stopping failed; what was not forwarded is in the spool")
+        return 1
+    log.info("stopped")
     return 0
 
 
@@ -222,8 +243,8 @@ def _add_kafka_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         action="append",
         default=[],
         metavar="FILE",
-        help="librdkafka consumer settings, one KEY=VALUE a line (# comments), before "
-        "--kafka-conf",
+        help="librdkafka consumer settings in a Java properties file (key=value or key: value "
+        "lines, # comments), read before --kafka-conf; errors name its line, never a value",
     )
     return kafka
 
@@ -232,7 +253,7 @@ def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int
     """The producer's settings: every `serve` option that is a setting (see settings.flags),
     and what the CLI reads elsewhere (the key from the environment, the alert threshold, the
     outputs from `--datahub-*` and `--alert-*`)."""
-    from lineage_quality.producer.kafka.consumer import settings_from_pairs
+    from lineage_quality.producer.kafka.conf_file import settings_from_pairs
     from lineage_quality.producer.settings import Settings, flags
 
     given = {name: getattr(args, name) for name, _ in flags()}

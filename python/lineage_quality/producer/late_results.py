@@ -44,6 +44,7 @@ class LateResults:
         fanout: Fanout,
         counters: Counters,
         stopping: Callable[[], bool],
+        cut: Callable[[], bool] = lambda: False,
     ) -> None:
         self.settings = settings
         self.spool = spool
@@ -51,6 +52,7 @@ class LateResults:
         self.fanout = fanout
         self.counters = counters
         self._stopping = stopping
+        self._cut = cut  # stopping with the evaluator's JVM gone: results would not be the data's
 
     def timed_out(
         self, item: SpooledEvent, event: dict[str, Any], evaluation: Evaluation, finish: Finish
@@ -112,8 +114,8 @@ class LateResults:
         """The evaluation ended: its results become the follow-up event, ready to forward (after
         the timed-out event, in the same lane) once `release` lets go of it."""
         try:
-            if self._stopping() and evaluation.cancelled:
-                return  # cancelled by stop(): evaluated again after the restart
+            if (self._stopping() and evaluation.cancelled) or self._cut():
+                return  # cut by stop(): evaluated again after the restart
             results = evaluation.final()
             late = {mapping[ref]: r for ref, r in results.items() if ref in mapping}
             self.fanout.results(skeleton, late, late=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lineage_quality import rawjson
@@ -38,14 +38,16 @@ from lineage_quality.producer.late_results import LateResults
 from lineage_quality.producer.listeners import Fanout, Marks, Results
 from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.outputs.factory import result_listeners
-from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
+from lineage_quality.producer.poison import Troubles
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink
 from lineage_quality.producer.runs import Runs
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.shared_runs import SharedRuns, remember_event, reuse
+from lineage_quality.producer.shutdown import close_in_turn, drain, parts_of, usable
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
 from lineage_quality.producer.spooled import needs_no_parse, opened
+from lineage_quality.producer.troubled import troubled
 from lineage_quality.producer.write_through import SinkLatency, WriteThrough
 
 log = logging.getLogger(__name__)
@@ -108,6 +110,7 @@ class Producer:
             ).inc(),
         )
         self._stop = threading.Event()
+        self._stopping = threading.Event()  # stop() began (the drain, then _stop)
         self.delivery = Delivery(
             forwarder,
             spool,
@@ -141,8 +144,9 @@ class Producer:
             evaluator, settings, self.metrics, self._stop, self.runs.failed
         )
         self.late = LateResults(
-            settings, spool, self.evaluations, self.fanout, self.counters, self._stop.is_set
-        )
+            settings, spool, self.evaluations, self.fanout, self.counters, self._stop.is_set,
+            self._cut_by_the_stop,
+        )  # fmt: skip
 
     @property
     def forwarded(self) -> int:
@@ -171,27 +175,36 @@ class Producer:
         self.receiver.start()
         log.info("listening on %s/api/v1/lineage", self.url)
 
-    def stop(self, drain_timeout: float = 0.0) -> None:
+    def stop(
+        self,
+        drain_timeout: float = 0.0,
+        deadline: float | None = None,
+        step: Callable[[str], None] = lambda what: None,
+    ) -> None:
+        """No new event; the queued ones forwarded for up to `drain_timeout` seconds (no longer
+        once the evaluator's JVM is gone: no new one is started while stopping); then each part
+        closed within its share of what is left before `deadline` (a `time.monotonic()`),
+        left behind past it (shutdown.py). Events not forwarded stay in the spool."""
+        step("stopping the receiver")
         self.receiver.stop()
+        self._stopping.set()
+        self.evaluator.stopping = True  # a JVM that dies now is not replaced
         if drain_timeout:
-            self.spool.wait_empty(drain_timeout)
+            step("draining the spool")
+            drain(self.spool.wait_empty, self._cut_by_the_stop, drain_timeout)
         self._stop.set()
         self.spool.wake()
-        # a send waiting for Kafka's report ends now; its event stays (a forwarder of one's own,
-        # with only send and close, has none)
-        interrupt = getattr(self.forwarder, "interrupt", None)
+        interrupt = getattr(self.forwarder, "interrupt", None)  # a send awaiting Kafka's report
         if callable(interrupt):
             interrupt()
-        # their events stay in the spool for the next start
-        self.evaluations.cancel_all("cancelled: the producer is stopping")
-        for worker in self._workers:
-            worker.join(timeout=10)
-        self.forwarder.close()
-        self.fanout.close()
-        if self.lineage is not None:  # after the workers: none is keeping an event's lineage
-            self.lineage.close()
-        if self.alerts is not None:
-            self.alerts.stop()
+        self.evaluations.cancel_all("cancelled: the producer is stopping")  # events stay spooled
+        close_in_turn(parts_of(self._workers, self.forwarder, self.fanout, self.lineage,
+                               self.alerts), deadline, step)  # fmt: skip
+
+    def _cut_by_the_stop(self) -> bool:
+        """Stopping with the evaluator's JVM gone or going: an evaluation's results would say
+        so, not what the data is; its event waits in the spool."""
+        return self._stopping.is_set() and not usable(self.evaluator)
 
     def process(self, body: str) -> str:
         """Evaluate and enrich one event's JSON, waiting as long as it takes; events with nothing
@@ -227,7 +240,8 @@ class Producer:
                 release = self._handle(item)
                 self._troubles.succeeded(item.id)
             except Exception as exc:
-                self._troubled(item, exc)
+                troubled(item, exc, self._troubles, self.spool, self.evaluator, self.delivery,
+                         self.settings, self._stop)  # fmt: skip
             finally:
                 if release:
                     if self._stop.is_set():
@@ -235,28 +249,6 @@ class Producer:
                     else:
                         following = self.spool.go_on(item.lane)
             item = following
-
-    def _troubled(self, item: SpooledEvent, exc: Exception) -> None:
-        """Handling `item` raised: dead-letter it, or wait and try again (poison.py)."""
-        failures, backoff = self._troubles.failed(item.id, exc)
-        if backoff is None:
-            log.error(
-                "event %d could not be handled (%s, %d time(s)); moving it to the dead letters",
-                item.id, describe(exc), failures, exc_info=exc,
-            )  # fmt: skip
-            reason = f"could not be handled: {describe(exc)}"
-            if not item.enriched and item.kind != LATE:  # its run must not pass `gate` now
-                keep_unjudged(self.spool, self.evaluator, opened(item).tree, reason)
-            if self.delivery.bury(item, reason):
-                return
-            backoff = self.settings.delivery.retry.maximum  # not even buried (a full disk): wait
-        log.warning(
-            "unexpected error handling event %d (%s); retrying it in %.1fs (%d of %d)",
-            item.id, describe(exc), backoff, failures, self.settings.delivery.poison_after,
-            exc_info=exc,
-        )  # fmt: skip
-        with self.spool.parked(item.lane):
-            self._stop.wait(backoff)
 
     def _handle(self, item: SpooledEvent) -> bool:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running
@@ -320,10 +312,13 @@ class Producer:
         return self.fanout.lineage_only(envelope.tree)
 
     def _evaluate(self, item: SpooledEvent, event: dict[str, Any], bound: Any) -> str | None:
+        if self._cut_by_the_stop():  # not even started: it waits for the next start
+            self._stop.wait(STOP_POLL)
+            return None
         evaluation = self.evaluations.start(event, item.id, bound)
         with self.spool.parked(item.lane):  # other runs' events get another worker meanwhile
             in_time = self.evaluations.wait(evaluation)
-        if in_time is None:
+        if in_time is None or self._cut_by_the_stop():
             return None  # stopping: the event stays in the spool, evaluated again next time
         if in_time:
             return self._finish(item, event, evaluation.final())

@@ -268,6 +268,20 @@ class KafkaSettings:
     config: Mapping[str, str] = attrs.field(
         factory=dict, repr=False, hash=False, kw_only=True
     )
+    # a Kafka message that is not an event is kept as a bounded record beside the dead letters
+    # (spool/bad_messages.py): its first bytes, size, SHA-256, topic/partition/offset, reason
+    bad_message_keep_bytes: int = _setting(
+        4096, "--kafka-bad-message-keep-bytes",
+        "of a Kafka message that is not an event, keep this many of its first bytes (with its "
+        "size, SHA-256, topic, partition, offset and why; default %(default)s)",
+        group="kafka", metavar="BYTES", validator=_positive,
+    )  # fmt: skip
+    bad_messages_max: int | None = _setting(
+        1000, "--kafka-bad-messages-max",
+        "keep at most N records of Kafka messages that are not events; past it the oldest of "
+        "them expire, never a dead-lettered event (default %(default)s; 0: no bound)",
+        group="kafka", metavar="N", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
     commit_every: float = _setting(
         0.5, "--kafka-commit-every",
         "commit the offsets of the events kept this often (a rebalance and a stop commit too; "
@@ -420,6 +434,8 @@ FLAT: dict[str, tuple[str, str]] = {
     "kafka_topics": ("kafka", "topics"),
     "kafka_group_id": ("kafka", "group_id"),
     "kafka_config": ("kafka", "config"),
+    "kafka_bad_message_keep_bytes": ("kafka", "bad_message_keep_bytes"),
+    "kafka_bad_messages_max": ("kafka", "bad_messages_max"),
     "kafka_commit_every": ("kafka", "commit_every"),
     "outputs": ("outputs", "specs"),
     "alert_min_rank": ("outputs", "alert_min_rank"),

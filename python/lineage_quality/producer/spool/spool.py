@@ -16,6 +16,7 @@ from typing import Any
 
 from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.settings import DEFAULTS, Settings
+from lineage_quality.producer.spool.bad_messages import BadMessage, BadMessages
 from lineage_quality.producer.spool.commit import RUNS_ONLY, Delete, GroupCommit, Put
 from lineage_quality.producer.spool.dead_letters import DeadLetter, DeadLetters
 from lineage_quality.producer.spool.index import Index
@@ -35,7 +36,8 @@ class Spool:
     `spool_max_bytes` (past them `put` raises SpoolFullError: the receiver answers 503), with
     `spool_reserve_bytes` of disk-full reserve, the runs API's bookkeeping
     (`settings.spool.runs`) and the dead letters (`settings.spool.dead_letter_max_events`,
-    `_bytes`) in the same database."""
+    `_bytes`) and the records of bad Kafka messages
+    (`settings.kafka.bad_messages_max`) in the same database."""
 
     def __init__(self, path: str | Path, settings: Settings = DEFAULTS) -> None:
         self.path = Path(path)
@@ -54,6 +56,7 @@ class Spool:
         self.store.on_rollback.append(self.book.resync)  # its counts include what rolled back
         self.recent = RecentRuns()
         self.letters = DeadLetters(self.store, self.index, self.lanes, settings)
+        self.bad = BadMessages(self.store, settings)
         self.commit = GroupCommit(self.store, self.index, self.lanes, self.book, self.recent)
         with self.index.lock:
             for event_id, lane, size in self.store.stored():
@@ -290,10 +293,16 @@ class Spool:
         `_bytes`)."""
         return self.letters.bury(event_id, reason)
 
-    def dead_letter_text(self, body: str, lane: str, reason: str) -> int:
-        """Keep `body`, which is not an event (a bad Kafka message), among the dead letters; how
-        many of the oldest expired for it."""
-        return self.letters.record(body, lane, reason)
+    def keep_bad_message(self, raw: bytes | None, source: str, offset: int, reason: str) -> int:
+        """Keep a bounded record of a Kafka message that is not an event (bad_messages.py); how
+        many of the oldest records expired for it (`settings.kafka.bad_messages_max`)."""
+        return self.bad.record(raw, source, offset, reason)
+
+    def bad_messages(self) -> list[BadMessage]:
+        return self.bad.entries()
+
+    def purge_bad_messages(self, ids: list[int] | None = None) -> int:
+        return self.bad.purge(ids)
 
     def dead_letters(self) -> list[DeadLetter]:
         return self.letters.entries()
