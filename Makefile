@@ -65,7 +65,8 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-# Debian packages: a JDK for Spark, Maven for the jars, PostgreSQL for the Marquez test fixture.
+# Debian packages: a JDK for Spark, Maven for the jars, PostgreSQL for the Marquez test fixture,
+# Chromium and its driver for the quality view's browser test (tests/unit/test_view_browser.py).
 system: $(APT_STAMP)
 $(APT_STAMP):
 	@missing=""; \
@@ -73,6 +74,8 @@ $(APT_STAMP):
 	command -v mvn >/dev/null || missing="$$missing maven"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -11,3 +11,12 @@ def marquez_dataset_url(web_url: str, namespace: str, name: str) -> str:
     each part URI-encoded as marquez-web encodes it)."""
     ns, ds = (urllib.parse.quote(part, safe="") for part in (namespace, name))
     return f"{web_url.rstrip('/')}/lineage/dataset/{ns}/{ds}"
+
+
+def split_dataset(dataset: str) -> tuple[str, str]:
+    """(namespace, name) of a dataset as the facets key it (`namespace:name`; a namespace may
+    be a URI, `s3://bucket:raw`)."""
+    start = dataset.index("://") + 3 if "://" in dataset else 0
+    cut = dataset.find(":", start)
+    return (dataset[:cut], dataset[cut + 1 :]) if cut >= 0 else ("", dataset)
+

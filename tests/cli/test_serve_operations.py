@@ -1,6 +1,7 @@
 """`lineage-quality --log-format json serve` as users start it (issue 10.5): /readyz turns 200
 once the evaluator's Spark session is up (started in the background at start-up), /healthz needs
-no key, /metrics needs it, and every log line of ours is a JSON object."""
+no key, /metrics and the quality view at / need it, and every log line of ours is a JSON
+object."""
 
 from __future__ import annotations
 
@@ -61,6 +62,13 @@ def test_serve_readiness_metrics_and_json_logs(tmp_path: Path) -> None:
         assert get(url + "/metrics")[0] == 401
         status, body = get(url + "/metrics", KEY)
         assert status == 200 and b"lineage_quality_events_received_total 0.0" in body
+        # the quality view at the root of the port (its history store on by default), behind
+        # the key as every route but the probes
+        assert get(url + "/")[0] == 401
+        status, body = get(url + "/", KEY)
+        assert status == 200 and b"<h1>Datasets (0)</h1>" in body
+        status, body = get(url + "/api/v1/datasets/%2Flake%2Fraw/gate", KEY)
+        assert status == 200 and json.loads(body)["exit"] == 2
 
         seen = []
         deadline = time.monotonic() + 180

@@ -75,6 +75,9 @@ def format_table(rows: Iterable[tuple[str, dict[str, Any]]]) -> str:
 
 def run_demo(output_dir: Path | None = None) -> int:
     # loaded on use: the command line starts (and says what to install) without PySpark
+    from lineage_quality.history.store import open_history
+    from lineage_quality.lineage.keeper import LineageKeeper
+    from lineage_quality.lineage.store import open_lineage
     from lineage_quality.producer import Evaluator, Producer
 
     root = find_root()
@@ -87,11 +90,14 @@ def run_demo(output_dir: Path | None = None) -> int:
 
     bindings = load_contracts([root / "examples" / "demo" / "contracts"])
     transport = FileTransport(FileConfig(log_file_path=str(events_file), append=True))
+    # the values and the lineage kept as serve keeps them: `lineage-quality view` shows them
+    history_db = out / "history.db"
     producer = Producer(
-        Evaluator(bindings),
+        Evaluator(bindings, history=open_history(history_db)),
         Forwarder(transport),
         Spool(out / "spool.db"),
         Settings.of(host="127.0.0.1", port=0),
+        lineage=LineageKeeper(open_lineage(history_db)),
     )
     producer.start()
     print(f"producer listening on {producer.url}; contracts: {len(bindings)} dataset binding(s)")
@@ -122,6 +128,10 @@ def run_demo(output_dir: Path | None = None) -> int:
     print(format_table(rows))
     failed = sum(1 for _, a in rows if not a["success"])
     print(f"\n{len(rows)} assertions, {failed} not passed (the demo data breaks rules on purpose)")
+    print(
+        f"\nSee them in the quality view: lineage-quality view --history {history_db}\n"
+        "then open http://127.0.0.1:5056/"
+    )
     return 0 if rows else 1
 
 

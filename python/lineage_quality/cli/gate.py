@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_HISTORY = ".lineage-quality/history.db"  # serve's, with its default --spool
+DEFAULT_URL = "http://127.0.0.1:5055"
 
 
 def add_parser(sub: Any) -> None:
@@ -34,7 +35,11 @@ def add_parser(sub: Any) -> None:
     gate.add_argument("--job", metavar="NAMESPACE/NAME", help="only this job's verdicts")
     gate.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                       help="wait this long for the run's evaluation")  # fmt: skip
-    gate.add_argument("--url", default="http://127.0.0.1:5055", help="the producer (serve)")
+    gate.add_argument(
+        "--url",
+        help=f"the producer (serve, or view; default {DEFAULT_URL} for --run-id): with --dataset, "
+        "ask its API (/api/v1/datasets/NAME/gate) instead of reading --history",
+    )
     gate.add_argument("--api-key-file", help="file with the API key (else LINEAGE_QUALITY_API_KEY)")
     gate.add_argument(
         "--history",
@@ -69,10 +74,9 @@ def run(args: argparse.Namespace) -> int:
 
     from lineage_quality.inert import inert
 
-    key = os.environ.get("LINEAGE_QUALITY_API_KEY")
-    if args.api_key_file:
-        key = Path(args.api_key_file).read_text().strip()
-    url = f"{args.url.rstrip('/')}/api/v1/runs/{urllib.parse.quote(args.run_id, safe='')}"
+    key = _key(args)
+    run_id = urllib.parse.quote(args.run_id, safe="")
+    url = f"{(args.url or DEFAULT_URL).rstrip('/')}/api/v1/runs/{run_id}"
     deadline = time.monotonic() + args.wait
     status, doc = 0, {}
     while True:
@@ -105,9 +109,22 @@ def run(args: argparse.Namespace) -> int:
     return decide_rows(args, rows)
 
 
+def _key(args: argparse.Namespace) -> str | None:
+    key = os.environ.get("LINEAGE_QUALITY_API_KEY")
+    if args.api_key_file:
+        key = Path(args.api_key_file).read_text().strip()
+    return key or None
+
+
 def _dataset(args: argparse.Namespace) -> int:
-    """`gate --dataset`: the latest write of the dataset, from the history store."""
+    """`gate --dataset`: the latest write of the dataset, from the history store (or, with
+    `--url` and no `--history`, from a producer's API: the same decision, made there)."""
     import json
+
+    if args.url is not None and args.history is None:
+        from lineage_quality.cli.gate_remote import dataset_gate
+
+        return dataset_gate(args.url, args.dataset, _key(args), args.output)
 
     from lineage_quality.errors import ConfigError
     from lineage_quality.history.postgres import postgres_url

@@ -20,6 +20,7 @@ from lineage_quality.cli import (
     impact,
     schema,
     serve,
+    view,
 )
 from lineage_quality.cli.terminal import inert_output
 from lineage_quality.errors import ConfigError, LineageQualityError
@@ -27,14 +28,16 @@ from lineage_quality.logformat import configure as configure_logging
 from lineage_quality.masking import masked
 from lineage_quality.version import __version__
 
-COMMANDS = (serve, check, schema, bindings, history, demo, gate, impact, dead_letters, datahub)
+COMMANDS = (
+    serve, check, schema, bindings, history, demo, gate, impact, dead_letters, datahub, view,
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lineage-quality",
         description="`lineage-quality serve | check | schema | bindings | history | demo | gate | "
-        "impact | dead-letters | datahub`.",
+        "impact | dead-letters | datahub | view`.",
     )
     parser.add_argument("--version", action="version", version=__version__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

@@ -153,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         lineage=lineage,
         shared=shared,
     )
+    _add_view(args, producer, settings)  # the quality view at the root of the port (docs/view.md)
     kafka_in = _kafka_intake(settings, producer)  # fails here when misconfigured
     stopping = Stopping(settings.delivery.drain_seconds)
     stopping.install()  # the first SIGTERM/SIGINT starts a stop bounded in time (shutdown.py)
@@ -205,6 +206,19 @@ def _lineage(
         return None
     store = open_lineage(where, password_file=args.history_password_file)
     return LineageKeeper(store, settings.lineage.upstream, critical_of(bindings))
+
+
+def _add_view(args: argparse.Namespace, producer: Producer, settings: Settings) -> None:
+    """The quality view's pages and API over the history store (none with --history off)."""
+    from lineage_quality.view.data import Links
+    from lineage_quality.view.open import open_stores
+    from lineage_quality.view.routes import view_routes
+
+    where = history_where(args)
+    if where is None:
+        return
+    links = Links(settings.outputs.marquez_web_url, getattr(args, "datahub_web_url", None))
+    producer.receiver.add(view_routes(open_stores(where, links, args.history_password_file)))
 
 
 def _shared_runs(args: argparse.Namespace) -> SharedRuns | None:

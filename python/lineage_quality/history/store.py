@@ -444,6 +444,16 @@ class SqlHistory(Statements):
             found.append((row.text("dataset"), row.whole("n")))
         return found
 
+    def of_run(self, dataset: str, run_id: str, limit: int = 1000) -> list[tuple[str, str, Point]]:
+        """(rule id, metric, point) of every value `run_id` kept for the dataset, by rule."""
+        query = (
+            f"SELECT rule_id, metric, run_id, event_ms, value, {self._marker}, status, "
+            "lower_bound, upper_bound FROM lq_history WHERE dataset = ? AND run_id = ? "
+            "ORDER BY rule_id LIMIT ?"
+        )
+        rows = self._read("lq_history", query, (key(dataset), key(run_id, MAX_RUN_ID), limit))
+        return [(str(r[0]), str(r[1]), self._point(dataset, str(r[0]), r[2:])) for r in rows]
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

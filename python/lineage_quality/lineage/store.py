@@ -106,6 +106,29 @@ _KEYS = {"lq_lineage_writes": "dataset, run_id", "lq_lineage_edges": "run_id, ro
 _WRITE_COLUMNS = "dataset, run_id, event_ms, version, evaluated, state, tables"
 
 
+# The latest writes a health filter keeps (the state as `_write_row` writes it: no failure and no
+# mark is exactly this text).
+_CLEAN = "'{\"failures\": [], \"marks\": []}'"
+HEALTH_FILTERS = {
+    "healthy": f" AND evaluated = 1 AND state = {_CLEAN}",
+    "unhealthy": f" AND state <> {_CLEAN}",
+    "blocking": " AND (state LIKE '%\"action\": \"BLOCK\"%' OR state LIKE '%\"blocking\": true%')",
+    "not-evaluated": " AND evaluated = 0",
+}
+
+
+@attrs.frozen
+class Edge:
+    """What a run read (`role` "inputs") or wrote ("outputs"): the dataset, the job, the
+    version read or written, the run's event time."""
+
+    role: str
+    dataset: str
+    job: str
+    version: str | None
+    event_ms: int
+
+
 def _expire_oldest(table: str) -> str:
     """The oldest rows of `table`, as many as `?` rows or until `?` bytes are gone."""
     keys = _KEYS[table]
@@ -385,6 +408,49 @@ class LineageStore(Statements):
             )
             rows = cur.fetchall()
         return [_write(r) for r in rows]
+
+    def latest_page(
+        self, search: str = "", health: str = "", limit: int = 50, offset: int = 0
+    ) -> tuple[list[Write], int]:
+        """Each dataset's latest write (its health), by name, one page of them and how many in
+        all: `search` a part of the name, `health` one of `HEALTH_FILTERS` ("" every one). The
+        view's datasets list (view/); one bounded query over the `latest` index."""
+        if not self.present:
+            return [], 0
+        where, args = "", []
+        if search:
+            where = "WHERE dataset LIKE ? ESCAPE '!'"
+            args.append("%" + _like(key(search.strip())) + "%")
+        latest = (
+            f"SELECT {_WRITE_COLUMNS} FROM (SELECT {_WRITE_COLUMNS}, ROW_NUMBER() OVER "
+            "(PARTITION BY dataset ORDER BY event_ms DESC, recorded_ms DESC) AS n FROM "
+            f"lq_lineage_writes {where}) AS w WHERE n = 1" + HEALTH_FILTERS.get(health, "")
+        )
+        with self._reading() as cur:
+            cur.execute(self._sql(f"SELECT COUNT(*) FROM ({latest}) AS c"), args)
+            total = int(cur.fetchone()[0])
+            cur.execute(
+                self._sql(f"{latest} ORDER BY dataset LIMIT ? OFFSET ?"),
+                (*args, limit, offset),
+            )
+            rows = cur.fetchall()
+        return [_write(r) for r in rows], total
+
+    def edges_of_run(self, run: str, limit: int = 1000) -> list[Edge]:
+        """What `run` read and wrote (role `inputs` or `outputs`), by role and dataset."""
+        if not self.present:
+            return []
+        with self._reading() as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT role, dataset, job, version, event_ms FROM lq_lineage_edges WHERE "
+                    "run_id = ? ORDER BY role, dataset LIMIT ?"
+                ),
+                (key(run, MAX_RUN_ID), limit),
+            )
+            rows = cur.fetchall()
+        return [Edge(str(r[0]), str(r[1]), str(r[2]), None if r[3] is None else str(r[3]),
+                     int(r[4])) for r in rows]  # fmt: skip
 
     def find(self, name: str) -> list[str]:
         """The kept datasets `name` may mean: `namespace:name` as the facets write it, a path

@@ -6,6 +6,7 @@ the API key (when one is set), and its handler.
     GET  /metrics               key   Prometheus exposition (tells job names' activity, volumes)
     GET  /healthz, /health      -     the process answers
     GET  /readyz                -     it can take and evaluate events (health.py)
+    GET  /, /api/v1/datasets... key   the quality view, when added (view/routes.py)
 
 Probes go without credentials: a supervisor or load balancer asks them, and they say nothing but
 up/ready. Anything else: GET or POST of another path 404, PUT, DELETE and PATCH 405, any other
@@ -90,7 +91,7 @@ class RouteTable:
 
 
 def route_table(
-    accept: Callable[[str, dict[str, Any]], None],
+    accept: Callable[[str, dict[str, Any]], None] | None,
     max_body: int,
     runs: Callable[[str], tuple[int, dict[str, Any]]] | None = None,
     ready: Callable[[], tuple[bool, dict[str, Any]]] | None = None,
@@ -98,12 +99,14 @@ def route_table(
 ) -> RouteTable:
     """The receiver's routes: `accept(text, event)` stores an event (it must have when it
     returns); `runs(run_id)` answers the runs API (status, payload); `ready()` and `metrics()`
-    answer the probes. Those not given are not served (404)."""
+    answer the probes. Those not given are not served (404; no `accept`: a read-only server,
+    `lineage-quality view`)."""
     routes = [
-        Route("POST", LINEAGE_PATH, _post_event(accept, max_body)),
         Route("GET", "/healthz", _healthz, needs_key=False),
         Route("GET", "/health", _healthz, needs_key=False),
     ]
+    if accept is not None:
+        routes.insert(0, Route("POST", LINEAGE_PATH, _post_event(accept, max_body)))
     if runs is not None:
         routes.append(Route("GET", RUNS_PATH + "/", _run_status(runs), prefix=True))
     if ready is not None:

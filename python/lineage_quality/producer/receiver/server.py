@@ -9,11 +9,11 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lineage_quality.producer.receiver.connection import Connection, HostServer
-from lineage_quality.producer.receiver.routes import RouteTable, route_table
+from lineage_quality.producer.receiver.routes import Route, RouteTable, route_table
 from lineage_quality.producer.settings import DEFAULTS, Settings
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class Receiver:
 
     def __init__(
         self,
-        accept: Callable[[str, dict[str, Any]], None],
+        accept: Callable[[str, dict[str, Any]], None] | None,
         settings: Settings = DEFAULTS,
         *,
         runs: Callable[[str], tuple[int, dict[str, Any]]] | None = None,
@@ -100,6 +100,10 @@ class Receiver:
         self._thread: threading.Thread | None = None
         self._reaper: threading.Thread | None = None
         self._stopped = threading.Event()
+
+    def add(self, routes: Sequence[Route]) -> None:
+        """Serve `routes` too (the quality view), after the receiver's own; before `start`."""
+        self.routes = RouteTable((*self.routes.routes, *routes))
 
     @property
     def address(self) -> tuple[str, int]:
