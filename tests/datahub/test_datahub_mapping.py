@@ -316,3 +316,21 @@ def test_docs_table_lists_every_rule_kind(repo_root: object) -> None:
     rows = set(re.findall(r"^\| `(\w+)`", text, flags=re.MULTILINE))
     missing = {k.value for k in RuleKind} - rows
     assert not missing, f"docs/datahub.md has no mapping row for {sorted(missing)}"
+
+
+def test_a_reconciliation_names_its_input_by_urn_in_the_run_context() -> None:
+    from lineage_quality.datahub.mcps import event_mcps
+    from lineage_quality.results import RuleResult, Status
+
+    ev = event()
+    ev["inputs"] = [{"namespace": "file", "name": "/data/warehouse/raw_orders"}]
+    r = rule(RuleKind.RECONCILE)
+    compared = (("input", "file:/data/warehouse/raw_orders"), ("inputValue", 10),
+                ("outputValue", 8))  # fmt: skip
+    failed = RuleResult(rule=r, status=Status.FAILED, actual=-2, compared=compared)
+    (run,) = [m.aspect for m in event_mcps(ev, {REF: [failed]})
+              if type(m.aspect).__name__ == "AssertionRunEventClass"]  # fmt: skip
+    assert run.runtimeContext["reconcile.inputUrn"] == (
+        "urn:li:dataset:(urn:li:dataPlatform:file,/data/warehouse/raw_orders,PROD)"
+    )
+    assert run.result.nativeResults["reconcile.inputValue"] == "10"
