@@ -116,7 +116,7 @@ def _producer(tmp: Path, lineage: LineageKeeper | None) -> Producer:
         NoContracts(),  # type: ignore[arg-type]
         Discard(),  # type: ignore[arg-type]
         Spool(tmp / f"spool-{id(lineage)}.db"),
-        Settings(port=0),
+        Settings.of(port=0),
         lineage=lineage,
     )
 

@@ -99,7 +99,7 @@ def main() -> None:
     where = Path(args.store)
     if not where.exists():
         fill(where, args.datasets, args.runs)
-    receiver = Receiver(None, Settings(port=0))
+    receiver = Receiver(None, Settings.of(port=0))
     receiver.add(view_routes(open_stores(where)))
     receiver.start()
     job = min(42, args.datasets // PER_JOB - 1)

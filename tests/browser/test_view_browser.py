@@ -33,7 +33,7 @@ FLAGS = (
 
 
 def _serve(store: Path) -> Receiver:
-    receiver = Receiver(None, Settings(port=0))
+    receiver = Receiver(None, Settings.of(port=0))
     receiver.add(view_routes(open_stores(store)))
     receiver.start()
     return receiver

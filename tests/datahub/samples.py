@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lineage_quality.kinds import ReconcileOptions, RuleKind, ValueCheckOptions
+from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.values.refs import DatasetRef
@@ -19,33 +19,8 @@ REF = DatasetRef("outputs", 0, NS, NAME)
 
 ZERO = Threshold(Operator.MUST_BE, 0)
 
-# One valid rule per kind: a new RuleKind needs a sample here and a row in docs/datahub.md.
-KIND_SAMPLES: dict[str, dict[str, Any]] = {
-    "rowCount": {"threshold": Threshold(Operator.BETWEEN, 1, 1000)},
-    "nullValues": {"columns": ["order_id"]},
-    "missingValues": {"columns": ["status"], "missing_values": ["", "n/a"]},
-    "invalidValues": {"columns": ["status"], "valid_values": ["pending", "shipped"]},
-    "duplicateValues": {"columns": ["order_id"]},
-    "valueRange": {"columns": ["amount"], "min_value": 0, "max_value": 100},
-    "lengthRange": {"columns": ["status"], "min_value": 1, "max_value": 20},
-    "cardinality": {"columns": ["tags"], "min_value": 0, "max_value": 1},
-    "dateFormat": {"columns": ["day"], "date_format": "yyyy-MM-dd"},
-    "statistic": {
-        "columns": ["amount"],
-        "statistic": "avg",
-        "threshold": Threshold(Operator.GREATER_THAN, 0),
-    },
-    "freshness": {"columns": ["updated_at"], "max_age_seconds": 86400},
-    "sql": {"query": "SELECT COUNT(*) FROM orders WHERE amount < 0"},
-    "columnType": {"columns": ["amount"], "expected_type": "double"},
-    "extraColumns": {"valid_values": ["order_id", "status", "amount"]},
-    "count": {"columns": ["order_id"], "threshold": Threshold(Operator.GREATER_THAN, 0)},
-    "valueCheck": {
-        "columns": ["amount"],
-        "options": ValueCheckOptions("mustBeGreaterThan", 1.0),
-    },
-    "reconcile": {"options": ReconcileOptions("rowCount", "*/warehouse/raw_orders")},
-}
+# One valid rule per kind: each kind declares its own (`Kind.sample`, kinds/).
+KIND_SAMPLES: dict[str, dict[str, Any]] = {k.value: dict(k.sample) for k in RuleKind}
 
 
 def rule(kind: str | RuleKind, rule_id: str | None = None, **overrides: Any) -> Rule:

@@ -40,7 +40,7 @@ def test_demo_job_assertions_reach_datahub(repo_root: Path, tmp_path: Path) -> N
             Evaluator(bindings),
             Forwarder(transport),
             Spool(out / "spool.db"),
-            Settings(port=0),
+            Settings.of(port=0),
             result_sinks=[sink],
         )
         producer.start()

@@ -40,28 +40,12 @@ def _roundtrip(urn: str, aspect: object) -> MetadataChangeProposalWrapper:
 
 def test_every_rule_kind_has_a_sample() -> None:
     assert sorted(KIND_SAMPLES) == sorted(k.value for k in RuleKind)
+    assert all(rule(k).kind is k for k in RuleKind)  # each sample is a valid rule
 
 
-# The native type of each kind's sample rule (samples.KIND_SAMPLES); None: CUSTOM.
-SAMPLE_TYPES = {
-    "rowCount": "VOLUME",
-    "nullValues": "FIELD",
-    "missingValues": "CUSTOM",  # null or a listed value: no native form (as DataHub's ODCS source)
-    "invalidValues": "FIELD",
-    "duplicateValues": "FIELD",
-    "valueRange": "FIELD",
-    "lengthRange": "FIELD",
-    "cardinality": "CUSTOM",
-    "dateFormat": "CUSTOM",
-    "statistic": "FIELD",
-    "freshness": "FRESHNESS",
-    "sql": "SQL",
-    "columnType": "DATA_SCHEMA",
-    "extraColumns": "DATA_SCHEMA",
-    "count": "CUSTOM",  # a non-null count: no native field metric
-    "valueCheck": "CUSTOM",
-    "reconcile": "CUSTOM",  # two datasets: no native type compares them
-}
+# The assertion type each kind declares for its sample rule (`Kind.datahub_type`); the test
+# below checks that the mapping makes that type of it.
+SAMPLE_TYPES = {k.value: k.datahub_type for k in RuleKind}
 _SUB_ASPECT = {
     "VOLUME": "volumeAssertion",
     "FRESHNESS": "freshnessAssertion",
@@ -332,3 +316,21 @@ def test_docs_table_lists_every_rule_kind(repo_root: object) -> None:
     rows = set(re.findall(r"^\| `(\w+)`", text, flags=re.MULTILINE))
     missing = {k.value for k in RuleKind} - rows
     assert not missing, f"docs/datahub.md has no mapping row for {sorted(missing)}"
+
+
+def test_a_reconciliation_names_its_input_by_urn_in_the_run_context() -> None:
+    from lineage_quality.datahub.mcps import event_mcps
+    from lineage_quality.results import RuleResult, Status
+
+    ev = event()
+    ev["inputs"] = [{"namespace": "file", "name": "/data/warehouse/raw_orders"}]
+    r = rule(RuleKind.RECONCILE)
+    compared = (("input", "file:/data/warehouse/raw_orders"), ("inputValue", 10),
+                ("outputValue", 8))  # fmt: skip
+    failed = RuleResult(rule=r, status=Status.FAILED, actual=-2, compared=compared)
+    (run,) = [m.aspect for m in event_mcps(ev, {REF: [failed]})
+              if type(m.aspect).__name__ == "AssertionRunEventClass"]  # fmt: skip
+    assert run.runtimeContext["reconcile.inputUrn"] == (
+        "urn:li:dataset:(urn:li:dataPlatform:file,/data/warehouse/raw_orders,PROD)"
+    )
+    assert run.result.nativeResults["reconcile.inputValue"] == "10"

@@ -58,7 +58,7 @@ def _producer(tmp_path: Path, sinks: list[Any]) -> Producer:
         StubEvaluator(),  # type: ignore[arg-type]
         StubForwarder(),  # type: ignore[arg-type]
         Spool(tmp_path / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
         result_sinks=sinks,
     )
 

@@ -51,7 +51,7 @@ def test_serve_sends_every_rule_to_datahub(repo_root: Path, tmp_path: Path) -> N
         [_contracts(tmp_path / "contracts", data)], shacl=ShaclOptions(create_assertions=True)
     )
     out = tmp_path / "mcps.json"
-    settings = Settings(
+    settings = Settings.of(
         port=0,
         spool=tmp_path / "spool.db",
         outputs=(OutputSpec("datahub-file", {"path": str(out)}),),
@@ -61,7 +61,7 @@ def test_serve_sends_every_rule_to_datahub(repo_root: Path, tmp_path: Path) -> N
     producer = Producer(
         Evaluator(bindings),
         Forwarder(transport),
-        Spool(settings.spool),
+        Spool(settings.spool.path),
         settings,
         result_sinks=list(outputs.result_sinks),
     )

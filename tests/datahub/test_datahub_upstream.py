@@ -65,7 +65,7 @@ def test_the_propagated_assertion_is_linked_to_the_upstream_one(
         evaluator,  # type: ignore[arg-type]
         Sink(),  # type: ignore[arg-type]
         Spool(tmp_path / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
         result_sinks=[datahub],
         lineage=LineageKeeper(open_lineage(tmp_path / "history.db"), Upstream.WARN),
     )

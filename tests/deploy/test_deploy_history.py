@@ -28,6 +28,9 @@ def history_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"postgresql://{pg.user}:{pg.password}@{pg.host}:{pg.port}/{pg.database}"
 
 
+MINIMUM = ("--history-min-stddev", "5")
+
+
 def _run_days(serve: Serve, target: Path, days: list[int], workdir: Path) -> list[dict[str, Any]]:
     """Each day as its own application (as a scheduler runs a daily job), judged before the next."""
     judged: list[dict[str, Any]] = []
@@ -45,15 +48,18 @@ def _run_days(serve: Serve, target: Path, days: list[int], workdir: Path) -> lis
 
 def test_two_serve_processes_share_one_history(history_url: str, tmp_path: Path) -> None:
     target = tmp_path / "history" / "daily_orders"
+    # a stddev band from 5 runs, as the contract's window (below the default minimum of 7)
     with serve_process(
-        tmp_path / "serve-a", CONTRACTS, {}, "--history", history_url, "--spark-master", "local[1]"
+        tmp_path / "serve-a", CONTRACTS, {}, "--history", history_url, "--spark-master", "local[1]",
+        *MINIMUM,
     ) as first:
         judged = _run_days(first, target, FIRST, tmp_path)
         log_a = first.log()
     usual = [assertions_of(e, "daily_orders")["orders_volume_usual"] for e in judged]
     assert [a["params"]["status"] for a in usual] == ["SKIPPED"] * 5 + ["PASSED"]
     with serve_process(
-        tmp_path / "serve-b", CONTRACTS, {}, "--history", history_url, "--spark-master", "local[1]"
+        tmp_path / "serve-b", CONTRACTS, {}, "--history", history_url, "--spark-master", "local[1]",
+        *MINIMUM,
     ) as second:
         (drop,) = _run_days(second, target, SECOND, tmp_path)
         log_b = second.log()

@@ -64,7 +64,7 @@ def _producer(tmp_path: Path, name: str, url: str, evaluator: Evaluator) -> tupl
         evaluator,  # type: ignore[arg-type]
         sink,  # type: ignore[arg-type]
         Spool(tmp_path / f"{name}.spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
         lineage=LineageKeeper(open_lineage(url), Upstream.WARN),
     )
     return producer, sink

@@ -39,7 +39,7 @@ def producer_for(spark: Any, transport: Transport, workdir: Path) -> Iterator[Pr
         Evaluator(load_contracts([HERE / "contracts"]), spark=spark),
         Forwarder(transport),
         RecordingSpool(workdir / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
     )
     producer.start()
     try:
@@ -96,7 +96,7 @@ def run_with_producer(
         evaluator,
         Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
         RecordingSpool(workdir / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
         lineage=lineage,
     )
     producer.start()

@@ -55,7 +55,7 @@ def make_producer(spark: Any, workdir: Path, hook: FlakyWebhook) -> Producer:
         Evaluator(load_contracts([HERE / "contracts"]), spark=spark),
         Forwarder(sink),
         spool,
-        Settings(port=0, api_key=KEY, marquez_web_url=MARQUEZ_WEB),
+        Settings.of(port=0, api_key=KEY, marquez_web_url=MARQUEZ_WEB),
         alerts=sender,
     )
 

@@ -113,7 +113,7 @@ def test_events_arrive_with_the_run_key_in_order_within_their_partition(
 ) -> None:
     runs, per_run, topic = 8, 6, "lineage-order"
     running_broker.create_topic(topic, partitions=3)
-    producer = _producer(running_broker, topic, tmp_path, Settings(port=0, workers=4))
+    producer = _producer(running_broker, topic, tmp_path, Settings.of(port=0, workers=4))
     producer.start()
     sender = Sender(producer.url)
     events = [_event(run, seq, per_run - 1) for seq in range(per_run) for run in range(runs)]
@@ -147,7 +147,7 @@ def test_a_broker_down_past_the_message_timeout_loses_nothing(
         running_broker,
         topic,
         tmp_path,
-        Settings(port=0, workers=4, retry=Backoff(initial=0.2, maximum=1.0)),
+        Settings.of(port=0, workers=4, retry=Backoff(initial=0.2, maximum=1.0)),
         **{"message.timeout.ms": "2000", "reconnect.backoff.max.ms": "500"},
     )
     producer.start()
@@ -213,7 +213,7 @@ def test_an_event_too_large_for_the_topic_is_dead_lettered_with_the_reason(
         running_broker,
         topic,
         tmp_path,
-        Settings(port=0, dead_letter_after=3, retry=Backoff(initial=0.05, maximum=0.1)),
+        Settings.of(port=0, dead_letter_after=3, retry=Backoff(initial=0.05, maximum=0.1)),
     )
     producer.start()
     sender = Sender(producer.url)

@@ -62,7 +62,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[dict
         Evaluator(load_contracts([root / "contracts"]), spark=spark, history=history),
         Forwarder(transport),
         Spool(root / "spool.db"),
-        Settings(
+        Settings.of(
             port=0,
             workers=2,
             max_body=4 * 1024 * 1024,

@@ -27,7 +27,7 @@ def test_listener_with_api_key_auth_is_accepted(
         Evaluator([]),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0, api_key=KEY),
+        Settings.of(port=0, api_key=KEY),
     )
     producer.start()
     log = tmp_path / "spark-submit.log"

@@ -28,8 +28,10 @@ def test_stuck_sink_fills_the_spool_to_its_bound_then_503(
     producer = Producer(
         Evaluator([]),
         Forwarder(http_transport(sink)),
-        Spool(tmp_path / "spool.db", Settings(spool_max_events=BOUND, spool_max_bytes=max_bytes)),
-        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
+        Spool(
+            tmp_path / "spool.db", Settings.of(spool_max_events=BOUND, spool_max_bytes=max_bytes)
+        ),
+        Settings.of(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
     )
     producer.start()
     sender = Sender(producer.url)

@@ -77,7 +77,7 @@ def test_unreadable_datasets_become_error_results_and_the_event_goes_on(
         Evaluator(bindings, spark=spark),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
     )
     producer.start()
     sender = Sender(producer.url)

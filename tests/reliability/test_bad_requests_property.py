@@ -54,8 +54,8 @@ def producer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Producer]:
         producer = Producer(
             Evaluator([]),
             Forwarder(transport),
-            Spool(folder / "spool.db", Settings(spool_reserve_bytes=0)),
-            Settings(port=0, max_body=MAX_BODY),
+            Spool(folder / "spool.db", Settings.of(spool_reserve_bytes=0)),
+            Settings.of(port=0, max_body=MAX_BODY),
         )
         producer.start()
         yield producer

@@ -67,7 +67,7 @@ def test_a_refused_event_is_moved_aside_and_its_lane_goes_on(
         Evaluator([]),
         Forwarder(HttpTransport(config)),
         Spool(spool_path),
-        Settings(port=0, dead_letter_after=3, retry=Backoff(initial=0.05, maximum=0.1)),
+        Settings.of(port=0, dead_letter_after=3, retry=Backoff(initial=0.05, maximum=0.1)),
     )
     producer.start()
     try:
@@ -95,7 +95,7 @@ def test_a_refused_event_is_moved_aside_and_its_lane_goes_on(
     capsys.readouterr()
     sink.refuse = None
     producer = Producer(
-        Evaluator([]), Forwarder(HttpTransport(config)), Spool(spool_path), Settings(port=0)
+        Evaluator([]), Forwarder(HttpTransport(config)), Spool(spool_path), Settings.of(port=0)
     )
     producer.start()
     try:
@@ -116,7 +116,7 @@ def test_dead_letters_past_their_bound_expire_oldest_first_counted_and_logged(
     """A sink refusing every event for good: the dead letters keep the newest
     `dead_letter_max_events`; each one expired is counted in the metric and said in the log."""
     sink = PickySink()
-    settings = Settings(
+    settings = Settings.of(
         port=0,
         dead_letter_after=1,
         dead_letter_max_events=2,

@@ -112,7 +112,7 @@ def producer_for(
         evaluator,
         Forwarder(http_transport(sink)),
         Spool(spool),
-        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2), **options),
+        Settings.of(port=0, retry=Backoff(initial=0.05, maximum=0.2), **options),
     )
     producer.start()
     return producer

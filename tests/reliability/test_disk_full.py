@@ -29,13 +29,14 @@ def full_spool(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Spool
             if not mounted:
                 pytest.skip("mounting a tmpfs is not permitted here (max_page_count covers it)")
             spool = Spool(
-                disk / "spool.db", Settings(spool_reserve_bytes=128 * 1024, spool_reserve_retry=0)
+                disk / "spool.db",
+                Settings.of(spool_reserve_bytes=128 * 1024, spool_reserve_retry=0),
             )
             yield spool
             spool.close()
     else:
         spool = Spool(
-            disk / "spool.db", Settings(spool_reserve_bytes=64 * 1024, spool_reserve_retry=0)
+            disk / "spool.db", Settings.of(spool_reserve_bytes=64 * 1024, spool_reserve_retry=0)
         )
         pages = spool.store.db.execute("PRAGMA page_count").fetchone()[0]
         spool.store.db.execute(f"PRAGMA max_page_count={pages + 60}")
@@ -51,7 +52,7 @@ def test_full_disk_gives_503_then_recovers_without_loss(
         Evaluator([]),
         Forwarder(http_transport(sink)),
         full_spool,
-        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
+        Settings.of(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
     )
     producer.start()
     sender = Sender(producer.url)

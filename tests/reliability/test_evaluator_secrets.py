@@ -1,7 +1,8 @@
 """Secrets never sit in the evaluator's environment (issue 9.1): `serve` reads its keys and tokens,
 then removes them from its environment before the evaluator's JVM starts, so a contract's SQL can
-never read them back with System.getenv. And `serve` refuses to listen off loopback without a
-key (issue 9.11)."""
+never read them back with System.getenv -- nor from `/proc/<serve's pid>/environ`, the copy of
+serve's initial environment every process of the same user can read (issue 49.5). And `serve`
+refuses to listen off loopback without a key (issue 9.11)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ SECRETS = {
     "DATAHUB_GMS_TOKEN": "datahub-token-0123456789",
     "OPENLINEAGE__TRANSPORT__AUTH__API_KEY": "sink-key-0123456789",
     "PGPASSWORD": "history-password-0123456789",  # libpq's, for a PostgreSQL history
+    "DATAHUB_GMS_URL": "http://lq:url-password-0123456789@127.0.0.1:9",  # a password in a URL
 }
 
 CONTRACT = """\
@@ -67,6 +69,12 @@ def test_the_evaluator_jvm_inherits_no_secret(tmp_path: Path) -> None:
         assert "LQ_TEST_MARKER=visible" in environ  # the check can see the JVM's environment
         for name, value in SECRETS.items():
             assert name not in environ and value not in environ
+        # nor where the JVM, a process of the same user, can read serve's own environment as it
+        # started (issue 49.5: unsetenv leaves /proc/PID/environ as it was)
+        own = Path(f"/proc/{serve.proc.pid}/environ").read_bytes().decode(errors="replace")
+        assert "LQ_TEST_MARKER=visible" in own
+        for name, value in SECRETS.items():
+            assert name not in own and value not in own, name
     finally:
         serve.stop()
 

@@ -389,7 +389,7 @@ def _producer(tmp_path: Path, sink: RawSink, **settings: Any) -> Producer:
         Evaluator([]),
         Forwarder(_transport(sink.url, timeout=5.0)),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2), **settings),
+        Settings.of(port=0, retry=Backoff(initial=0.05, maximum=0.2), **settings),
     )
     producer.start()
     return producer
@@ -436,7 +436,7 @@ def test_write_through_gives_up_to_the_spool_when_the_answer_trickles(
     the event is spooled, and forwarded once the sink answers properly."""
     sink = _sink(sinks, trickle)
     producer = _producer(tmp_path, sink, write_through_below=1.0)
-    assert producer.settings.write_through_timeout == 1.0
+    assert producer.settings.delivery.write_through_timeout == 1.0
     sender = Sender(producer.url)
     try:
         assert sender.post(make_event(999, 0, "START")) == 201

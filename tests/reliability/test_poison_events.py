@@ -55,7 +55,7 @@ def _producer(
         Evaluator(load_contracts([folder]), spark=spark, history=history),
         Forwarder(transport),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2), write_through_below=None),
+        Settings.of(port=0, retry=Backoff(initial=0.05, maximum=0.2), write_through_below=None),
     )
 
 

@@ -26,7 +26,7 @@ def test_sink_down_then_up_loses_nothing_and_keeps_run_order(tmp_path: Path) -> 
         Evaluator([]),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
+        Settings.of(port=0, retry=Backoff(initial=0.05, maximum=0.2)),
     )
     producer.start()
     sender = Sender(producer.url)

@@ -25,7 +25,7 @@ def test_a_sink_that_holds_every_request_gets_one_per_worker(tmp_path: Path) -> 
         Evaluator([]),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0, workers=WORKERS, retry=Backoff(initial=0.05, maximum=0.2)),
+        Settings.of(port=0, workers=WORKERS, retry=Backoff(initial=0.05, maximum=0.2)),
     )
     producer.start()
     sender = Sender(producer.url)

@@ -34,7 +34,7 @@ def _producer(tmp_path: Path, sink: RecordingSink, **settings: Any) -> Producer:
         Evaluator([]),
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0, retry=Backoff(initial=0.05, maximum=0.2), **settings),
+        Settings.of(port=0, retry=Backoff(initial=0.05, maximum=0.2), **settings),
     )
     producer.start()
     return producer
@@ -198,7 +198,7 @@ def test_a_fail_and_a_bound_complete_are_never_written_through(
         evaluator,
         Forwarder(http_transport(sink)),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0, warm_evaluator=False),
+        Settings.of(port=0, warm_evaluator=False),
     )
     producer.forwarder.latency.took(0.001)  # the sink answered fast (no worker to measure it)
     producer.receiver.start()

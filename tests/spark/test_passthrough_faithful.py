@@ -66,7 +66,7 @@ def test_forwarded_json_is_the_received_json_plus_our_facets(spark: Any, tmp_pat
         Evaluator([BoundRules("c", "o", (DatasetPattern("file", str(data)),), (ROWS,))], spark),
         Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
     )
     unbound = body("COMPLETE", "/not/bound", "0190e6f0-0000-7000-8000-000000000001")
     bound = body("COMPLETE", str(data), "0190e6f0-0000-7000-8000-000000000002")

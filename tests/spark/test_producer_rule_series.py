@@ -69,7 +69,7 @@ def test_glob_bound_datasets_make_one_series_per_rule(spark: Any, tmp_path: Path
         Evaluator(bindings, spark=spark),
         Forwarder(Sink()),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
     )
     event = {
         "eventType": "COMPLETE",

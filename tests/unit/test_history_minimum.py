@@ -155,9 +155,9 @@ def test_serve_check_and_attach_take_the_setting(tmp_path: Path) -> None:
 
     parser = build_parser()
     serve = parser.parse_args(["serve", "--contracts", "c", "--history-min-stddev", "10"])
-    assert _settings(serve, None, 0).history_minimums == HistoryMinimums(10, 3)
+    assert _settings(serve, None, 0).history.minimums == HistoryMinimums(10, 3)
     defaults = parser.parse_args(["serve", "--contracts", "c"])
-    assert _settings(defaults, None, 0).history_minimums == HistoryMinimums(7, 3)
+    assert _settings(defaults, None, 0).history.minimums == HistoryMinimums(7, 3)
     check = parser.parse_args(
         ["check", "--contract", "c", "--dataset", "d", "--history-min-seasonal", "2"]
     )
@@ -169,7 +169,7 @@ def test_serve_check_and_attach_take_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="history_min_stddev must be a whole number"):
         _settings(parser.parse_args(["serve", "--contracts", "c", "--history-min-stddev", "1"]),
                   None, 0)  # fmt: skip
-    assert Settings(history_min_seasonal=4).history_minimums == HistoryMinimums(7, 4)
+    assert Settings.of(history_min_seasonal=4).history.minimums == HistoryMinimums(7, 4)
 
 
 def test_the_evaluator_judges_with_the_setting(tmp_path: Path) -> None:

@@ -7,9 +7,12 @@ one fails to connect to a closed port (tests/e2e/test_history_password.py connec
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +218,53 @@ def test_scrubbing_removes_pgpassword() -> None:
     environ = {"PGPASSWORD": SECRET, "PGHOST": "db", "HOME": "/root"}
     assert scrub_environment(environ) == ["PGPASSWORD"]
     assert environ == {"PGHOST": "db", "HOME": "/root"}
+
+
+def test_scrubbing_removes_a_url_with_a_password_under_our_prefixes() -> None:
+    environ = {
+        "OPENLINEAGE_URL": f"https://lq:{SECRET}@marquez.example",
+        "DATAHUB_GMS_URL": "https://datahub.example:8080",  # no password: kept
+        "OTHER_URL": f"https://lq:{SECRET}@elsewhere",  # not ours: the JVM may need it
+    }
+    assert scrub_environment(environ) == ["OPENLINEAGE_URL"]
+    assert set(environ) == {"DATAHUB_GMS_URL", "OTHER_URL"}
+
+
+def test_the_engines_switches_are_no_secrets() -> None:
+    """`LINEAGE_QUALITY_KEY_BYTES=0` (a switch the engine reads when it evaluates) holds KEY in
+    its name, not a key: scrubbing it turned the switch off in serve's evaluations."""
+    environ = {
+        "LINEAGE_QUALITY_KEY_BYTES": "0", "LINEAGE_QUALITY_KEY_COLUMNS": "0",
+        "LINEAGE_QUALITY_API_KEY": SECRET, "OPENLINEAGE__TRANSPORT__AUTH": '{"apiKey": "x"}',
+        "OPENLINEAGE__TRANSPORT__AUTH__TYPE": "api_key", "DATAHUB_GMS_TOKEN": SECRET,
+    }  # fmt: skip
+    assert sorted(scrub_environment(environ)) == [
+        "DATAHUB_GMS_TOKEN", "LINEAGE_QUALITY_API_KEY", "OPENLINEAGE__TRANSPORT__AUTH",
+    ]  # fmt: skip
+
+
+def test_scrubbing_also_overwrites_the_initial_environment_proc_shows(tmp_path: Path) -> None:
+    """/proc/PID/environ shows the environment a process started with, whatever unsetenv did
+    since; every process of the same user can read it (issue 49.5)."""
+    script = (
+        "import json, os, subprocess\n"
+        "from pathlib import Path\n"
+        "from lineage_quality.producer.secrets import scrub_environment\n"
+        "removed = scrub_environment(os.environ)\n"
+        "child = subprocess.run(['cat', '/proc/self/environ'], capture_output=True).stdout\n"
+        "own = Path('/proc/self/environ').read_bytes()\n"
+        "print(json.dumps([removed, own.hex(), child.hex()]))\n"
+    )
+    secrets = {"PGPASSWORD": SECRET, "LINEAGE_QUALITY_API_KEY": "api-key-0123456789"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, **secrets, "LQ_MARKER": "visible"},
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    removed, own_hex, child_hex = json.loads(done.stdout)
+    own, child = bytes.fromhex(own_hex), bytes.fromhex(child_hex)
+    assert b"LQ_MARKER=visible" in own and b"LQ_MARKER=visible" in child  # the check can see
+    assert sorted(removed) == sorted(secrets)
+    for name, value in secrets.items():
+        for seen in (own, child):
+            assert name.encode() not in seen and value.encode() not in seen

@@ -83,7 +83,7 @@ def test_dead_letters_list_shows_run_ids_and_reasons_inert(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "spool.db"
-    spool = Spool(path, Settings(spool_reserve_bytes=0))
+    spool = Spool(path, Settings.of(spool_reserve_bytes=0))
     body = json.dumps({"run": {"runId": TITLE}, "job": {"namespace": "n", "name": "j"}})
     event_id = spool.put(body, lane=f"run:{TITLE}")
     spool.dead_letter(event_id, f"refused 5 times: HTTP 400 {FORGED}")

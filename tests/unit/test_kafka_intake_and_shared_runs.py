@@ -20,12 +20,8 @@ from lineage_quality.engine import verdict
 from lineage_quality.errors import ConfigError
 from lineage_quality.kinds import RuleKind
 from lineage_quality.producer import Producer, Spool
-from lineage_quality.producer.kafka.consumer import (
-    consumer_settings,
-    settings_from_pairs,
-    topics_of,
-    wanted,
-)
+from lineage_quality.producer.kafka.conf_file import settings_from_pairs
+from lineage_quality.producer.kafka.consumer import consumer_settings, topics_of, wanted
 from lineage_quality.producer.secrets import client_secrets
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.shared_runs import event_key, open_shared_runs
@@ -45,24 +41,24 @@ RULE = Rule(
 
 
 def test_the_consumer_never_commits_on_its_own_and_starts_a_new_group_at_the_beginning() -> None:
-    settings = Settings(kafka_bootstrap_servers="b1:9092,b2:9092", kafka_topics="a, b,")
+    settings = Settings.of(kafka_bootstrap_servers="b1:9092,b2:9092", kafka_topics="a, b,")
     assert wanted(settings) and topics_of(settings) == ["a", "b"]
     conf = consumer_settings(settings)
     assert conf["bootstrap.servers"] == "b1:9092,b2:9092"
     assert conf["group.id"] == "lineage-quality"
     assert conf["enable.auto.commit"] is False and conf["enable.auto.offset.store"] is False
     assert conf["auto.offset.reset"] == "earliest"
-    own = Settings(kafka_config={"bootstrap.servers": "b:1", "group.id": "mine",
+    own = Settings.of(kafka_config={"bootstrap.servers": "b:1", "group.id": "mine",
                                  "auto.offset.reset": "latest"})  # fmt: skip
     assert wanted(own)
     assert consumer_settings(own)["group.id"] == "mine"
     assert consumer_settings(own)["auto.offset.reset"] == "latest"
     assert not wanted(Settings())
     with pytest.raises(ConfigError, match=r"enable\.auto\.commit=true would commit"):
-        consumer_settings(Settings(kafka_config={"bootstrap.servers": "b:1",
+        consumer_settings(Settings.of(kafka_config={"bootstrap.servers": "b:1",
                                                  "enable.auto.commit": "true"}))  # fmt: skip
     with pytest.raises(ConfigError, match="no topic"):
-        topics_of(Settings(kafka_bootstrap_servers="b:1", kafka_topics=" , "))
+        topics_of(Settings.of(kafka_bootstrap_servers="b:1", kafka_topics=" , "))
 
 
 def test_kafka_settings_from_a_file_then_flags_and_their_secrets(tmp_path: Path) -> None:
@@ -80,7 +76,7 @@ def test_kafka_settings_from_a_file_then_flags_and_their_secrets(tmp_path: Path)
         "client.id": "lq",
     }
     assert sorted(client_secrets(found)) == ["key=with=equals", "pw-Zq8xK3"]
-    assert "pw-Zq8xK3" not in repr(Settings(kafka_config=found))
+    assert "pw-Zq8xK3" not in repr(Settings.of(kafka_config=found))
     with pytest.raises(ConfigError, match="not KEY=VALUE"):
         settings_from_pairs(["sasl.password"], [])
     with pytest.raises(ConfigError, match="--kafka-conf-file"):
@@ -166,7 +162,7 @@ def _producer(tmp_path: Path, name: str, evaluator: Evaluator, sink: Sink) -> Pr
         evaluator,  # type: ignore[arg-type]
         sink,  # type: ignore[arg-type]
         Spool(tmp_path / f"{name}.spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
         shared=open_shared_runs(tmp_path / "history.db"),
     )
 
@@ -292,7 +288,7 @@ def _intake(
     from lineage_quality.producer.kafka import consumer as consumer_module
 
     monkeypatch.setattr(consumer_module.KafkaIntake, "_new_consumer", lambda self: consumer)
-    settings = Settings(kafka_bootstrap_servers="b:1", kafka_topics="t")
+    settings = Settings.of(kafka_bootstrap_servers="b:1", kafka_topics="t")
     intake = consumer_module.KafkaIntake(settings, accept, Spool(tmp_path / "spool.db"))
     consumer.subscribe(["t"], on_revoke=intake._revoked)
     return intake
@@ -339,7 +335,8 @@ def test_a_bad_message_is_dead_lettered_and_its_offset_committed(
     intake._commit()
     assert len(accepted) == 1 and intake.dead_lettered == 1
     assert consumer.calls == [("commit", [(1, 6)])]
-    (letter,) = intake._spool.dead_letters()
-    assert letter.lane == "kafka:t/1"
-    assert "t[1]@4 is not an event: body is not JSON" in letter.reason
-    assert letter.body == '{"eventType": "START", "x": NaN}'
+    assert intake._spool.dead_letters() == []  # a record of its own, never a dead letter
+    (bad,) = intake._spool.bad_messages()
+    assert (bad.source, bad.offset, bad.where) == ("kafka:t/1", 4, "kafka:t/1@4")
+    assert "t[1]@4 is not an event: body is not JSON" in bad.reason
+    assert bad.head == b'{"eventType": "START", "x": NaN}' and bad.size == len(bad.head)

@@ -278,7 +278,7 @@ def test_delivery_retries_an_outage_and_dead_letters_a_refusal(tmp_path: Path) -
         Evaluator([]),
         Forwarder(broker),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0, workers=2, dead_letter_after=3, retry=Backoff(0.01, 0.02)),
+        Settings.of(port=0, workers=2, dead_letter_after=3, retry=Backoff(0.01, 0.02)),
     )
     producer.start()
     try:

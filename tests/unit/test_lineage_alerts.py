@@ -68,7 +68,7 @@ def _producer(
         evaluator,  # type: ignore[arg-type]
         sink,  # type: ignore[arg-type]
         Spool(tmp_path / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
         alerts=sender,
         lineage=keeper,
     )

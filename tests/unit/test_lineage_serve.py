@@ -118,7 +118,7 @@ def test_serve_marks_the_derived_columns_downstream_and_clears_them(tmp_path: Pa
         evaluator,  # type: ignore[arg-type]
         sink,  # type: ignore[arg-type]
         Spool(tmp_path / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
         lineage=keeper,
     )
     producer.start()
@@ -168,10 +168,10 @@ def test_the_policy_is_a_setting_and_a_serve_option() -> None:
 
     from lineage_quality.cli.main import build_parser
 
-    assert Settings().upstream is Upstream.WARN  # default: marks, never blocking
-    assert Settings(upstream="BLOCK").upstream is Upstream.BLOCK  # type: ignore[arg-type]
+    assert Settings().lineage.upstream is Upstream.WARN  # default: marks, never blocking
+    assert Settings.of(upstream="BLOCK").lineage.upstream is Upstream.BLOCK  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="one of off, warn, block"):
-        Settings(upstream="stop")  # type: ignore[arg-type]
+        Settings.of(upstream="stop")  # type: ignore[arg-type]
     args = build_parser().parse_args(["serve", "--contracts", "c", "--upstream", "block"])
     assert args.upstream is Upstream.BLOCK
     assert build_parser().parse_args(["serve", "--contracts", "c"]).upstream is Upstream.WARN

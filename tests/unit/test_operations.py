@@ -39,8 +39,8 @@ def producer(tmp_path: Path) -> Iterator[Producer]:
     p = Producer(
         Evaluator([]),  # no rules: no Spark session is ever started
         Forwarder(sink),
-        Spool(tmp_path / "spool.db", Settings(spool_max_events=3)),
-        Settings(port=0, api_key=KEY, retry=Backoff(initial=0.05)),
+        Spool(tmp_path / "spool.db", Settings.of(spool_max_events=3)),
+        Settings.of(port=0, api_key=KEY, retry=Backoff(initial=0.05)),
     )
     p.start()
     yield p

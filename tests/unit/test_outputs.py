@@ -87,7 +87,7 @@ def recording() -> Iterator[None]:
 
 
 def test_the_factory_builds_the_alert_types_from_settings(tmp_path: Path) -> None:
-    settings = Settings(
+    settings = Settings.of(
         spool=tmp_path / "s.db",
         alert_max_pending=7,
         outputs=[
@@ -106,7 +106,7 @@ def test_the_factory_builds_the_alert_types_from_settings(tmp_path: Path) -> Non
     assert outputs.alerts.outbox.path == outbox_path(tmp_path / "s.db")
     assert outputs.alerts.outbox.max_pending == 7
     outputs.alerts.outbox.close()
-    assert build_outputs(Settings(spool=tmp_path / "t.db")) == Outputs()
+    assert build_outputs(Settings.of(spool=tmp_path / "t.db")) == Outputs()
 
 
 def test_the_factory_builds_the_datahub_types_from_settings(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_the_factory_builds_the_datahub_types_from_settings(tmp_path: Path) -> N
     from lineage_quality.datahub.rest import McpRestWriter
     from lineage_quality.datahub.sink import DataHubSink
 
-    settings = Settings(
+    settings = Settings.of(
         spool=tmp_path / "s.db",
         outputs=[
             {"type": "datahub-rest", "url": "http://127.0.0.1:9", "env": "dev", "token": "t"},
@@ -137,17 +137,17 @@ def test_the_factory_builds_the_datahub_types_from_settings(tmp_path: Path) -> N
 
 
 def test_an_unknown_type_is_a_clear_error_naming_it(tmp_path: Path) -> None:
-    settings = Settings(spool=tmp_path / "s.db", outputs=[{"type": "kafak", "topic": "q"}])
+    settings = Settings.of(spool=tmp_path / "s.db", outputs=[{"type": "kafak", "topic": "q"}])
     with pytest.raises(ConfigError, match=r"unknown output type 'kafak' \(known: datahub-file, "):
         build_outputs(settings)
     with pytest.raises(ConfigError, match=r"output 'webhook': unknown option\(s\) uri"):
-        build_outputs(Settings(outputs=[{"type": "webhook", "uri": "http://x"}]))
+        build_outputs(Settings.of(outputs=[{"type": "webhook", "uri": "http://x"}]))
     with pytest.raises(ConfigError, match=r"output 'datahub-file' needs option\(s\) path"):
-        build_outputs(Settings(outputs=[{"type": "datahub-file"}]))
+        build_outputs(Settings.of(outputs=[{"type": "datahub-file"}]))
     with pytest.raises(ConfigError, match="alert webhook must be an http"):
-        build_outputs(Settings(outputs=[{"type": "slack", "url": "ftp://x"}]))
+        build_outputs(Settings.of(outputs=[{"type": "slack", "url": "ftp://x"}]))
     with pytest.raises(ValueError, match="a dict with a 'type'"):
-        Settings(outputs=[{"url": "http://x"}])
+        Settings.of(outputs=[{"url": "http://x"}])
 
 
 def test_what_was_built_before_a_wrong_output_is_closed(tmp_path: Path, recording: None) -> None:
@@ -165,7 +165,7 @@ def test_what_was_built_before_a_wrong_output_is_closed(tmp_path: Path, recordin
     )
     specs = [{"type": "recording", "name": "a"}, {"type": "nope"}]
     with pytest.raises(ConfigError, match="'nope'"):
-        build_outputs(Settings(spool=tmp_path / "s.db", outputs=specs))
+        build_outputs(Settings.of(spool=tmp_path / "s.db", outputs=specs))
     assert [s.closed for s in built] == [True]
 
 
@@ -182,8 +182,9 @@ def test_serve_flags_are_settings_outputs(recording: None) -> None:
     settings = _settings(args, None, 0)
     # issue 40: the DataHub outputs remember each rule's assertion beside the spool (a superseded
     # one is marked removed after a restart too), one state file per writer
-    state = str(settings.spool.with_name(settings.spool.stem + ".datahub-assertions.json"))
-    assert settings.outputs == (
+    spool = settings.spool.path
+    state = str(spool.with_name(spool.stem + ".datahub-assertions.json"))
+    assert settings.outputs.specs == (
         OutputSpec("datahub-rest", {"url": "http://gms:8080", "env": "dev", "state": state}),
         OutputSpec(
             "datahub-file", {"path": "out.json", "env": "dev", "state": f"{state}.file"}
@@ -193,7 +194,7 @@ def test_serve_flags_are_settings_outputs(recording: None) -> None:
         OutputSpec("recording", {"name": "any type, by JSON"}),
     )
     # the Slack URL is a secret: redacted from the logs by serve, never in a repr
-    assert secrets_of(settings.outputs) == ["https://ops/hook", SLACK_URL]
+    assert secrets_of(settings.outputs.specs) == ["https://ops/hook", SLACK_URL]
     assert SLACK_URL not in repr(settings)
     args.output = ["{not json"]
     with pytest.raises(ConfigError, match="--output: "):
@@ -230,7 +231,7 @@ def test_adding_an_output_is_one_module_and_one_registry_line(
 
     # The new one (tests/unit/recording_output.py, registered by the fixture) is built from the
     # settings by its type and gets every evaluation's results, like DataHub.
-    settings = Settings(
+    settings = Settings.of(
         port=0, spool=tmp_path / "s.db", outputs=[{"type": "recording", "name": "mine"}]
     )
     outputs = build_outputs(settings)
@@ -239,7 +240,7 @@ def test_adding_an_output_is_one_module_and_one_registry_line(
     producer = Producer(
         Evaluator(),  # type: ignore[arg-type]
         Sink(),  # type: ignore[arg-type]
-        Spool(settings.spool, settings),
+        Spool(settings.spool.path, settings),
         settings,
         result_sinks=outputs.result_sinks,
         alerts=outputs.alerts,
@@ -263,7 +264,7 @@ def test_the_in_driver_producer_gets_the_same_outputs_as_serve(
 
     hook = FlakyWebhook()
     hook.up.set()
-    settings = Settings(
+    settings = Settings.of(
         port=0,
         workers=2,
         evaluation_timeout=None,
@@ -276,7 +277,7 @@ def test_the_in_driver_producer_gets_the_same_outputs_as_serve(
     driver = DriverProducer(
         Evaluator(),  # type: ignore[arg-type]
         Sink(),  # type: ignore[arg-type]
-        Spool(settings.spool, settings),
+        Spool(settings.spool.path, settings),
         settings,
         hold_seconds=60,
         on_first_event=lambda: firsts.append(True),

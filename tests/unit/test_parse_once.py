@@ -91,7 +91,7 @@ def test_an_evaluated_complete_is_parsed_once(
     monkeypatch.setattr(rawjson, "loads", counting)
     monkeypatch.setattr(spooled_module, "parse", lambda body: pytest.fail("parsed again"))
     evaluator, sink = Evaluator(), Sink()
-    producer = Producer(evaluator, sink, Spool(tmp_path / "s.db"), Settings(port=0))  # type: ignore[arg-type]
+    producer = Producer(evaluator, sink, Spool(tmp_path / "s.db"), Settings.of(port=0))  # type: ignore[arg-type]
     producer.start()
     try:
         conn = http.client.HTTPConnection(*producer.receiver.address, timeout=10)
@@ -122,7 +122,7 @@ def test_an_evaluated_complete_is_bound_once(tmp_path: Path) -> None:
             return super().bound(event)
 
     evaluator, sink = Counting(), Sink()
-    producer = Producer(evaluator, sink, Spool(tmp_path / "s.db"), Settings(port=0))  # type: ignore[arg-type]
+    producer = Producer(evaluator, sink, Spool(tmp_path / "s.db"), Settings.of(port=0))  # type: ignore[arg-type]
     producer.start()
     try:
         body = complete("0190e6f0-0000-7000-8000-000000000002")

@@ -39,7 +39,7 @@ def test_unbound_events_are_forwarded_unchanged_in_order(tmp_path: Path) -> None
         Evaluator([]),  # no contracts: nothing is bound, Spark is never started
         Forwarder(FileTransport(FileConfig(log_file_path=str(sink), append=True))),
         Spool(tmp_path / "spool.db"),
-        Settings(port=0),
+        Settings.of(port=0),
     )
     producer.start()
     try:

@@ -169,7 +169,7 @@ def test_the_receiver_answers_201_and_hands_over_the_parsed_event() -> None:
     import http.client
 
     got: list[tuple[str, dict[str, Any]]] = []
-    receiver = Receiver(lambda t, e: got.append((t, e)), Settings(port=0))
+    receiver = Receiver(lambda t, e: got.append((t, e)), Settings.of(port=0))
     receiver.start()
     try:
         conn = http.client.HTTPConnection(*receiver.address, timeout=5)

@@ -36,7 +36,7 @@ def variant(**changes: object) -> bytes:
 def server() -> Iterator[tuple[Receiver, list[str]]]:
     got: list[str] = []
     receiver = Receiver(
-        lambda text, _event: got.append(text), Settings(port=0, api_key=None, max_body=64 * 1024)
+        lambda text, _event: got.append(text), Settings.of(port=0, api_key=None, max_body=64 * 1024)
     )
     receiver.start()
     yield receiver, got
@@ -133,7 +133,9 @@ def test_bad_requests_get_a_clear_4xx_and_the_server_keeps_serving(
 
 def test_api_key_is_required_when_configured() -> None:
     got: list[str] = []
-    receiver = Receiver(lambda text, _event: got.append(text), Settings(port=0, api_key="s3cret"))
+    receiver = Receiver(
+        lambda text, _event: got.append(text), Settings.of(port=0, api_key="s3cret")
+    )
     receiver.start()
     try:
         assert post(receiver, EVENT.encode(), JSON)[0] == 401
@@ -148,7 +150,7 @@ def test_storage_failure_is_a_503_not_a_silent_drop() -> None:
     def refuse(_: str) -> None:
         raise OSError("disk full")
 
-    receiver = Receiver(lambda text, _event: refuse(text), Settings(port=0))
+    receiver = Receiver(lambda text, _event: refuse(text), Settings.of(port=0))
     receiver.start()
     try:
         assert post(receiver, EVENT.encode(), JSON)[0] == 503

@@ -30,7 +30,7 @@ def server() -> Iterator[tuple[Receiver, list[str]]]:
     got: list[str] = []
     receiver = Receiver(
         lambda text, _event: got.append(text),
-        Settings(port=0, api_key=None, header_timeout=1.0, body_timeout=2.0),
+        Settings.of(port=0, api_key=None, header_timeout=1.0, body_timeout=2.0),
     )
     receiver.start()
     yield receiver, got
@@ -128,7 +128,9 @@ def test_smuggled_request_behind_two_framings_never_runs(
 
 def test_bearer_scheme_is_case_insensitive() -> None:
     got: list[str] = []
-    receiver = Receiver(lambda text, _event: got.append(text), Settings(port=0, api_key="s3cret"))
+    receiver = Receiver(
+        lambda text, _event: got.append(text), Settings.of(port=0, api_key="s3cret")
+    )
     receiver.start()
     try:
         for scheme, expected in (("bearer", 201), ("BEARER", 201), ("Bearer", 201), ("Basic", 401)):
@@ -178,7 +180,9 @@ def test_trickled_headers_are_cut_off_and_real_posts_get_through(
 
 def test_connections_beyond_the_cap_get_503_at_once() -> None:
     got: list[str] = []
-    receiver = Receiver(lambda text, _event: got.append(text), Settings(port=0, max_connections=2))
+    receiver = Receiver(
+        lambda text, _event: got.append(text), Settings.of(port=0, max_connections=2)
+    )
     receiver.start()
     idle = [socket.create_connection(receiver.address, timeout=5) for _ in range(2)]
     try:
@@ -200,7 +204,9 @@ def test_run_verdicts_need_the_key_when_one_is_set() -> None:
         asked.append(run_id)
         return 200, {"runId": run_id, "status": "evaluated", "verdicts": []}
 
-    receiver = Receiver(lambda _text, _event: None, Settings(port=0, api_key="s3cret"), runs=runs)
+    receiver = Receiver(
+        lambda _text, _event: None, Settings.of(port=0, api_key="s3cret"), runs=runs
+    )
     receiver.start()
     try:
         get = b"GET /api/v1/runs/r%2F1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"

@@ -141,7 +141,7 @@ def receiver() -> Iterator[tuple[Receiver, list[str]]]:
     got: list[str] = []
     server = Receiver(
         lambda text, _event: got.append(text),
-        Settings(port=0, header_timeout=2.0, body_timeout=2.0),
+        Settings.of(port=0, header_timeout=2.0, body_timeout=2.0),
     )
     server.start()
     yield server, got

@@ -48,7 +48,7 @@ def uid() -> str:
 @pytest.fixture
 def receiver() -> Iterator[tuple[Receiver, list[str]]]:
     got: list[str] = []
-    r = Receiver(lambda text, _event: got.append(text), Settings(port=0, api_key=None))
+    r = Receiver(lambda text, _event: got.append(text), Settings.of(port=0, api_key=None))
     r.start()
     yield r, got
     r.stop()
@@ -82,7 +82,7 @@ def runs_rows(spool: Spool) -> int:
 
 def test_run_bookkeeping_never_grows_past_its_bound(tmp_path: Path) -> None:
     spool = Spool(
-        tmp_path / "s.db", Settings(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=10))
+        tmp_path / "s.db", Settings.of(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=10))
     )
     ids = [uid() for _ in range(40)]
     for run_id in ids:
@@ -93,7 +93,7 @@ def test_run_bookkeeping_never_grows_past_its_bound(tmp_path: Path) -> None:
     assert spool.run_report(ids[0]) is None  # the oldest expired: unknown
     spool.close()
     reopened = Spool(
-        tmp_path / "s.db", Settings(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=5))
+        tmp_path / "s.db", Settings.of(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=5))
     )
     reopened.run_seen([uid()], 0)  # a smaller bound holds from the next write on
     assert runs_rows(reopened) == 5
@@ -102,7 +102,7 @@ def test_run_bookkeeping_never_grows_past_its_bound(tmp_path: Path) -> None:
 
 def test_verdicts_count_against_their_byte_bound_and_expire_whole_runs(tmp_path: Path) -> None:
     bounds = RunBookBounds(max_verdict_bytes=10_000)
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0, runs=bounds))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0, runs=bounds))
     body = json.dumps([{"rule": "r", "status": "FAILED", "message": "x" * 3000}])
     ids = [uid() for _ in range(8)]
     for run_id in ids:
@@ -121,7 +121,7 @@ def test_verdicts_count_against_their_byte_bound_and_expire_whole_runs(tmp_path:
 
 def test_a_run_expired_while_its_complete_waited_is_unknown_after(tmp_path: Path) -> None:
     spool = Spool(
-        tmp_path / "s.db", Settings(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=5))
+        tmp_path / "s.db", Settings.of(spool_reserve_bytes=0, runs=RunBookBounds(max_runs=5))
     )
     waiting = uid()
     event_id = spool.put(json.dumps(start(waiting)), [waiting], +1)
@@ -139,7 +139,7 @@ def test_oversized_run_ids_never_reach_the_runs_table(tmp_path: Path) -> None:
     """The issue's attack below the receiver (which refuses them): 40 events whose run, parent
     and root ids are huge made spool.db 355 MB; they are not recorded at all."""
     spool = Spool(
-        tmp_path / "s.db", Settings(spool_reserve_bytes=0, spool_max_bytes=5 * 1024 * 1024)
+        tmp_path / "s.db", Settings.of(spool_reserve_bytes=0, spool_max_bytes=5 * 1024 * 1024)
     )
     for n in range(40):
         ids = [f"{n}-{'r' * 200_000}", f"{n}-{'p' * 200_000}", f"{n}-{'q' * 200_000}"]

@@ -41,7 +41,7 @@ def event(run: str, n: int = 0, **extra: Any) -> str:
 
 
 def test_claim_keeps_each_lane_in_order_and_lets_other_lanes_pass(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     a1, a2, b1 = spool.put(event("a", 1)), spool.put(event("a", 2)), spool.put(event("b", 1))
     first = spool.claim(timeout=0)
     assert first is not None and (first.id, first.lane) == (a1, "run:a")
@@ -57,7 +57,7 @@ def test_claim_keeps_each_lane_in_order_and_lets_other_lanes_pass(tmp_path: Path
 def test_bound_warns_at_80_percent_then_refuses(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_max_events=5, spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_max_events=5, spool_reserve_bytes=0))
     with caplog.at_level(logging.WARNING):
         ids = [spool.put(event("a", i)) for i in range(5)]
         assert "spool is 80% full" in caplog.text
@@ -67,14 +67,14 @@ def test_bound_warns_at_80_percent_then_refuses(
     spool.put(event("a", 5))
     assert spool.usage()[0] == 5
 
-    by_bytes = Spool(tmp_path / "b.db", Settings(spool_max_bytes=300, spool_reserve_bytes=0))
+    by_bytes = Spool(tmp_path / "b.db", Settings.of(spool_max_bytes=300, spool_reserve_bytes=0))
     by_bytes.put(event("a"))
     with pytest.raises(SpoolFullError):
         by_bytes.put(event("a", 1, pad="x" * 300))
 
 
 def test_hand_over_puts_the_follow_up_after_its_event_and_holds_the_lane(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     first = spool.put(event("a"))
     item = spool.claim(timeout=0)
     assert item is not None
@@ -96,7 +96,7 @@ def test_hand_over_puts_the_follow_up_after_its_event_and_holds_the_lane(tmp_pat
 
     spool.close()
     reopened = Spool(
-        tmp_path / "s.db", Settings(spool_reserve_bytes=0)
+        tmp_path / "s.db", Settings.of(spool_reserve_bytes=0)
     )  # after a restart: in lane order
     found = reopened.claim(timeout=0)
     assert found is not None and found.id == late
@@ -117,14 +117,14 @@ def test_spools_of_the_first_release_are_migrated(tmp_path: Path) -> None:
     db.execute("INSERT INTO events (body, received) VALUES (?, 0)", (event("old"),))
     db.commit()
     db.close()
-    spool = Spool(path, Settings(spool_reserve_bytes=0))
+    spool = Spool(path, Settings.of(spool_reserve_bytes=0))
     item = spool.claim(timeout=0)
     assert item is not None and item.lane == "run:old" and item.kind == "event"
     assert spool.usage() == (1, len(event("old").encode()))
 
 
 def test_disk_reserve_is_written_beside_the_spool(tmp_path: Path) -> None:
-    Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=8192))
+    Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=8192))
     assert (tmp_path / "s.db.reserve").stat().st_size == 8192
 
 

@@ -36,7 +36,7 @@ def _trace(spool: Spool, begin_seconds: float = 0.0) -> list[str]:
 
 
 def test_deletes_share_the_puts_commits_and_stay_deleted(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     first = [spool.put(event(f"r{t}", 0), [f"r{t}"]) for t in range(6)]
     statements = _trace(spool, 0.01)
     errors: list[BaseException] = []
@@ -59,14 +59,14 @@ def test_deletes_share_the_puts_commits_and_stay_deleted(tmp_path: Path) -> None
     assert commits < 66 / 2, f"{commits} commits for 60 puts and 6 deletes: not shared"
     assert spool.usage()[0] == 60
     spool.close()
-    reopened = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    reopened = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     ids = {row[0] for row in reopened.store.db.execute("SELECT id FROM events")}
     assert not ids & set(first)
     assert len(ids) == 60
 
 
 def test_a_batch_of_deletes_only_is_not_synced_and_a_batch_with_puts_is(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     a = spool.put(event("a", 0))
     statements = _trace(spool)
     spool.done(a)
@@ -80,7 +80,7 @@ def test_a_batch_of_deletes_only_is_not_synced_and_a_batch_with_puts_is(tmp_path
 def test_a_full_disk_refuses_the_puts_of_a_batch_and_still_deletes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=4096))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=4096))
     kept = spool.put(event("a", 0), ["a"], +1)
 
     def full(body: str, lane: str, size: int) -> int:
@@ -101,7 +101,7 @@ def test_a_full_disk_refuses_the_puts_of_a_batch_and_still_deletes(
 def test_an_interrupted_commit_fails_its_puts_and_the_next_put_commits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     real = spool.commit._commit_batch
 
     def interrupted(batch: Any) -> None:
@@ -116,7 +116,7 @@ def test_an_interrupted_commit_fails_its_puts_and_the_next_put_commits(
 
 
 def test_every_waiting_put_is_woken_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     _trace(spool, 0.01)
     waiters: list[CountingLock] = []
 
@@ -151,7 +151,7 @@ def test_every_waiting_put_is_woken_once(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_events_put_here_are_taken_from_memory_with_their_type_and_runs(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     body = event("a", 0)
     spool.put(body, ["a", "parent"], 0, "a", "START")
     real_reader = spool.store.reader
@@ -177,14 +177,14 @@ def test_events_put_here_are_taken_from_memory_with_their_type_and_runs(tmp_path
     spool.done(again.id)
     assert len(spool.index._memory) == 1
     spool.close()
-    reopened = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    reopened = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     after = reopened.claim(timeout=1)
     assert after is not None and after.event_type is None  # read back, parsed by the worker
 
 
 def test_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index_module, "MEMORY_BYTES", 300)
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     ids = [spool.put(event("a", n), ["a"], 0, "a", "START") for n in range(10)]
     assert 0 < len(spool.index._memory) < 10
     assert spool.index._memory_bytes <= 300
@@ -205,7 +205,7 @@ def test_a_received_event_of_a_type_never_evaluated_is_forwarded_without_parsing
         def close(self) -> None:
             pass
 
-    producer = Producer(Evaluator([]), Sink(), Spool(tmp_path / "s.db"), Settings(port=0))  # type: ignore[arg-type]
+    producer = Producer(Evaluator([]), Sink(), Spool(tmp_path / "s.db"), Settings.of(port=0))  # type: ignore[arg-type]
     start = json.dumps(
         {
             "eventType": "START",
@@ -251,7 +251,7 @@ def _count_wakes(spool: Spool) -> list[int]:
 
 
 def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     spool.lanes.helper_after = 3600.0  # no worker counts as slow (see the tests below)
     spool.put(event("a", 0), ["a"], 0, "a")
     held = spool.claim(timeout=1)
@@ -275,7 +275,7 @@ def test_workers_are_woken_only_for_a_lane_they_can_claim(tmp_path: Path) -> Non
 def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Path) -> None:
     # In pass-through the spool drains after nearly every event: waking every idle worker each
     # time cost ~3 context switches per event (bench/passthrough.py: 9.3 -> 6.4 per event).
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     workers: list[str] = []
     emptied: list[str] = []
     real_workers, real_emptied = spool.lanes.changed.notify_all, spool.lanes.emptied.notify_all
@@ -306,7 +306,7 @@ def test_a_draining_spool_wakes_wait_empty_and_not_the_idle_workers(tmp_path: Pa
 
 def _holding_a(tmp_path: Path) -> tuple[Spool, Any, list[int]]:
     """A spool whose one worker holds lane "a" (never slow), and the wakeups from then on."""
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     spool.lanes.helper_after = 3600.0
     spool.put(event("a", 0), ["a"], 0, "a")
     held = spool.claim(timeout=1)
@@ -342,7 +342,7 @@ def test_a_parked_worker_brings_another_in(tmp_path: Path) -> None:
 def test_a_slow_sink_brings_helpers_in_for_events_already_spooled(tmp_path: Path) -> None:
     # a backlog (after an outage, a restart) to a sink slower than helper_after: each event a
     # worker takes after a slow one wakes another worker for another lane's events
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     for lane in ("a", "a", "b", "c"):
         spool.put(event(lane, 0), [lane], 0, lane)
     spool.lanes.helper_after = 0.0

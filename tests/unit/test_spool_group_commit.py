@@ -57,7 +57,7 @@ def _put_from_threads(spool: Spool, threads: int, each: int) -> tuple[list[int],
 
 
 def test_concurrent_puts_share_commits_and_all_survive_a_reopen(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     statements = _slow_commits(spool, 0.01)
     ids, errors = _put_from_threads(spool, threads=8, each=20)
     assert errors == []
@@ -66,7 +66,7 @@ def test_concurrent_puts_share_commits_and_all_survive_a_reopen(tmp_path: Path) 
     assert commits <= 160 / 3, f"{commits} commits for 160 events: no group commit"
     assert spool.usage()[0] == 160
     spool.close()
-    reopened = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    reopened = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     bodies = reopened.store.db.execute("SELECT id, body FROM events").fetchall()
     assert sorted(i for i, _ in bodies) == sorted(ids)
     # each run's events were stored in the order their thread put them
@@ -82,7 +82,7 @@ def test_concurrent_puts_share_commits_and_all_survive_a_reopen(tmp_path: Path) 
 
 
 def test_the_bound_refuses_only_the_puts_past_it(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_max_events=50, spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_max_events=50, spool_reserve_bytes=0))
     _slow_commits(spool, 0.01)
     ids, errors = _put_from_threads(spool, threads=6, each=12)
     assert len(ids) == 50
@@ -95,7 +95,7 @@ def test_the_bound_refuses_only_the_puts_past_it(tmp_path: Path) -> None:
 def test_a_failed_commit_fails_every_put_of_its_batch_and_keeps_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     kept = spool.put(event("a", 0))
     real = spool.commit._insert
     calls = {"n": 0}
@@ -118,7 +118,7 @@ def test_a_failed_commit_fails_every_put_of_its_batch_and_keeps_none(
 
 
 def test_done_deletes_and_counts_the_run_down_in_one_step(tmp_path: Path) -> None:
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     first = spool.put(event("a", 0), ["a"], +1)
     spool.put(event("a", 1), ["a"], +1)
     assert spool.run_report("a") == (2, [])
@@ -126,7 +126,7 @@ def test_done_deletes_and_counts_the_run_down_in_one_step(tmp_path: Path) -> Non
     assert spool.run_report("a") == (1, [])
     assert spool.usage()[0] == 1
     spool.close()
-    reopened = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    reopened = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     assert reopened.run_report("a") == (1, [])
     assert reopened.usage()[0] == 1
 
@@ -134,7 +134,7 @@ def test_done_deletes_and_counts_the_run_down_in_one_step(tmp_path: Path) -> Non
 def test_claims_read_committed_events_while_puts_commit(tmp_path: Path) -> None:
     # workers claim from memory and read on their own connection: every claimed event is one
     # that was committed, each lane in order, none twice
-    spool = Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0))
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0))
     _slow_commits(spool, 0.005)
     seen: list[tuple[str, int]] = []
     stop = threading.Event()
@@ -162,4 +162,4 @@ def test_claims_read_committed_events_while_puts_commit(tmp_path: Path) -> None:
     for t in range(4):
         assert [n for run, n in seen if run == f"r{t}"] == list(range(25))
     spool.close()
-    assert Spool(tmp_path / "s.db", Settings(spool_reserve_bytes=0)).pending() == 0
+    assert Spool(tmp_path / "s.db", Settings.of(spool_reserve_bytes=0)).pending() == 0

@@ -58,7 +58,7 @@ def test_a_delete_rides_on_the_commit_in_flight_then_the_flusher_commits_it(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "s.db"
-    spool = Spool(path, Settings(spool_reserve_bytes=0))
+    spool = Spool(path, Settings.of(spool_reserve_bytes=0))
     first = spool.put(event("a", 0), ["a"])
     second = spool.put(event("a", 1), ["a"])
     gate = _Gate(spool)
@@ -88,7 +88,7 @@ def test_a_delete_rides_on_the_commit_in_flight_then_the_flusher_commits_it(
 
 def test_a_riding_delete_joins_the_next_waiting_put_in_one_transaction(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    spool = Spool(path, Settings(spool_reserve_bytes=0))
+    spool = Spool(path, Settings.of(spool_reserve_bytes=0))
     first = spool.put(event("a", 0), ["a"])
     gate = _Gate(spool)
     held = _hold_a_commit(spool, gate, event("other", 0))
@@ -119,7 +119,7 @@ def test_a_riding_delete_joins_the_next_waiting_put_in_one_transaction(tmp_path:
 
 def test_close_and_wait_empty_wait_for_riding_deletes(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    spool = Spool(path, Settings(spool_reserve_bytes=0))
+    spool = Spool(path, Settings.of(spool_reserve_bytes=0))
     ids = [spool.put(event("a", n), ["a"]) for n in range(3)]
     gate = _Gate(spool)
     held = _hold_a_commit(spool, gate, event("other", 0))
@@ -135,6 +135,6 @@ def test_close_and_wait_empty_wait_for_riding_deletes(tmp_path: Path) -> None:
     opener.join()
     assert _rows(path) == {max(_rows(path))}  # only the held put's event is left
     assert not set(ids) & _rows(path)
-    reopened = Spool(path, Settings(spool_reserve_bytes=0))
+    reopened = Spool(path, Settings.of(spool_reserve_bytes=0))
     assert reopened.usage()[0] == 1
     reopened.close()

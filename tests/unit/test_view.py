@@ -43,7 +43,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def server(store: Path) -> Iterator[str]:
     stores = open_stores(store, Links("http://marquez.example:3000", "https://datahub.example"))
-    receiver = Receiver(None, Settings(port=0))
+    receiver = Receiver(None, Settings.of(port=0))
     receiver.add(view_routes(stores))
     receiver.start()
     yield receiver.url

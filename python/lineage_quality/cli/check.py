@@ -144,10 +144,11 @@ def run_check(
         )
         err.write(f"lineage-quality: warning: {contract} declares no rules{hint}\n")
     # opened before Spark: a bad store fails fast, and libpq has read PGPASSWORD before the
-    # JVM (which runs contract SQL) starts without it, as in serve
+    # JVM (which runs contract SQL) starts without it and every other secret, as in serve
     store = None if history is None else open_history(history, password_file=history_password_file)
-    if store is not None:
-        os.environ.pop("PGPASSWORD", None)
+    from lineage_quality.producer.secrets import scrub_environment
+
+    scrub_environment(os.environ)
     try:
         return _evaluate(
             contract, dataset, fmt, output, chosen, master, out, err, spark_conf, store, sinks,
@@ -219,7 +220,7 @@ def _result_sinks(outputs: Sequence[OutputSpec], chosen: BoundRules) -> Sequence
     from lineage_quality.producer.outputs.factory import build_outputs
     from lineage_quality.producer.settings import Settings
 
-    return build_outputs(Settings(outputs=tuple(outputs)), [chosen]).result_sinks
+    return build_outputs(Settings.of(outputs=tuple(outputs)), [chosen]).result_sinks
 
 
 def check_event(namespace: str, name: str) -> dict[str, Any]:

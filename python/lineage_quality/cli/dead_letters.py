@@ -1,6 +1,8 @@
 """`lineage-quality dead-letters`: what a sink kept refusing for good -- events (the spool's
 `dead_letters`) or, with `--alerts`, alerts (the alert outbox beside the spool) -- listed, shown
-whole, delivered again or purged. Safe while `serve` runs (SQLite WAL).
+whole, delivered again or purged; with the events, the records of Kafka messages that were not
+events (the spool's bad messages: listed, shown, purged, never sent). Safe while `serve` runs
+(SQLite WAL).
 
 Run ids, job and dataset names and the sinks' answers come from outside: `list` prints them inert
 (control characters escaped, so no escape sequence reaches the terminal), `show` as JSON (which
@@ -14,10 +16,13 @@ import datetime
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lineage_quality.errors import ConfigError
 from lineage_quality.inert import inert
+
+if TYPE_CHECKING:
+    from lineage_quality.producer.spool import DeadLetter
 
 
 def _when(epoch: float) -> str:
@@ -38,6 +43,8 @@ def dead_letters(args: argparse.Namespace) -> int:
 
 
 def _events(args: argparse.Namespace) -> int:
+    """The spool's dead letters (events a sink refused) and its bad messages (records of Kafka
+    messages that were not events), in one id space."""
     from lineage_quality.producer import Spool
 
     if not Path(args.spool).exists():
@@ -45,24 +52,50 @@ def _events(args: argparse.Namespace) -> int:
     spool = Spool(args.spool)
     try:
         letters = {d.id: d for d in spool.dead_letters()}
-        chosen = [letters[i] for i in _chosen_ids(args.ids, list(letters), args.spool)]
+        bad = {b.id: b for b in spool.bad_messages()}
+        chosen = _chosen_ids(args.ids, sorted([*letters, *bad]), args.spool)
         if args.action == "list":
-            for d in chosen:
-                print(f"{d.id}\t{_when(d.dead)}\t{inert(d.lane)}\t{d.attempts}\t{inert(d.reason)}")
+            for i in chosen:
+                if i in letters:
+                    d = letters[i]
+                    print(f"{d.id}\t{_when(d.dead)}\t{inert(d.lane)}\t{d.attempts}\t"
+                          f"{inert(d.reason)}")  # fmt: skip
+                else:
+                    b = bad[i]
+                    what = f"{inert(b.reason)} ({b.size} bytes, sha256 {b.sha256[:16]})"
+                    print(f"{b.id}\t{_when(b.received)}\t{inert(b.where)}\t-\t{what}")
             print(f"{len(chosen)} dead letter(s)", file=sys.stderr)
         elif args.action == "show":
-            for d in chosen:
-                print(json.dumps({"id": d.id, "lane": d.lane, "reason": d.reason,
-                                  "event": json.loads(d.body)}, indent=2))  # fmt: skip
+            for i in chosen:
+                shown = _letter(letters[i]) if i in letters else bad[i].shown()
+                print(json.dumps(shown, indent=2))
         elif args.action == "retry":
-            for d in chosen:
-                print(f"dead letter {d.id} queued again as event {spool.retry_dead_letter(d.id)}")
+            refused = [i for i in chosen if i in bad]
+            if refused:
+                raise ConfigError(
+                    f"dead letter(s) {', '.join(map(str, refused))}: Kafka message(s) that were "
+                    "not events, kept as records (their first bytes), not whole: nothing to send "
+                    "again (`show` says where each is in its topic)"
+                )
+            for i in chosen:
+                print(f"dead letter {i} queued again as event {spool.retry_dead_letter(i)}")
         else:
-            purged = spool.purge_dead_letters(list(args.ids) if args.ids else None)
+            wanted = list(args.ids) if args.ids else None
+            purged = spool.purge_dead_letters(wanted) + spool.purge_bad_messages(wanted)
             print(f"purged {purged} dead letter(s)")
     finally:
         spool.close()
     return 0
+
+
+def _letter(d: DeadLetter) -> dict[str, Any]:
+    """A dead letter as `show` prints it: its event parsed (a Kafka message an older version
+    kept among the dead letters may be no JSON: then its text)."""
+    try:
+        body: dict[str, Any] = {"event": json.loads(d.body)}
+    except ValueError:
+        body = {"body": d.body}
+    return {"id": d.id, "lane": d.lane, "reason": d.reason, **body}
 
 
 def _alerts(args: argparse.Namespace) -> int:
@@ -122,4 +155,4 @@ def add_parser(sub: Any) -> None:
 def _default_spool() -> str:
     from lineage_quality.producer.settings import DEFAULTS
 
-    return str(DEFAULTS.spool)
+    return str(DEFAULTS.spool.path)

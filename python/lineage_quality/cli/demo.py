@@ -96,7 +96,7 @@ def run_demo(output_dir: Path | None = None) -> int:
         Evaluator(bindings, history=open_history(history_db)),
         Forwarder(transport),
         Spool(out / "spool.db"),
-        Settings(host="127.0.0.1", port=0),
+        Settings.of(host="127.0.0.1", port=0),
         lineage=LineageKeeper(open_lineage(history_db)),
     )
     producer.start()

@@ -19,8 +19,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from lineage_quality.cli.history_feedback import add_parsers, since_ms
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.chart import page, svg
@@ -95,16 +93,16 @@ def add_history_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup
 def add_minimum_flags(parser: argparse.ArgumentParser) -> None:
     """serve's `--history-min-stddev` and `--history-min-seasonal` for another command (check):
     their help and default are the settings' (producer/settings.py)."""
-    from lineage_quality.producer.settings import DEFAULTS, Settings
+    from lineage_quality.producer.settings import DEFAULTS, flags
 
-    fields = attrs.fields_dict(Settings)
+    fields = dict(flags())
     for name in ("history_min_stddev", "history_min_seasonal"):
         meta = fields[name].metadata
         parser.add_argument(
             meta["flag"],
             dest=name,
             type=int,
-            default=getattr(DEFAULTS, name),
+            default=DEFAULTS.get(name),
             metavar=meta["metavar"],
             help=meta["help"],
         )

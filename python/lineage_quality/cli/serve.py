@@ -8,8 +8,6 @@ import ipaddress
 import json
 import logging
 import os
-import signal
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +32,11 @@ if TYPE_CHECKING:
     from lineage_quality.producer.kafka.consumer import KafkaIntake
     from lineage_quality.producer.settings import OutputSpec, Settings
     from lineage_quality.producer.shared_runs import SharedRuns
+    from lineage_quality.producer.shutdown import Stopping
 
 log = logging.getLogger("lineage_quality")
+_KAFKA_STOP = 5.0  # s: Kafka in's commit and leave, at most (the broker may be gone)
+_JVM_STOP = 3.0  # s: the evaluator's session stopped and its JVM ended, at most
 
 
 def add_parser(sub: Any) -> None:
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         scrub_environment,
         transport_secrets,
     )
+    from lineage_quality.producer.shutdown import Stopping, exit_now
 
     api_key = os.environ.get("LINEAGE_QUALITY_API_KEY") or None
     _require_key_off_loopback(args.host, api_key, args.allow_no_auth)
@@ -122,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
     )
     # every output (DataHub, alerts) made from the settings by type; fails here when misconfigured
     settings = _settings(args, api_key, parse_min_severity(args.alert_min_severity))
-    redact.add(secrets_of(settings.outputs))  # Slack URLs, a DataHub token
-    redact.add(client_secrets(settings.kafka_config))  # Kafka in: sasl.password...
+    redact.add(secrets_of(settings.outputs.specs))  # Slack URLs, a DataHub token
+    redact.add(client_secrets(settings.kafka.config))  # Kafka in: sasl.password...
     outputs = build_outputs(settings, bindings)
     forwarder = Forwarder()
     redact.add(transport_secrets(forwarder.transport))
@@ -141,10 +143,10 @@ def run(args: argparse.Namespace) -> int:
             conf=conf,
             quarantine=_quarantine(args, settings),
             history=history,
-            history_minimums=settings.history_minimums,
+            history_minimums=settings.history.minimums,
         ),
         forwarder,
-        Spool(settings.spool, settings),
+        Spool(settings.spool.path, settings),
         settings,
         result_sinks=outputs.result_sinks,
         alerts=outputs.alerts,
@@ -153,9 +155,8 @@ def run(args: argparse.Namespace) -> int:
     )
     _add_view(args, producer, settings)  # the quality view at the root of the port (docs/view.md)
     kafka_in = _kafka_intake(settings, producer)  # fails here when misconfigured
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stopping = Stopping(settings.delivery.drain_seconds)
+    stopping.install()  # the first SIGTERM/SIGINT starts a stop bounded in time (shutdown.py)
     producer.start()
     if kafka_in is not None:
         kafka_in.start()  # after the workers: what it hands over is taken at once
@@ -164,10 +165,30 @@ def run(args: argparse.Namespace) -> int:
         f"({sum(len(b.rules) for b in bindings)} rules on {len(bindings)} binding(s))",
         flush=True,
     )
-    stop.wait()
-    if kafka_in is not None:  # first: what it kept is committed, its partitions go to others
-        kafka_in.stop()
-    producer.stop(drain_timeout=settings.drain_seconds)
+    stopping.requested.wait()
+    exit_now(_stop(stopping, settings, producer, kafka_in))
+
+
+def _stop(
+    stopping: Stopping, settings: Settings, producer: Producer, kafka_in: KafkaIntake | None
+) -> int:
+    """Every step of the stop, each within its share of the bound (shutdown.py); the exit
+    code: 0, or 1 when a step failed."""
+    try:
+        if kafka_in is not None:  # first: what it kept is committed, its partitions go to others
+            stopping.now("stopping Kafka in")
+            kafka_in.stop(timeout=stopping.left(_KAFKA_STOP))
+        producer.stop(
+            drain_timeout=stopping.left(settings.delivery.drain_seconds),
+            deadline=stopping.deadline - _JVM_STOP - 1.0,
+            step=stopping.now,
+        )
+        stopping.now("stopping the evaluator's JVM")
+        producer.evaluator.close(stopping.left(_JVM_STOP))
+    except Exception:
+        log.exception("stopping failed; what was not forwarded is in the spool")
+        return 1
+    log.info("stopped")
     return 0
 
 
@@ -181,10 +202,10 @@ def _lineage(
     from lineage_quality.lineage.store import open_lineage
 
     where = history_where(args)
-    if where is None or settings.upstream is Upstream.OFF:
+    if where is None or settings.lineage.upstream is Upstream.OFF:
         return None
     store = open_lineage(where, password_file=args.history_password_file)
-    return LineageKeeper(store, settings.upstream, critical_of(bindings))
+    return LineageKeeper(store, settings.lineage.upstream, critical_of(bindings))
 
 
 def _add_view(args: argparse.Namespace, producer: Producer, settings: Settings) -> None:
@@ -196,7 +217,7 @@ def _add_view(args: argparse.Namespace, producer: Producer, settings: Settings) 
     where = history_where(args)
     if where is None:
         return
-    links = Links(settings.marquez_web_url, getattr(args, "datahub_web_url", None))
+    links = Links(settings.outputs.marquez_web_url, getattr(args, "datahub_web_url", None))
     producer.receiver.add(view_routes(open_stores(where, links, args.history_password_file)))
 
 
@@ -236,8 +257,8 @@ def _add_kafka_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         action="append",
         default=[],
         metavar="FILE",
-        help="librdkafka consumer settings, one KEY=VALUE a line (# comments), before "
-        "--kafka-conf",
+        help="librdkafka consumer settings in a Java properties file (key=value or key: value "
+        "lines, # comments), read before --kafka-conf; errors name its line, never a value",
     )
     return kafka
 
@@ -246,14 +267,14 @@ def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int
     """The producer's settings: every `serve` option that is a setting (see settings.flags),
     and what the CLI reads elsewhere (the key from the environment, the alert threshold, the
     outputs from `--datahub-*` and `--alert-*`)."""
-    from lineage_quality.producer.kafka.consumer import settings_from_pairs
+    from lineage_quality.producer.kafka.conf_file import settings_from_pairs
     from lineage_quality.producer.settings import Settings, flags
 
-    given = {f.name: getattr(args, f.name) for f in flags()}
+    given = {name: getattr(args, name) for name, _ in flags()}
     outputs = _outputs(args)
     kafka = settings_from_pairs(args.kafka_conf, args.kafka_conf_file)
     try:
-        return Settings(
+        return Settings.of(
             **given,
             outputs=outputs,
             kafka_config=kafka,
@@ -271,14 +292,14 @@ def _add_settings_flags(
     """The options of `serve` that are settings: name, default and help from settings.py."""
     from lineage_quality.producer.settings import DEFAULTS, flags
 
-    for field in flags():
+    for name, field in flags():
         meta = field.metadata
         where = groups[meta["group"]] if meta["group"] else serve
-        default = getattr(DEFAULTS, field.name)
+        default = DEFAULTS.get(name)
         kind = type(default) if default is not None else float
         where.add_argument(
             meta["flag"],
-            dest=field.name,
+            dest=name,
             type=kind,
             default=0 if default is None else default,
             metavar=meta["metavar"],
@@ -318,7 +339,7 @@ def _quarantine(args: argparse.Namespace, settings: Settings) -> QuarantineConfi
 
     if not args.quarantine:
         return None
-    return QuarantineConfig(args.quarantine, settings.quarantine_max_rows)
+    return QuarantineConfig(args.quarantine, settings.evaluation.quarantine_max_rows)
 
 
 def _outputs(args: argparse.Namespace) -> list[OutputSpec]:

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     _require_key_off_loopback(args.host, key, args.allow_no_auth)
     links = Links(args.marquez_web_url, args.datahub_web_url)
     stores = open_stores(args.history, links, args.history_password_file)
-    receiver = Receiver(None, Settings(host=args.host, port=args.port, api_key=key))
+    receiver = Receiver(None, Settings.of(host=args.host, port=args.port, api_key=key))
     receiver.add(view_routes(stores))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

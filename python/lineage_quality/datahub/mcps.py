@@ -179,7 +179,7 @@ def event_mcps(
                         dataset,
                         run_id,
                         millis,
-                        context,
+                        _with_input(context, result, event, naming),
                         f"{run_id}:{ref.role}",
                         external_url=url,
                         batch=batch,
@@ -188,6 +188,21 @@ def event_mcps(
             )
             out.extend(incident_mcps(result, urn, dataset, millis, options, published))
     return out
+
+
+def _with_input(
+    context: dict[str, str], result: RuleResult, event: Mapping[str, Any], naming: NamingConfig
+) -> dict[str, str]:
+    """A reconciliation's run context names the input it compared with by its DataHub URN."""
+    compared = dict(result.compared or ())
+    key = compared.get("input")
+    if key is None:
+        return context
+    source = next((d for d in Event.of(event).inputs if d.key == key), None)
+    name = None if source is None else dataset_name(
+        source.ref.namespace, source.ref.name, source.facets, naming
+    )  # fmt: skip
+    return context if name is None else {**context, "reconcile.inputUrn": dataset_urn(name)}
 
 
 _KEYED = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:/]*(?::\d+)?):(.*)", re.S)

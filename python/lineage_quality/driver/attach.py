@@ -340,7 +340,7 @@ def attach(
     bindings = load_contracts([Path(p) for p in paths])
     jar_path = _find_jar(jar)
     if quarantine_max_rows is None:
-        quarantine_max_rows = Settings().quarantine_max_rows
+        quarantine_max_rows = Settings().evaluation.quarantine_max_rows
     quarantine_config = QuarantineConfig(quarantine, quarantine_max_rows) if quarantine else None
     forwarder = Forwarder(_transport(transport))
     spool_path = Path(spool) if spool else Path(".lineage-quality") / f"driver-{os.getpid()}.db"
@@ -349,7 +349,7 @@ def attach(
     # deadline here; the Spark session is the job's, started by the job.
     api_key = secrets.token_urlsafe(24)
     try:
-        own = Settings(
+        own = Settings.of(
             port=0,
             api_key=api_key,
             workers=2,
@@ -361,10 +361,10 @@ def attach(
             alert_min_rank=parse_min_severity(alert_min_severity),
             marquez_web_url=marquez_web_url,
             history_min_stddev=(
-                DEFAULTS.history_min_stddev if history_min_stddev is None else history_min_stddev
+                DEFAULTS.history.min_stddev if history_min_stddev is None else history_min_stddev
             ),
             history_min_seasonal=(
-                DEFAULTS.history_min_seasonal
+                DEFAULTS.history.min_seasonal
                 if history_min_seasonal is None
                 else history_min_seasonal
             ),
@@ -401,7 +401,7 @@ def attach(
         lineage.on_kept = guard.refresh
     built = build_outputs(own, bindings)  # DataHub, alerts: as serve makes them
     producer = DriverProducer(
-        DriverEvaluator(bindings, quarantine_config, store, own.history_minimums),
+        DriverEvaluator(bindings, quarantine_config, store, own.history.minimums),
         forwarder,
         Spool(spool_path, own),
         own,

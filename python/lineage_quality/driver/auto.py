@@ -89,7 +89,7 @@ def install() -> None:
                     contracts=found["contracts"].split(","),
                     quarantine=found.get("quarantine"),
                     quarantine_max_rows=int(
-                        found.get("quarantine_max_rows", DEFAULTS.quarantine_max_rows)
+                        found.get("quarantine_max_rows", DEFAULTS.evaluation.quarantine_max_rows)
                     ),
                     wait_seconds=float(found.get("wait_seconds", 600)),
                     outputs=outputs(found.get(OUTPUTS)),

@@ -18,10 +18,17 @@ from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.contracts.near_miss_log import NearMissLog
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
-from lineage_quality.errors import DatasetError
+from lineage_quality.errors import DatasetError, SparkStartError
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
 from lineage_quality.evaluation.datasets import AsOf, is_versioned, location_of
-from lineage_quality.evaluation.jvm import forget_dead_jvm, jvm_alive, kill_jvm
+from lineage_quality.evaluation.jvm import (
+    context_running,
+    forget_dead_jvm,
+    jvm_alive,
+    jvm_exited,
+    kill_jvm,
+    stop_jvm,
+)
 from lineage_quality.evaluation.once import OncePerWrite
 from lineage_quality.evaluation.reconcile import HIDDEN, Reconciler, visible
 from lineage_quality.evaluation.session import evaluator_session
@@ -90,17 +97,41 @@ class Evaluator:
         self.reader = DatasetReader(lambda: self.spark)
         self.evaluations = 0  # datasets actually evaluated (not reused)
         self._near_misses = NearMissLog(self.bindings)
+        self.stopping = False  # the producer is stopping: no new JVM from then on (`close`)
 
     @property
     def spark(self) -> SparkSession:
         with self._lock:
             if self._spark is not None and self._owned and not jvm_alive(self._spark):
+                if self.stopping:  # the JVM died with the stop (its process group signalled)
+                    raise SparkStartError("the evaluator is stopping", "its JVM is gone")
                 forget_dead_jvm()
                 self._spark = None
                 self.restarts += 1
             if self._spark is None:
+                if self.stopping:
+                    raise SparkStartError("the evaluator is stopping", "no JVM is started now")
                 self._spark = evaluator_session(self._master, self._conf)
             return self._spark
+
+    def usable(self, timeout: float) -> bool:
+        """Whether our own session can still evaluate: its JVM's process alive and its
+        SparkContext not stopped (a JVM given SIGTERM stops it first), asked for at most
+        `timeout` seconds (a JVM that does not answer is not usable). Not started: usable unless
+        stopping with rules to evaluate (none is started then). A session given to us: usable."""
+        spark = self._spark
+        if not self._owned:
+            return True
+        if spark is None:
+            return not (self.stopping and self.bindings)
+        return not jvm_exited() and context_running(spark, timeout)
+
+    def close(self, timeout: float) -> None:
+        """Stop our own session and end its JVM, within `timeout` seconds (jvm.stop_jvm); no
+        new one is started afterwards. A session given to us is left as it is."""
+        self.stopping = True
+        if self._owned and self._spark is not None:
+            stop_jvm(self._spark, timeout)
 
     @property
     def started(self) -> bool:

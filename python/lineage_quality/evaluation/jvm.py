@@ -1,4 +1,5 @@
-"""The evaluator's own JVM: is it alive, and starting a new one after it died.
+"""The evaluator's own JVM: is it alive, starting a new one after it died, and ending it when
+the producer stops.
 
 PySpark keeps one gateway JVM per Python process in class attributes. When the JVM dies (an
 `OutOfMemoryError` ends it: the evaluator runs with -XX:+ExitOnOutOfMemoryError, a crash, a kill),
@@ -13,6 +14,9 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
+import threading
+import time
 from typing import Any
 
 from pyspark import SparkContext
@@ -33,6 +37,57 @@ def jvm_pid() -> int | None:
     gateway: Any = SparkContext._gateway
     proc = getattr(gateway, "proc", None)
     return int(proc.pid) if proc is not None else None
+
+
+def jvm_exited() -> bool:
+    """Whether the process of PySpark's JVM has ended (asked of the process, not the JVM)."""
+    proc = getattr(SparkContext._gateway, "proc", None)
+    return proc is not None and proc.poll() is not None
+
+
+def context_running(spark: SparkSession, timeout: float) -> bool:
+    """Whether `spark`'s SparkContext is up, asked on a thread of its own: False when it is
+    stopped, the call fails, or no answer comes within `timeout` seconds."""
+    answer: list[bool] = []
+
+    def ask() -> None:
+        with contextlib.suppress(Exception):
+            answer.append(not spark.sparkContext._jsc.sc().isStopped())
+
+    asking = threading.Thread(target=ask, name="lq-jvm-ask", daemon=True)
+    asking.start()
+    asking.join(timeout)
+    return bool(answer and answer[0])
+
+
+def stop_jvm(spark: SparkSession, timeout: float) -> None:
+    """Stop `spark` and end its JVM within `timeout` seconds, whatever state it is in: Spark's
+    own stop (on a thread of its own, given half the time: a JVM that hangs never answers),
+    then SIGTERM (Spark's shutdown hooks remove its temporary folders), then SIGKILL."""
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is None or proc.poll() is not None:
+        return
+    deadline = time.monotonic() + timeout
+    stopping = threading.Thread(target=_quietly_stop, args=(spark,), name="lq-jvm-stop")
+    stopping.daemon = True
+    stopping.start()
+    stopping.join(timeout / 2)
+    if proc.poll() is None:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            log.warning("the evaluator's JVM did not end on SIGTERM: killed")
+            with contextlib.suppress(OSError):
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=2)
+
+
+def _quietly_stop(spark: SparkSession) -> None:
+    with contextlib.suppress(Exception):  # a dead or dying JVM: the signals below end it
+        spark.stop()
 
 
 def kill_jvm() -> None:

@@ -3,7 +3,14 @@ range."""
 
 from __future__ import annotations
 
-from lineage_quality.kinds.ranges import per_row_metric, per_value_shape, validate_bounds
+from types import MappingProxyType
+
+from lineage_quality.kinds.ranges import (
+    BoundsOptions,
+    per_row_metric,
+    per_value_shape,
+    validate_bounds,
+)
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NATIVE, Shape
 from lineage_quality.values.metric import Measure, Metric
@@ -11,6 +18,10 @@ from lineage_quality.values.metric import Measure, Metric
 
 class Cardinality(Kind):
     value = "cardinality"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("tags",), "min_value": 0, "max_value": 1})
+    datahub_type = "CUSTOM"
+    options_type = BoundsOptions
     assertion_name = "cardinality"
     counts_rows = True
 

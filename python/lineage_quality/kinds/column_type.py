@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
+import attrs
+
 from lineage_quality.kinds.datahub_mapping import allows_no_offence, metric_shape, standard_type
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule
 from lineage_quality.values.datahub_shape import (
     NATIVE,
     SCHEMA,
@@ -15,8 +19,24 @@ from lineage_quality.values.datahub_shape import (
 )
 
 
+@attrs.frozen
+class ColumnTypeOptions(BuiltInOptions):
+    """The type the column must have (`exact_type`: a physical type, compared exactly, not by
+    family) and its declared length, precision and scale."""
+
+    expected_type: str | None = None
+    exact_type: bool = False
+    max_length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+
+
 class ColumnType(Kind):
     value = "columnType"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("amount",), "expected_type": "double"})
+    datahub_type = "DATA_SCHEMA"
+    options_type = ColumnTypeOptions
     assertion_name = "column_type"
     scan = "schema"
     priority = 0

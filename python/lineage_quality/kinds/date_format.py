@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
+import attrs
+
 from lineage_quality.engine.dates import java_pattern
 from lineage_quality.engine.types import spark_type
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule
 from lineage_quality.values.metric import Measure, Metric
+
+
+@attrs.frozen
+class DateFormatOptions(BuiltInOptions):
+    """The format a string value must parse with (Spark's datetime pattern)."""
+
+    date_format: str | None = None
 
 
 class DateFormat(Kind):
     value = "dateFormat"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("day",), "date_format": "yyyy-MM-dd"})
+    datahub_type = "CUSTOM"
+    options_type = DateFormatOptions
     assertion_name = "date_format"
     counts_rows = True
 

@@ -3,6 +3,8 @@ counted in its own grouped pass (engine/key_sets.py)."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lineage_quality.kinds.datahub_mapping import field_spec
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.rules.threshold import Operator
@@ -11,6 +13,9 @@ from lineage_quality.values.datahub_shape import Bounds, FieldMetric, NativeAsse
 
 class DuplicateValues(Kind):
     value = "duplicateValues"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("order_id",)})
+    datahub_type = "FIELD"
     assertion_name = "unique"
     counts_rows = True
     scan = "grouped"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
+
+import attrs
 
 from lineage_quality.kinds.datahub_mapping import allows_no_offence, metric_shape
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule, optional_tuple
 from lineage_quality.values.datahub_shape import (
     NATIVE,
     SCHEMA,
@@ -17,8 +20,21 @@ from lineage_quality.values.datahub_shape import (
 )
 
 
+@attrs.frozen
+class ExtraColumnsOptions(BuiltInOptions):
+    """The declared columns (`valid_values`): any other column present is extra."""
+
+    valid_values: tuple[object, ...] | None = attrs.field(default=None, converter=optional_tuple)
+
+
+
+
 class ExtraColumns(Kind):
     value = "extraColumns"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"valid_values": ("order_id", "status", "amount")})
+    datahub_type = "DATA_SCHEMA"
+    options_type = ExtraColumnsOptions
     assertion_name = "no_extra_columns"
     columns = "none"
     scan = "schema"

@@ -3,18 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
+
+import attrs
 
 from lineage_quality.engine.types import is_temporal
 from lineage_quality.kinds.datahub_mapping import allows_no_offence
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule
 from lineage_quality.rules.threshold import Operator, Threshold
 from lineage_quality.values.datahub_shape import FreshnessWindow, NativeAssertion
 from lineage_quality.values.metric import Measure, Metric
 
 
+@attrs.frozen
+class FreshnessOptions(BuiltInOptions):
+    """How young (`min_age_seconds`) or old (`max_age_seconds`) a row's time may be."""
+
+    min_age_seconds: float | None = None
+    max_age_seconds: float | None = None
+
+
 class Freshness(Kind):
     value = "freshness"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("updated_at",), "max_age_seconds": 86400})
+    datahub_type = "FRESHNESS"
+    options_type = FreshnessOptions
     assertion_name = "freshness"
     counts_rows = True
     odcs_verbs = (

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any
+
+import attrs
 
 from lineage_quality.engine.types import spark_type
 from lineage_quality.kinds.datahub_mapping import allows_no_offence, field_values
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule, optional_tuple
 from lineage_quality.rules.patterns import pattern_refusal
 from lineage_quality.values.datahub_shape import (
     COLUMN,
@@ -36,8 +39,22 @@ def same_type(value: Any, ctype: str) -> bool:
     return False
 
 
+@attrs.frozen
+class InvalidValuesOptions(BuiltInOptions):
+    """The accepted values (`validValues`) and/or the pattern a value must match."""
+
+    valid_values: tuple[object, ...] | None = attrs.field(default=None, converter=optional_tuple)
+    pattern: str | None = None
+
+
+
+
 class InvalidValues(Kind):
     value = "invalidValues"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("status",), "valid_values": ("pending", "shipped")})
+    datahub_type = "FIELD"
+    options_type = InvalidValuesOptions
     assertion_name = "accepted_values"
     counts_rows = True
     odcs_metrics = ("invalidValues",)

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds
-from lineage_quality.kinds.ranges import per_row_metric, per_value_shape, validate_bounds
+from lineage_quality.kinds.ranges import (
+    BoundsOptions,
+    per_row_metric,
+    per_value_shape,
+    validate_bounds,
+)
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NATIVE, NativeAssertion, Shape
 from lineage_quality.values.metric import Measure, Metric
@@ -11,6 +18,10 @@ from lineage_quality.values.metric import Measure, Metric
 
 class LengthRange(Kind):
     value = "lengthRange"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("status",), "min_value": 1, "max_value": 20})
+    datahub_type = "FIELD"
+    options_type = BoundsOptions
     assertion_name = "value_length_between"
     counts_rows = True
 

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
+import attrs
+
 from lineage_quality.kinds.datahub_mapping import counted_shape, not_null
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule, optional_tuple
 from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
 from lineage_quality.values.metric import Measure, Metric
 
 
+@attrs.frozen
+class MissingValuesOptions(BuiltInOptions):
+    """The values that count as missing besides null."""
+
+    missing_values: tuple[object, ...] | None = attrs.field(default=None, converter=optional_tuple)
+
+
+
+
 class MissingValues(Kind):
     value = "missingValues"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("status",), "missing_values": ("", "n/a")})
+    datahub_type = "CUSTOM"
+    options_type = MissingValuesOptions
     assertion_name = "not_missing"
     counts_rows = True
     priority = 1

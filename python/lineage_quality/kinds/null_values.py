@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lineage_quality.kinds.datahub_mapping import counted_shape, not_null
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
@@ -10,6 +12,9 @@ from lineage_quality.values.metric import Measure, Metric
 
 class NullValues(Kind):
     value = "nullValues"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("order_id",)})
+    datahub_type = "FIELD"
     assertion_name = "not_null"
     counts_rows = True
     priority = 1

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import attrs
+
 from lineage_quality.engine.types import is_array
 from lineage_quality.kinds.datahub_mapping import allows_no_offence, bounds_shape
-from lineage_quality.rules.model import Rule
+from lineage_quality.rules.model import BuiltInOptions, Rule
 from lineage_quality.values.datahub_shape import Shape
 from lineage_quality.values.metric import Measure, Metric
+
+
+@attrs.frozen
+class BoundsOptions(BuiltInOptions):
+    """The [min_value, max_value] a value (valueRange), a length (lengthRange) or a value count
+    (cardinality) must lie in; either end may be open."""
+
+    min_value: float | None = None
+    max_value: float | None = None
 
 
 def validate_bounds(rule: Rule) -> None:

@@ -19,6 +19,7 @@ one dataset alone (`check`), or on a dataset the run read, it is SKIPPED, saying
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -84,6 +85,9 @@ def input_column(rule: Rule) -> str | None:
 
 class Reconcile(Kind):
     value = "reconcile"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"options": ReconcileOptions("rowCount", "*/warehouse/raw_orders")})
+    datahub_type = "CUSTOM"
     assertion_name = "reconciled_with_input"
     columns = "optional"
     scan = "across"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lineage_quality.kinds.datahub_mapping import bounds, change_bounds, metric_shape
 from lineage_quality.rules.history import Compare
 from lineage_quality.rules.model import Kind, Rule
-from lineage_quality.rules.threshold import Operator
+from lineage_quality.rules.threshold import Operator, Threshold
 from lineage_quality.values.datahub_shape import (
     ROWS,
     FreshnessWindow,
@@ -17,6 +19,9 @@ from lineage_quality.values.datahub_shape import (
 
 class RowCount(Kind):
     value = "rowCount"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"threshold": Threshold(Operator.BETWEEN, 1, 1000)})
+    datahub_type = "VOLUME"
     assertion_name = "row_count"
     columns = "none"
     scan = "rows"

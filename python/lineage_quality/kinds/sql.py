@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
+import attrs
+
 from lineage_quality.kinds.datahub_mapping import bounds, change_bounds
-from lineage_quality.rules.model import Kind, Rule
+from lineage_quality.rules.model import BuiltInOptions, Kind, Rule
 from lineage_quality.values.datahub_shape import NativeAssertion, SqlMetric
+
+
+@attrs.frozen
+class SqlOptions(BuiltInOptions):
+    """The read-only query whose single number is judged."""
+
+    query: str | None = None
 
 
 class Sql(Kind):
     value = "sql"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"query": "SELECT COUNT(*) FROM orders WHERE amount < 0"})
+    datahub_type = "SQL"
+    options_type = SqlOptions
     assertion_name = "custom_sql"
     columns = "optional"
     scan = "sql"

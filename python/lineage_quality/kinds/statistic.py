@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
+
+import attrs
 
 from lineage_quality.engine.plan import stat_metric
 from lineage_quality.engine.types import is_numeric
 from lineage_quality.kinds.datahub_mapping import bounds, field_spec, metric_shape
-from lineage_quality.rules.model import STATISTICS, Kind, Rule
+from lineage_quality.rules.model import STATISTICS, BuiltInOptions, Kind, Rule
 from lineage_quality.rules.threshold import Operator, Threshold
 from lineage_quality.values.datahub_shape import COLUMN, NATIVE, FieldMetric, NativeAssertion, Shape
 from lineage_quality.values.metric import Metric
@@ -39,8 +42,25 @@ _AGGREGATION = {
 _FIELD_METRIC = {"avg": "MEAN", "stddev": "STDDEV", "median": "MEDIAN", "min": "MIN", "max": "MAX"}
 
 
+@attrs.frozen
+class StatisticOptions(BuiltInOptions):
+    """Which statistic of the column: avg, sum, stddev, median, min, max."""
+
+    statistic: str | None = None
+
+
 class Statistic(Kind):
     value = "statistic"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType(
+        {
+            "columns": ("amount",),
+            "statistic": "avg",
+            "threshold": Threshold(Operator.GREATER_THAN, 0),
+        }
+    )
+    datahub_type = "FIELD"
+    options_type = StatisticOptions
     assertion_name = "column_statistic"
     needs_operator = True
     odcs_metrics = STATISTICS

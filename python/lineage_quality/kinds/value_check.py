@@ -7,6 +7,7 @@ value to compare: `nullValues` (or `required`) covers it."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -64,6 +65,11 @@ _DATAHUB = {
 
 class ValueCheck(Kind):
     value = "valueCheck"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType(
+        {"columns": ("amount",), "options": ValueCheckOptions("mustBeGreaterThan", 1.0)}
+    )
+    datahub_type = "CUSTOM"
     assertion_name = "value_check"
     counts_rows = True  # the rows whose value fails the comparison
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lineage_quality.engine.types import is_numeric
 from lineage_quality.kinds.datahub_mapping import field_values, per_value_bounds, shacl_min_max
-from lineage_quality.kinds.ranges import per_value_shape, validate_bounds
+from lineage_quality.kinds.ranges import BoundsOptions, per_value_shape, validate_bounds
 from lineage_quality.rules.model import Kind, Rule
 from lineage_quality.values.datahub_shape import COLUMN, NativeAssertion, Shape
 from lineage_quality.values.metric import Measure, Metric
@@ -12,6 +14,10 @@ from lineage_quality.values.metric import Measure, Metric
 
 class ValueRange(Kind):
     value = "valueRange"
+    # one valid rule of the kind (Rule(...) keywords; mustBe 0 unless given) and its DataHub type
+    sample = MappingProxyType({"columns": ("amount",), "min_value": 0, "max_value": 100})
+    datahub_type = "FIELD"
+    options_type = BoundsOptions
     assertion_name = "accepted_range"
     counts_rows = True
 

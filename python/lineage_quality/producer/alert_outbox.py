@@ -91,7 +91,7 @@ class AlertOutbox:
         self,
         path: str | Path,
         retention: float = AlertBounds().retention,
-        max_pending: int | None = DEFAULTS.alert_max_pending,
+        max_pending: int | None = DEFAULTS.outputs.alert_max_pending,
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)

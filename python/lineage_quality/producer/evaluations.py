@@ -45,8 +45,8 @@ class Evaluations:
             self.evaluator,
             event,
             group,
-            self.settings.cancel_after,
-            self.settings.kill_after_cancel,
+            self.settings.evaluation.cancel_after,
+            self.settings.evaluation.kill_after_cancel,
             run_failed=self._run_failed(event),
             bound=bound,
         )
@@ -71,8 +71,8 @@ class Evaluations:
         waited = 0.0
         while not self._stop.is_set():
             step = STOP_POLL
-            if self.settings.evaluation_timeout is not None:
-                step = min(step, self.settings.evaluation_timeout - waited)
+            if self.settings.evaluation.timeout is not None:
+                step = min(step, self.settings.evaluation.timeout - waited)
             if step <= 0:
                 return evaluation.done.is_set()
             if evaluation.done.wait(step):

@@ -139,9 +139,9 @@ class Delivery:
     """One event to the sink until the sink takes it, then out of the spool: the producer's
     forwarding with its retries, in one place.
 
-    A failed send is retried after the back-off of `settings.retry` (its lane parked meanwhile,
+    A failed send is retried after the back-off of `settings.delivery.retry` (its lane parked,
     so other runs' events get a worker), for as long as it takes; a sink that refused the same
-    body `settings.dead_letter_after` times for good (a 4xx other than 408/429, backoff.py)
+    body `settings.delivery.dead_letter_after` times for good (a 4xx other than 408/429, backoff.py)
     never will take it: the event goes to the spool's dead letters, and the run's later events
     go on. A forwarded event is deleted from the spool, retried the same way if that fails
     (until then it is not handed out again by this process; a restart forwards it once more).
@@ -168,10 +168,10 @@ class Delivery:
     def forward(self, item: SpooledEvent, body: str) -> bool:
         """Send `body` until the sink takes it (True); False when stopping or when the event
         went to the dead letters."""
-        delays = self.settings.retry.delays()
+        delays = self.settings.delivery.retry.delays()
         attempt = item.attempts + item.refused
         refusals = item.refused  # by its write-through attempt, before it was spooled
-        limit = self.settings.dead_letter_after
+        limit = self.settings.delivery.dead_letter_after
         if limit and refusals >= limit:
             self.bury(item, f"refused {refusals} time(s) when written through")
             return False
@@ -232,7 +232,7 @@ class Delivery:
     def delete(self, item: SpooledEvent, run_ids: Sequence[str] = (), step: int = 0) -> None:
         """Delete the forwarded event, recording its runs (`step`: its run's waiting COMPLETE
         count changes by it) in the same transaction."""
-        delays = self.settings.retry.delays()
+        delays = self.settings.delivery.retry.delays()
         while True:
             try:
                 self.spool.done(item.id, run_ids, step)

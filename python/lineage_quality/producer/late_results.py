@@ -44,6 +44,7 @@ class LateResults:
         fanout: Fanout,
         counters: Counters,
         stopping: Callable[[], bool],
+        cut: Callable[[], bool] = lambda: False,
     ) -> None:
         self.settings = settings
         self.spool = spool
@@ -51,13 +52,14 @@ class LateResults:
         self.fanout = fanout
         self.counters = counters
         self._stopping = stopping
+        self._cut = cut  # stopping with the evaluator's JVM gone: results would not be the data's
 
     def timed_out(
         self, item: SpooledEvent, event: dict[str, Any], evaluation: Evaluation, finish: Finish
     ) -> str | None:
         """`event`'s body to forward now, its late datasets as ERROR, their follow-up stored
         (or, when it cannot be, the full results after waiting; None if stopping meanwhile)."""
-        message = f"evaluation timed out after {self.settings.evaluation_timeout:g}s"
+        message = f"evaluation timed out after {self.settings.evaluation.timeout:g}s"
         results, late = evaluation.partial(message)
         if not late:  # every dataset finished just now
             return finish(item, event, evaluation.final())
@@ -66,11 +68,13 @@ class LateResults:
             "event %d (%s): %s; forwarding it with %d dataset(s) as ERROR, their results follow "
             "in an %s event",
             item.id, Event.of(event).job_name, message, len(late),
-            self.settings.late_event_type,
+            self.settings.evaluation.late_event_type,
         )  # fmt: skip
         marks = self.fanout.results(event, results, provisional=late)
-        body = rawjson.dumps(enrich(event, results, self.settings.max_added_bytes, marks))
-        skeleton, mapping = late_skeleton(event, late, self.settings.late_event_type)
+        body = rawjson.dumps(
+            enrich(event, results, self.settings.evaluation.max_added_bytes, marks)
+        )
+        skeleton, mapping = late_skeleton(event, late, self.settings.evaluation.late_event_type)
         try:
             late_id = self.spool.hand_over(item.id, body, rawjson.dumps(skeleton))
         except sqlite3.Error as exc:
@@ -110,13 +114,13 @@ class LateResults:
         """The evaluation ended: its results become the follow-up event, ready to forward (after
         the timed-out event, in the same lane) once `release` lets go of it."""
         try:
-            if self._stopping() and evaluation.cancelled:
-                return  # cancelled by stop(): evaluated again after the restart
+            if (self._stopping() and evaluation.cancelled) or self._cut():
+                return  # cut by stop(): evaluated again after the restart
             results = evaluation.final()
             late = {mapping[ref]: r for ref, r in results.items() if ref in mapping}
             self.fanout.results(skeleton, late, late=True)
             event = {**skeleton, "eventTime": now_iso()}
-            enriched = enrich(event, late, self.settings.max_added_bytes)
+            enriched = enrich(event, late, self.settings.evaluation.max_added_bytes)
             self.spool.replace(late_id, rawjson.dumps(enriched))
             log.info("late results of %d dataset(s) ready as event %d", len(late), late_id)
         except Exception:

@@ -46,8 +46,8 @@ def event_alerts(
 ) -> list[Alert]:
     """The failure alerts of `event` (with their downstream count when lineage is kept) and its
     critical alerts; `settings`: the minimum severity and Marquez's URL."""
-    url = settings.marquez_web_url
-    alerts = alerts_for(event, results, settings.alert_min_rank, url)
+    url = settings.outputs.marquez_web_url
+    alerts = alerts_for(event, results, settings.outputs.alert_min_rank, url)
     if lineage is None:
         return alerts
     counted = [_counted(event, a, lineage) for a in alerts]

@@ -134,7 +134,7 @@ class Metrics:
         self.kafka_messages = Counter(
             "lineage_quality_kafka_messages",
             "Kafka messages consumed, by outcome: taken (an event kept) or dead_lettered (not an "
-            "event)",
+            "event: kept as a bounded record, a bad message)",
             ["outcome"],
             registry=r,
         )
@@ -145,6 +145,12 @@ class Metrics:
         )
         self.dead_letters = Counter(
             "lineage_quality_dead_letters", "Events moved to the dead letters", registry=r
+        )
+        self.kafka_bad_messages_expired = Counter(
+            "lineage_quality_kafka_bad_messages_expired",
+            "Records of Kafka messages that were not events expired, the oldest first, past "
+            "--kafka-bad-messages-max",
+            registry=r,
         )
         self.dead_letters_expired = Counter(
             "lineage_quality_dead_letters_expired",

@@ -5,16 +5,20 @@ CLI masks every known secret value (the receiver's API key, the forwarding trans
 and custom header values, a Kafka transport's SASL/SSL settings, `*KEY*`/`*TOKEN*`/`*SECRET*`/
 `*PASSWORD*` environment variables of OpenLineage and DataHub, libpq's PGPASSWORD) in every log
 record, whoever logs it (openlineage-python, requests, psycopg...), and every password form of a
-URL (masking.py).
+URL (masking.py). And once read, the secret environment variables are removed from the
+environment -- also from the copy /proc shows (initial_environ.py) -- before the evaluator's
+JVM, which runs contract SQL, starts (`scrub_environment`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 from lineage_quality.masking import masked
+from lineage_quality.producer.initial_environ import wipe_initial_environment
 
 MASK = "***"
 _WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH", "CREDENTIAL")
@@ -106,11 +110,21 @@ def client_secrets(settings: Mapping[str, Any]) -> list[str]:
 
 
 def secret_names(environ: Mapping[str, str]) -> list[str]:
-    """Names of the environment variables `environment_secrets` treats as secrets."""
+    """Names of the environment variables `environment_secrets` treats as secrets: ours,
+    OpenLineage's and DataHub's whose last word names a key, token, secret, password, auth or
+    credential (`LINEAGE_QUALITY_API_KEY`, `DATAHUB_GMS_TOKEN`, not the engine's switches such
+    as `LINEAGE_QUALITY_KEY_BYTES`), or holding a URL with a password
+    (`OPENLINEAGE_URL=https://user:PASS@host`); libpq's PGPASSWORD."""
     return [
         name
         for name in environ
-        if (name.upper().startswith(_PREFIXES) and any(w in name.upper() for w in _WORDS))
+        if (
+            name.upper().startswith(_PREFIXES)
+            and (
+                any(w in name.upper().rsplit("_", 1)[-1] for w in _WORDS)
+                or masked(environ[name]) != environ[name]
+            )
+        )
         or name in _LIBPQ
     ]
 
@@ -118,9 +132,13 @@ def secret_names(environ: Mapping[str, str]) -> list[str]:
 def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
     """Remove the secrets from `environ` once they have been read, so that no process started
     afterwards -- the evaluator's JVM above all, which runs contract-supplied SQL -- inherits
-    them. PGPASSWORD too: call it after the history store connected (libpq read it then; the
+    them; for `os.environ`, also from the copy of the environment this process started with,
+    which `/proc/PID/environ` shows to every process of the same user (initial_environ.py).
+    PGPASSWORD too: call it after the history store connected (libpq read it then; the
     connection is kept, never made again). Returns the names removed."""
     names = secret_names(environ)
     for name in names:
         environ.pop(name, None)
+    if environ is os.environ:
+        wipe_initial_environment(names)
     return names

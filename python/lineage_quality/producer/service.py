@@ -10,11 +10,9 @@ A COMPLETE event with bound rules waits for its evaluation (evaluations.py) at m
 Forwarding retries with back-off until the sink takes the event (forward.py: Delivery); an event
 leaves the spool only after that (at least once: a crash between the two sends it again).
 
-An event is parsed once, by the receiver, into the form that keeps numbers as written (rawjson);
-that form goes through the spool (in memory, with the body) to the worker, the evaluation and
-enrich, and is written to text once for the spool and the sink. Only an event read back from the
-database (after a restart, a retry) is parsed again, once; and a transport other than plain http
-gets a plain dict of the text (forward.py: RawEvent), as openlineage-python's transports expect.
+An event is parsed once, by the receiver (rawjson: numbers as written), and that parse goes
+through the spool to the worker, the evaluation and enrich (producer/envelope.py); only an event
+read back from the database (a restart, a retry) is parsed again, once.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lineage_quality import rawjson
@@ -40,14 +38,16 @@ from lineage_quality.producer.late_results import LateResults
 from lineage_quality.producer.listeners import Fanout, Marks, Results
 from lineage_quality.producer.metrics import Metrics, refusal_reason
 from lineage_quality.producer.outputs.factory import result_listeners
-from lineage_quality.producer.poison import Troubles, describe, keep_unjudged
+from lineage_quality.producer.poison import Troubles
 from lineage_quality.producer.receiver import Receiver
 from lineage_quality.producer.result_sinks import ResultSink
 from lineage_quality.producer.runs import Runs
 from lineage_quality.producer.settings import DEFAULTS, Settings
 from lineage_quality.producer.shared_runs import SharedRuns, remember_event, reuse
+from lineage_quality.producer.shutdown import close_in_turn, drain, parts_of, usable
 from lineage_quality.producer.spool import LATE, Spool, SpooledEvent
 from lineage_quality.producer.spooled import needs_no_parse, opened
+from lineage_quality.producer.troubled import troubled
 from lineage_quality.producer.write_through import SinkLatency, WriteThrough
 
 log = logging.getLogger(__name__)
@@ -56,8 +56,8 @@ __all__ = ["JOB_GROUP_PREFIX", "Producer"]
 
 
 class Producer:
-    """The producer of one `Settings`: its receiver, `settings.workers` workers, and what they
-    share (spool, evaluator, forwarder, metrics). Each event's results go to the listeners
+    """The producer of one `Settings`: its receiver, `settings.evaluation.workers` workers, and
+    what they share (spool, evaluator, forwarder, metrics). Each event's results go to the listeners
     (listeners.py; made by outputs/factory.py's `result_listeners` from `result_sinks`, e.g.
     DataHub, `alerts`, webhooks, and the producer's own parts), after the lineage step
     (`lineage`). `accept`: what the receiver hands each event to, instead of the producer's own
@@ -98,7 +98,7 @@ class Producer:
         self.spool = spool
         self.counters = Counters()
         self.runs = Runs(spool, shared)  # for GET /api/v1/runs/{runId}
-        self.health = Health(evaluator, spool, warm=settings.warm_evaluator)
+        self.health = Health(evaluator, spool, warm=settings.evaluation.warm)
         self.receiver = Receiver(
             accept or self._accept,
             settings,
@@ -110,6 +110,7 @@ class Producer:
             ).inc(),
         )
         self._stop = threading.Event()
+        self._stopping = threading.Event()  # stop() began (the drain, then _stop)
         self.delivery = Delivery(
             forwarder,
             spool,
@@ -127,8 +128,8 @@ class Producer:
         self.write_through = WriteThrough(
             getattr(forwarder, "fast", None),  # a forwarder of tests may have neither
             getattr(forwarder, "latency", None) or SinkLatency(1.0),
-            settings.write_through_below,
-            settings.write_through_timeout,
+            settings.delivery.write_through_below,
+            settings.delivery.write_through_timeout,
         )
         self.intake = Intake(
             spool, evaluator, self.write_through, self.metrics, self._count,
@@ -136,15 +137,16 @@ class Producer:
         )  # fmt: skip
         self._workers = [
             threading.Thread(target=self._work, name=f"lq-worker-{i}", daemon=True)
-            for i in range(max(1, settings.workers))
+            for i in range(max(1, settings.evaluation.workers))
         ]
-        self._troubles = Troubles(settings.poison_after, settings.retry)
+        self._troubles = Troubles(settings.delivery.poison_after, settings.delivery.retry)
         self.evaluations = Evaluations(
             evaluator, settings, self.metrics, self._stop, self.runs.failed
         )
         self.late = LateResults(
-            settings, spool, self.evaluations, self.fanout, self.counters, self._stop.is_set
-        )
+            settings, spool, self.evaluations, self.fanout, self.counters, self._stop.is_set,
+            self._cut_by_the_stop,
+        )  # fmt: skip
 
     @property
     def forwarded(self) -> int:
@@ -173,27 +175,36 @@ class Producer:
         self.receiver.start()
         log.info("listening on %s/api/v1/lineage", self.url)
 
-    def stop(self, drain_timeout: float = 0.0) -> None:
+    def stop(
+        self,
+        drain_timeout: float = 0.0,
+        deadline: float | None = None,
+        step: Callable[[str], None] = lambda what: None,
+    ) -> None:
+        """No new event; the queued ones forwarded for up to `drain_timeout` seconds (no longer
+        once the evaluator's JVM is gone: no new one is started while stopping); then each part
+        closed within its share of what is left before `deadline` (a `time.monotonic()`),
+        left behind past it (shutdown.py). Events not forwarded stay in the spool."""
+        step("stopping the receiver")
         self.receiver.stop()
+        self._stopping.set()
+        self.evaluator.stopping = True  # a JVM that dies now is not replaced
         if drain_timeout:
-            self.spool.wait_empty(drain_timeout)
+            step("draining the spool")
+            drain(self.spool.wait_empty, self._cut_by_the_stop, drain_timeout)
         self._stop.set()
         self.spool.wake()
-        # a send waiting for Kafka's report ends now; its event stays (a forwarder of one's own,
-        # with only send and close, has none)
-        interrupt = getattr(self.forwarder, "interrupt", None)
+        interrupt = getattr(self.forwarder, "interrupt", None)  # a send awaiting Kafka's report
         if callable(interrupt):
             interrupt()
-        # their events stay in the spool for the next start
-        self.evaluations.cancel_all("cancelled: the producer is stopping")
-        for worker in self._workers:
-            worker.join(timeout=10)
-        self.forwarder.close()
-        self.fanout.close()
-        if self.lineage is not None:  # after the workers: none is keeping an event's lineage
-            self.lineage.close()
-        if self.alerts is not None:
-            self.alerts.stop()
+        self.evaluations.cancel_all("cancelled: the producer is stopping")  # events stay spooled
+        close_in_turn(parts_of(self._workers, self.forwarder, self.fanout, self.lineage,
+                               self.alerts), deadline, step)  # fmt: skip
+
+    def _cut_by_the_stop(self) -> bool:
+        """Stopping with the evaluator's JVM gone or going: an evaluation's results would say
+        so, not what the data is; its event waits in the spool."""
+        return self._stopping.is_set() and not usable(self.evaluator)
 
     def process(self, body: str) -> str:
         """Evaluate and enrich one event's JSON, waiting as long as it takes; events with nothing
@@ -204,12 +215,12 @@ class Producer:
             marks = self._lineage(envelope)
             if not marks:
                 return body
-            return rawjson.dumps(enrich(event, {}, self.settings.max_added_bytes, marks))
+            return rawjson.dumps(enrich(event, {}, self.settings.evaluation.max_added_bytes, marks))
         results = self.evaluator.evaluate(event)
         marks = self.fanout.results(event, results)
-        return rawjson.dumps(enrich(event, results, self.settings.max_added_bytes, marks))
-
-    # -- workers --------------------------------------------------------------------------------
+        return rawjson.dumps(
+            enrich(event, results, self.settings.evaluation.max_added_bytes, marks)
+        )
 
     def _work(self) -> None:
         """A worker: claim an event, handle it, go on with its lane while the spool's lane
@@ -229,7 +240,8 @@ class Producer:
                 release = self._handle(item)
                 self._troubles.succeeded(item.id)
             except Exception as exc:
-                self._troubled(item, exc)
+                troubled(item, exc, self._troubles, self.spool, self.evaluator, self.delivery,
+                         self.settings, self._stop)  # fmt: skip
             finally:
                 if release:
                     if self._stop.is_set():
@@ -237,27 +249,6 @@ class Producer:
                     else:
                         following = self.spool.go_on(item.lane)
             item = following
-
-    def _troubled(self, item: SpooledEvent, exc: Exception) -> None:
-        """Handling `item` raised: dead-letter it, or wait and try again (poison.py)."""
-        failures, backoff = self._troubles.failed(item.id, exc)
-        if backoff is None:
-            log.error(
-                "event %d could not be handled (%s, %d time(s)); moving it to the dead letters",
-                item.id, describe(exc), failures, exc_info=exc,
-            )  # fmt: skip
-            reason = f"could not be handled: {describe(exc)}"
-            if not item.enriched and item.kind != LATE:  # its run must not pass `gate` now
-                keep_unjudged(self.spool, self.evaluator, opened(item).tree, reason)
-            if self.delivery.bury(item, reason):
-                return
-            backoff = self.settings.retry.maximum  # not even buried (a full disk): wait
-        log.warning(
-            "unexpected error handling event %d (%s); retrying it in %.1fs (%d of %d)",
-            item.id, describe(exc), backoff, failures, self.settings.poison_after, exc_info=exc,
-        )  # fmt: skip
-        with self.spool.parked(item.lane):
-            self._stop.wait(backoff)
 
     def _handle(self, item: SpooledEvent) -> bool:
         """Evaluate if needed, forward, delete. False when the lane was handed to a running
@@ -306,7 +297,9 @@ class Producer:
             marks = self._lineage(envelope)
             if not marks:
                 return item.body
-            return self._keep(item, enrich(event, {}, self.settings.max_added_bytes, marks))
+            return self._keep(
+                item, enrich(event, {}, self.settings.evaluation.max_added_bytes, marks)
+            )
         done = reuse(self.shared, event, self.spool, item.id, envelope.run_ids)
         if done is not None:  # redelivered (Kafka): evaluated by a producer already
             return done
@@ -319,10 +312,13 @@ class Producer:
         return self.fanout.lineage_only(envelope.tree)
 
     def _evaluate(self, item: SpooledEvent, event: dict[str, Any], bound: Any) -> str | None:
+        if self._cut_by_the_stop():  # not even started: it waits for the next start
+            self._stop.wait(STOP_POLL)
+            return None
         evaluation = self.evaluations.start(event, item.id, bound)
         with self.spool.parked(item.lane):  # other runs' events get another worker meanwhile
             in_time = self.evaluations.wait(evaluation)
-        if in_time is None:
+        if in_time is None or self._cut_by_the_stop():
             return None  # stopping: the event stays in the spool, evaluated again next time
         if in_time:
             return self._finish(item, event, evaluation.final())
@@ -332,7 +328,9 @@ class Producer:
         """The body of an event whose evaluation ended: its results handed to the listeners,
         the facets added, kept in the spool (and the shared store)."""
         marks = self.fanout.results(event, results)
-        return self._keep(item, enrich(event, results, self.settings.max_added_bytes, marks), event)
+        return self._keep(
+            item, enrich(event, results, self.settings.evaluation.max_added_bytes, marks), event
+        )
 
     def _keep(self, item: SpooledEvent, enriched: dict[str, Any], evaluated: Any = None) -> str:
         """`enriched` as text (written once), kept in the spool in place of the received body;

@@ -13,6 +13,7 @@ undelivered alerts' and the quarantine's rows per rule are settings here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -106,10 +107,9 @@ def _outputs(values: Any) -> tuple[OutputSpec, ...]:
 
 
 @attrs.frozen
-class Settings:
-    """What one producer does, and how much it may hold. Frozen: `attrs.evolve` to change."""
+class ReceiverSettings:
+    """The HTTP receiver: where it listens, its API key, and how much a connection may take."""
 
-    # -- the receiver (HTTP) ---------------------------------------------------------------------
     host: str = _setting("127.0.0.1", "--host", "bind address (default %(default)s)")
     port: int = _setting(5055, "--port", "port (default %(default)s; 0: any free port)")
     # the Bearer key senders must present (serve: LINEAGE_QUALITY_API_KEY); never in a repr
@@ -119,46 +119,64 @@ class Settings:
         "largest event body, also once inflated (default %(default)s)",
         validator=_positive,
     )  # fmt: skip
-    max_added_bytes: int = _setting(
-        MAX_ADDED_BYTES, "--max-added-bytes",
-        "most bytes of facets one event may gain; past it a dataset's facets are left out and "
-        "an ERROR assertion says so (default %(default)s, 8 MiB)",
-        metavar="BYTES", validator=_positive,
-    )  # fmt: skip
     idle_timeout: float = _setting(60.0, validator=_positive)  # a kept-alive connection, idle
     header_timeout: float = _setting(10.0, validator=_positive)  # first byte to end of headers
     body_timeout: float = _setting(60.0, validator=_positive)  # the whole body (no slowloris)
     max_connections: int = _setting(256, validator=_positive)  # more: 503 at once, closed
 
-    # -- the spool -------------------------------------------------------------------------------
-    spool: Path = attrs.field(
+
+@attrs.frozen
+class SpoolSettings:
+    """The durable spool (SQLite), its bounds, and what it keeps aside: the run bookkeeping
+    (`runs`) and the dead letters."""
+
+    path: Path = attrs.field(
         default=DEFAULT_SPOOL,
         metadata=_meta("--spool", "durable event spool (SQLite)", metavar="PATH"),
         converter=Path,
         kw_only=True,
     )
-    spool_max_events: int | None = _setting(
+    max_events: int | None = _setting(
         100_000, "--spool-max-events",
         "answer 503 past N queued events (default %(default)s; 0: no bound)",
         group="reliability", metavar="N", zero_is_none=True, validator=_optional_positive,
     )  # fmt: skip
-    spool_max_bytes: int | None = _setting(
+    max_bytes: int | None = _setting(
         1024 * MIB, "--spool-max-bytes",
         "answer 503 past this many queued bytes (default %(default)s, 1 GiB; 0: no bound)",
         group="reliability", metavar="BYTES", zero_is_none=True, validator=_optional_positive,
     )  # fmt: skip
-    spool_warn_ratio: float = _setting(0.8, validator=_positive)  # warn once this full
+    warn_ratio: float = _setting(0.8, validator=_positive)  # warn once this full
     # given back when the disk fills up, so forwarded events can still be deleted (0: none)
-    spool_reserve_bytes: int = _setting(4 * MIB, validator=_not_negative)
-    spool_reserve_retry: float = _setting(1.0, validator=_not_negative)  # s between rewrites
+    reserve_bytes: int = _setting(4 * MIB, validator=_not_negative)
+    reserve_retry: float = _setting(1.0, validator=_not_negative)  # s between rewrites
     runs: RunBookBounds = attrs.field(default=DEFAULT_RUNS, kw_only=True)  # runs API
+    # an event the sink refused for good is kept aside, out of its lane; past these the oldest
+    # dead letters expire (counted, logged): new events keep flowing, the disk stays bounded
+    dead_letter_max_events: int | None = _setting(
+        10_000, "--dead-letter-max-events",
+        "keep at most N dead-lettered events; past it the oldest expire (default %(default)s; "
+        "0: no bound)",
+        group="reliability", metavar="N", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+    dead_letter_max_bytes: int | None = _setting(
+        256 * MIB, "--dead-letter-max-bytes",
+        "keep at most this many bytes of dead-lettered events; past it the oldest expire "
+        "(default %(default)s, 256 MiB; 0: no bound)",
+        group="reliability", metavar="BYTES", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
 
-    # -- workers, evaluation, forwarding ---------------------------------------------------------
+
+@attrs.frozen
+class EvaluationSettings:
+    """The workers and each event's evaluation: its deadline, its cancel, what its facets may
+    add, the quarantine's rows."""
+
     workers: int = _setting(
         4, "--workers", "events handled at once, one per run (default %(default)s)",
         group="reliability", validator=_positive,
     )  # fmt: skip
-    evaluation_timeout: float | None = _setting(
+    timeout: float | None = _setting(
         300.0, "--evaluation-timeout",
         "hold a COMPLETE event at most this long for its evaluation, then forward it with the "
         "rules still running as ERROR; their results follow in an OTHER event (default "
@@ -178,7 +196,24 @@ class Settings:
         group="reliability", metavar="SECONDS", validator=_positive,
     )  # fmt: skip
     late_event_type: str = _setting("OTHER")  # eventType of the follow-up with late results
-    warm_evaluator: bool = _setting(True)  # start the Spark session at start, not at 1st event
+    warm: bool = _setting(True)  # start the Spark session at start, not at 1st event
+    max_added_bytes: int = _setting(
+        MAX_ADDED_BYTES, "--max-added-bytes",
+        "most bytes of facets one event may gain; past it a dataset's facets are left out and "
+        "an ERROR assertion says so (default %(default)s, 8 MiB)",
+        metavar="BYTES", validator=_positive,
+    )  # fmt: skip
+    quarantine_max_rows: int = _setting(
+        QUARANTINE_MAX_ROWS, "--quarantine-max-rows",
+        "at most N rows per rule (default %(default)s)",
+        group="quarantine", metavar="N", validator=_positive,
+    )  # fmt: skip
+
+
+@attrs.frozen
+class DeliverySettings:
+    """Forwarding to the sink: retries, dead-lettering, write-through, the drain at shutdown."""
+
     retry: Backoff = attrs.field(default=FORWARD_BACKOFF, kw_only=True)  # forwarding, deleting
     dead_letter_after: int = _setting(
         5, "--dead-letter-after",
@@ -190,20 +225,6 @@ class Settings:
         "move an event whose handling (not its sink) failed N times in a row to the dead "
         "letters; one that cannot be encoded or parsed goes at once (default %(default)s)",
         group="reliability", metavar="N", validator=_positive,
-    )  # fmt: skip
-    # an event the sink refused for good is kept aside, out of its lane; past these the oldest
-    # dead letters expire (counted, logged): new events keep flowing, the disk stays bounded
-    dead_letter_max_events: int | None = _setting(
-        10_000, "--dead-letter-max-events",
-        "keep at most N dead-lettered events; past it the oldest expire (default %(default)s; "
-        "0: no bound)",
-        group="reliability", metavar="N", zero_is_none=True, validator=_optional_positive,
-    )  # fmt: skip
-    dead_letter_max_bytes: int | None = _setting(
-        256 * MIB, "--dead-letter-max-bytes",
-        "keep at most this many bytes of dead-lettered events; past it the oldest expire "
-        "(default %(default)s, 256 MiB; 0: no bound)",
-        group="reliability", metavar="BYTES", zero_is_none=True, validator=_optional_positive,
     )  # fmt: skip
     # write-through (write_through.py): an event needing nothing but forwarding goes to a plain
     # http sink before its 201, no disk write, while the sink answers faster than this on average
@@ -220,19 +241,23 @@ class Settings:
         validator=_not_negative,
     )  # fmt: skip
 
-    # -- Kafka in (kafka/consumer.py): the listener's topic, consumed beside the HTTP receiver --
-    kafka_bootstrap_servers: str = _setting(
+
+@attrs.frozen
+class KafkaSettings:
+    """Kafka in (kafka/consumer.py): the listener's topic, consumed beside the HTTP receiver."""
+
+    bootstrap_servers: str = _setting(
         "", "--kafka-bootstrap-servers",
         "consume lineage events from Kafka at these brokers (host:port,...; default: none, "
         "HTTP only)",
         group="kafka", metavar="HOSTS",
     )  # fmt: skip
-    kafka_topics: str = _setting(
+    topics: str = _setting(
         "openlineage", "--kafka-topic",
         "the topic(s) the listener writes to, comma-separated (default %(default)s)",
         group="kafka", metavar="TOPIC[,TOPIC]",
     )  # fmt: skip
-    kafka_group_id: str = _setting(
+    group_id: str = _setting(
         "lineage-quality", "--kafka-group-id",
         "the consumer group: serve processes of one group split the partitions "
         "(default %(default)s)",
@@ -240,20 +265,37 @@ class Settings:
     )  # fmt: skip
     # any other librdkafka consumer setting (security.protocol, sasl.*...): --kafka-conf and
     # --kafka-conf-file; the secrets among them are masked in every log line; never in a repr
-    kafka_config: Mapping[str, str] = attrs.field(
+    config: Mapping[str, str] = attrs.field(
         factory=dict, repr=False, hash=False, kw_only=True
     )
-    kafka_commit_every: float = _setting(
+    # a Kafka message that is not an event is kept as a bounded record beside the dead letters
+    # (spool/bad_messages.py): its first bytes, size, SHA-256, topic/partition/offset, reason
+    bad_message_keep_bytes: int = _setting(
+        4096, "--kafka-bad-message-keep-bytes",
+        "of a Kafka message that is not an event, keep this many of its first bytes (with its "
+        "size, SHA-256, topic, partition, offset and why; default %(default)s)",
+        group="kafka", metavar="BYTES", validator=_positive,
+    )  # fmt: skip
+    bad_messages_max: int | None = _setting(
+        1000, "--kafka-bad-messages-max",
+        "keep at most N records of Kafka messages that are not events; past it the oldest of "
+        "them expire, never a dead-lettered event (default %(default)s; 0: no bound)",
+        group="kafka", metavar="N", zero_is_none=True, validator=_optional_positive,
+    )  # fmt: skip
+    commit_every: float = _setting(
         0.5, "--kafka-commit-every",
         "commit the offsets of the events kept this often (a rebalance and a stop commit too; "
         "default %(default)s)",
         group="kafka", metavar="SECONDS", validator=_positive,
     )  # fmt: skip
 
-    # -- outputs: result sinks and alert senders, made by outputs/factory.py by `type` ---------
-    outputs: tuple[OutputSpec, ...] = attrs.field(default=(), converter=_outputs, kw_only=True)
 
-    # -- alerts (the webhooks are `outputs` of type webhook / slack) ------------------------------
+@attrs.frozen
+class OutputSettings:
+    """The outputs of results besides the event (made by outputs/factory.py by `type`) and the
+    alerts."""
+
+    specs: tuple[OutputSpec, ...] = attrs.field(default=(), converter=_outputs, kw_only=True)
     alert_min_rank: int = _setting(0)  # alerts.parse_min_severity of --alert-min-severity
     marquez_web_url: str | None = _setting(None)  # alerts link to the dataset in this UI
     # a long webhook outage during an alert flood: the newest alerts matter most, so past the
@@ -265,7 +307,35 @@ class Settings:
         group="alerts", metavar="N", zero_is_none=True, validator=_optional_positive,
     )  # fmt: skip
 
-    # -- along lineage (the store is the history's: `--history`; lineage/, docs/lineage.md) ----
+
+@attrs.frozen
+class HistorySettings:
+    """History rules: the history a stddev or seasonal rule needs before it can fail."""
+
+    # the minimum history of a stddev or seasonal rule that declares no `minHistory`: before it,
+    # SKIPPED (a band from 2-3 runs is too tight: normal values fail it)
+    min_stddev: int = _setting(
+        DEFAULT_MIN_STDDEV, "--history-min-stddev",
+        "a stddev history rule is SKIPPED until its baseline holds N runs, whatever a smaller "
+        "minRuns says (a rule's minHistory wins; default %(default)s)",
+        group="history", metavar="N", validator=_min_history,
+    )  # fmt: skip
+    min_seasonal: int = _setting(
+        DEFAULT_MIN_SEASONAL, "--history-min-seasonal",
+        "a seasonal history rule is SKIPPED until N runs of the same weekday and hour are kept "
+        "(at most its window; a rule's minHistory wins; default %(default)s)",
+        group="history", metavar="N", validator=_min_history,
+    )  # fmt: skip
+
+    @property
+    def minimums(self) -> HistoryMinimums:
+        return HistoryMinimums(self.min_stddev, self.min_seasonal)
+
+
+@attrs.frozen
+class LineageSettings:
+    """Along lineage (the store is the history's: `--history`; lineage/, docs/lineage.md)."""
+
     upstream: Upstream = attrs.field(
         default=Upstream.WARN,
         metadata=_meta(
@@ -280,38 +350,119 @@ class Settings:
         kw_only=True,
     )
 
-    # -- history rules (the store itself is `--history`: cli/history.py; docs/history.md) -------
-    # the minimum history of a stddev or seasonal rule that declares no `minHistory`: before it,
-    # SKIPPED (a band from 2-3 runs is too tight: normal values fail it)
-    history_min_stddev: int = _setting(
-        DEFAULT_MIN_STDDEV, "--history-min-stddev",
-        "a stddev history rule is SKIPPED until its baseline holds N runs, whatever a smaller "
-        "minRuns says (a rule's minHistory wins; default %(default)s)",
-        group="history", metavar="N", validator=_min_history,
-    )  # fmt: skip
-    history_min_seasonal: int = _setting(
-        DEFAULT_MIN_SEASONAL, "--history-min-seasonal",
-        "a seasonal history rule is SKIPPED until N runs of the same weekday and hour are kept "
-        "(at most its window; a rule's minHistory wins; default %(default)s)",
-        group="history", metavar="N", validator=_min_history,
-    )  # fmt: skip
 
-    # -- quarantine (the location itself is `--quarantine`) --------------------------------------
-    quarantine_max_rows: int = _setting(
-        QUARANTINE_MAX_ROWS, "--quarantine-max-rows",
-        "at most N rows per rule (default %(default)s)",
-        group="quarantine", metavar="N", validator=_positive,
-    )  # fmt: skip
+@attrs.frozen
+class Settings:
+    """What one producer does, and how much it may hold, in groups (one attrs object each).
+    Frozen: `evolve` to change. `Settings.of(workers=1, spool=path, ...)` takes the flat names
+    the command line and `attach` use (`FLAT`: each one's group and field)."""
+
+    receiver: ReceiverSettings = attrs.field(factory=ReceiverSettings)
+    spool: SpoolSettings = attrs.field(factory=SpoolSettings)
+    evaluation: EvaluationSettings = attrs.field(factory=EvaluationSettings)
+    delivery: DeliverySettings = attrs.field(factory=DeliverySettings)
+    kafka: KafkaSettings = attrs.field(factory=KafkaSettings)
+    outputs: OutputSettings = attrs.field(factory=OutputSettings)
+    history: HistorySettings = attrs.field(factory=HistorySettings)
+    lineage: LineageSettings = attrs.field(factory=LineageSettings)
+
+    @classmethod
+    def of(cls, **flat: Any) -> Settings:
+        """Settings from flat names (`spool_max_events=...`), each into its group."""
+        return cls()._evolved(flat)
+
+    def evolve(self, **flat: Any) -> Settings:
+        """A copy with the settings named flat (`workers=2`) changed; a name that is no setting
+        is a TypeError naming it."""
+        return self._evolved(flat)
+
+    def _evolved(self, flat: Mapping[str, Any]) -> Settings:
+        changes: dict[str, dict[str, Any]] = {}
+        for name, value in flat.items():
+            where = FLAT.get(name)
+            if where is None:
+                raise TypeError(f"no setting named {name!r}")
+            changes.setdefault(where[0], {})[where[1]] = value
+        groups = {}
+        for group, fields in changes.items():
+            try:
+                groups[group] = attrs.evolve(getattr(self, group), **fields)
+            except ValueError as exc:  # a validator's words name the flat setting, as flags do
+                raise ValueError(_flat_words(str(exc), group)) from exc
+        return attrs.evolve(self, **groups)
+
+    def get(self, name: str) -> Any:
+        """The setting of flat name `name` (`spool_max_events`)."""
+        group, field = FLAT[name]
+        return getattr(getattr(self, group), field)
 
 
-    @property
-    def history_minimums(self) -> HistoryMinimums:
-        return HistoryMinimums(self.history_min_stddev, self.history_min_seasonal)
+# Each flat name (a `serve` flag's dest, an `attach` keyword, `Settings.of`) -> (group, field).
+FLAT: dict[str, tuple[str, str]] = {
+    "host": ("receiver", "host"),
+    "port": ("receiver", "port"),
+    "api_key": ("receiver", "api_key"),
+    "max_body": ("receiver", "max_body"),
+    "idle_timeout": ("receiver", "idle_timeout"),
+    "header_timeout": ("receiver", "header_timeout"),
+    "body_timeout": ("receiver", "body_timeout"),
+    "max_connections": ("receiver", "max_connections"),
+    "spool": ("spool", "path"),
+    "spool_max_events": ("spool", "max_events"),
+    "spool_max_bytes": ("spool", "max_bytes"),
+    "spool_warn_ratio": ("spool", "warn_ratio"),
+    "spool_reserve_bytes": ("spool", "reserve_bytes"),
+    "spool_reserve_retry": ("spool", "reserve_retry"),
+    "runs": ("spool", "runs"),
+    "dead_letter_max_events": ("spool", "dead_letter_max_events"),
+    "dead_letter_max_bytes": ("spool", "dead_letter_max_bytes"),
+    "workers": ("evaluation", "workers"),
+    "evaluation_timeout": ("evaluation", "timeout"),
+    "cancel_after": ("evaluation", "cancel_after"),
+    "kill_after_cancel": ("evaluation", "kill_after_cancel"),
+    "late_event_type": ("evaluation", "late_event_type"),
+    "warm_evaluator": ("evaluation", "warm"),
+    "max_added_bytes": ("evaluation", "max_added_bytes"),
+    "quarantine_max_rows": ("evaluation", "quarantine_max_rows"),
+    "retry": ("delivery", "retry"),
+    "dead_letter_after": ("delivery", "dead_letter_after"),
+    "poison_after": ("delivery", "poison_after"),
+    "write_through_below": ("delivery", "write_through_below"),
+    "write_through_timeout": ("delivery", "write_through_timeout"),
+    "drain_seconds": ("delivery", "drain_seconds"),
+    "kafka_bootstrap_servers": ("kafka", "bootstrap_servers"),
+    "kafka_topics": ("kafka", "topics"),
+    "kafka_group_id": ("kafka", "group_id"),
+    "kafka_config": ("kafka", "config"),
+    "kafka_bad_message_keep_bytes": ("kafka", "bad_message_keep_bytes"),
+    "kafka_bad_messages_max": ("kafka", "bad_messages_max"),
+    "kafka_commit_every": ("kafka", "commit_every"),
+    "outputs": ("outputs", "specs"),
+    "alert_min_rank": ("outputs", "alert_min_rank"),
+    "marquez_web_url": ("outputs", "marquez_web_url"),
+    "alert_max_pending": ("outputs", "alert_max_pending"),
+    "history_min_stddev": ("history", "min_stddev"),
+    "history_min_seasonal": ("history", "min_seasonal"),
+    "upstream": ("lineage", "upstream"),
+}
 
 
 DEFAULTS = Settings()
 
 
-def flags() -> list[attrs.Attribute[Any]]:
-    """The settings that are `serve` options, in declaration order."""
-    return [f for f in attrs.fields(Settings) if f.metadata.get("flag")]
+def _flat_words(message: str, group: str) -> str:
+    """`message` with the fields of `group` it names written as their flat names."""
+    for flat, (where, field) in FLAT.items():
+        if where == group and field != flat:
+            message = re.sub(rf"(?<![\w.]){field}\b", flat, message)
+    return message
+
+
+def flags() -> list[tuple[str, attrs.Attribute[Any]]]:
+    """The settings that are `serve` options, in declaration order: (flat name, its field)."""
+    out = []
+    for name, (group, field) in FLAT.items():
+        found = attrs.fields_dict(type(getattr(DEFAULTS, group)))[field]
+        if found.metadata.get("flag"):
+            out.append((name, found))
+    return out

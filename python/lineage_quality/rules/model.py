@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -57,6 +58,11 @@ class Kind:
     odcs_verbs: tuple[tuple[str, str, int | float | str], ...] = ()
     json_key: str | None = None  # its key on a field of the schema-rules JSON format
     options_type: type[KindOptions] | None = None  # its typed parameters, if it has its own
+    # One valid rule of the kind, as `Rule(...)` keywords besides id and kind (the threshold is
+    # mustBe 0 unless given), and the DataHub assertion type it becomes: the every-kind tests
+    # build their tables from these, so a new kind is its own module (docs/architecture.md).
+    sample: Mapping[str, Any] = MappingProxyType({})
+    datahub_type: str = "CUSTOM"
 
     @property
     def name(self) -> str:
@@ -105,8 +111,8 @@ class Kind:
     def options(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """`{"options": ...}` of a kind with its own parameters, built from `arguments` (their
         validation is the options class's: a ValueError or TypeError names the argument)."""
-        if self.options_type is None:
-            return {}
+        if self.options_type is None or issubclass(self.options_type, BuiltInOptions):
+            return {}  # a built-in kind's: the contract reader gives them by name
         known = {f.name for f in attrs.fields(self.options_type)}
         given = {k: v for k, v in arguments.items() if k in known}
         try:
@@ -161,16 +167,54 @@ def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value)
 
 
-def _optional_tuple(value: Any) -> tuple[Any, ...] | None:
+def optional_tuple(value: Any) -> tuple[Any, ...] | None:
+    """A list of values as a tuple (None stays None): an options' value list, hashable."""
     return None if value is None else tuple(value)
 
 
+# The parameters of the built-in kinds, as `Rule(...)` takes them and `Rule.x` reads them: each
+# kind declares those it takes in its own options class (`Kind.options_type`, kinds/), held in
+# `Rule.options`; none of them is a field of `Rule`.
+PARAMETERS = (
+    "valid_values", "pattern", "missing_values", "min_value", "max_value", "statistic",
+    "date_format", "min_age_seconds", "max_age_seconds", "query", "expected_type", "exact_type",
+    "max_length", "precision", "scale",
+)  # fmt: skip
+
+
+class BuiltInOptions(KindOptions):
+    """The options of a built-in kind: taken as `Rule(...)` keywords (`PARAMETERS`), read as
+    `Rule` properties, carried into the facet's `params` by `Rule.params` under their
+    established names (so not by `params()` here)."""
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+
 @attrs.frozen
+class Declared:
+    """How a rule was declared, beside what it checks: its words and metadata (to the facet and
+    DataHub) and, from the schema-rules JSON's rule model, its tags and declared target."""
+
+    description: str | None = None
+    dimension: str | None = None
+    constraint: str | None = None  # the constraint's own name in its format
+    category: str | None = None
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    target: tuple[tuple[str, Any], ...] = attrs.field(default=(), converter=_tuple)
+
+
+_DECLARED = tuple(f.name for f in attrs.fields(Declared))
+
+
+@attrs.frozen(init=False)
 class Rule:
     """One declared expectation on one dataset.
 
     `columns` is empty for dataset-level rules, one name for property rules, several for a
     compound key. `source` says where the rule was declared (file and key path), for messages.
+    What a kind measures with (a value list, bounds, a query...) is in `options`, the kind's own
+    class; `Rule(..., valid_values=...)` builds it, `rule.valid_values` reads it.
     """
 
     id: str
@@ -180,44 +224,143 @@ class Rule:
     unit: Unit = Unit.ROWS
     severity: str | None = None
     name: str | None = None
-    description: str | None = None
-    dimension: str | None = None
-    valid_values: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_tuple)
-    pattern: str | None = None
-    missing_values: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_tuple)
-    min_value: float | None = None
-    max_value: float | None = None
-    statistic: str | None = None
-    date_format: str | None = None
-    min_age_seconds: float | None = None
-    max_age_seconds: float | None = None
-    query: str | None = None
-    expected_type: str | None = None
-    exact_type: bool = False  # expected_type is a physical type: compared exactly, not by family
-    max_length: int | None = None
-    precision: int | None = None
-    scale: int | None = None
     case_sensitive: bool = False  # column names match exactly (else as Spark: ignoring case)
     # Where the rule came from, for messages and stable ids: format ("odcs", "schema-json",
-    # "shacl"), the constraint's own name in that format, and rules this one depends on (a rule
-    # is SKIPPED when one of them fails, as in the schema-rules JSON format).
+    # "shacl"), and rules this one depends on (a rule is SKIPPED when one of them fails, as in
+    # the schema-rules JSON format).
     origin: str = "odcs"
-    constraint: str | None = None
-    category: str | None = None
     action: str | None = None
     depends_on: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     source: str = ""
     # A history rule: its measurement is compared with its own earlier ones (rules/history.py)
     history: HistoryCheck | None = None
-    # The typed parameters of a kind that brings its own (Kind.options_type)
+    # The typed parameters of its kind (Kind.options_type)
     options: KindOptions | None = None
-    # Seed 002's rule model: an inactive rule is not evaluated (SKIPPED); a filter condition (a
-    # SQL predicate, sandboxed as `type: sql`) limits the rows the rule counts; tags and the
-    # declared target (database, table, column) travel to the facet and DataHub.
+    # The schema-rules JSON's rule model: an inactive rule is not evaluated (SKIPPED); a filter
+    # condition (a SQL predicate, sandboxed as `type: sql`) limits the rows the rule counts.
     active: bool = True
     filter_condition: str | None = None
-    tags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    target: tuple[tuple[str, Any], ...] = attrs.field(default=(), converter=_tuple)
+    declared: Declared = attrs.field(factory=Declared)
+
+    def __init__(
+        self,
+        id: str,
+        kind: Kind,
+        threshold: Threshold,
+        columns: Any = (),
+        unit: Unit = Unit.ROWS,
+        severity: str | None = None,
+        name: str | None = None,
+        case_sensitive: bool = False,
+        origin: str = "odcs",
+        action: str | None = None,
+        depends_on: Any = (),
+        source: str = "",
+        history: HistoryCheck | None = None,
+        options: KindOptions | None = None,
+        active: bool = True,
+        filter_condition: str | None = None,
+        declared: Declared | None = None,
+        **parameters: Any,
+    ) -> None:
+        said = {k: parameters.pop(k) for k in _DECLARED if k in parameters}
+        unknown = sorted(k for k in parameters if k not in PARAMETERS)
+        if unknown:
+            raise TypeError(f"Rule() got unexpected keyword argument(s) {', '.join(unknown)}")
+        declared = declared or Declared()
+        if said:  # as given, None included (`attrs.evolve(rule, constraint=None)` clears it)
+            declared = attrs.evolve(declared, **said)
+        options = _options(kind, options, parameters)
+        self.__attrs_init__(
+            id, kind, threshold, columns, unit, severity, name, case_sensitive, origin, action,
+            depends_on, source, history, options, active, filter_condition, declared,
+        )  # fmt: skip
+
+    # -- the built-in kinds' parameters and the declaration, as they were always read ----------
+
+    @property
+    def valid_values(self) -> tuple[Any, ...] | None:
+        return getattr(self.options, "valid_values", None)
+
+    @property
+    def pattern(self) -> str | None:
+        return getattr(self.options, "pattern", None)
+
+    @property
+    def missing_values(self) -> tuple[Any, ...] | None:
+        return getattr(self.options, "missing_values", None)
+
+    @property
+    def min_value(self) -> float | None:
+        return getattr(self.options, "min_value", None)
+
+    @property
+    def max_value(self) -> float | None:
+        return getattr(self.options, "max_value", None)
+
+    @property
+    def statistic(self) -> str | None:
+        return getattr(self.options, "statistic", None)
+
+    @property
+    def date_format(self) -> str | None:
+        return getattr(self.options, "date_format", None)
+
+    @property
+    def min_age_seconds(self) -> float | None:
+        return getattr(self.options, "min_age_seconds", None)
+
+    @property
+    def max_age_seconds(self) -> float | None:
+        return getattr(self.options, "max_age_seconds", None)
+
+    @property
+    def query(self) -> str | None:
+        return getattr(self.options, "query", None)
+
+    @property
+    def expected_type(self) -> str | None:
+        return getattr(self.options, "expected_type", None)
+
+    @property
+    def exact_type(self) -> bool:
+        return bool(getattr(self.options, "exact_type", False))
+
+    @property
+    def max_length(self) -> int | None:
+        return getattr(self.options, "max_length", None)
+
+    @property
+    def precision(self) -> int | None:
+        return getattr(self.options, "precision", None)
+
+    @property
+    def scale(self) -> int | None:
+        return getattr(self.options, "scale", None)
+
+    @property
+    def description(self) -> str | None:
+        return self.declared.description
+
+    @property
+    def dimension(self) -> str | None:
+        return self.declared.dimension
+
+    @property
+    def constraint(self) -> str | None:
+        return self.declared.constraint
+
+    @property
+    def category(self) -> str | None:
+        return self.declared.category
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self.declared.tags
+
+    @property
+    def target(self) -> tuple[tuple[str, Any], ...]:
+        return self.declared.target
 
     def __attrs_post_init__(self) -> None:
         kind = self.kind
@@ -297,6 +440,28 @@ class Rule:
         if self.target:
             out["target"] = dict(self.target)
         return out
+
+
+def _options(
+    kind: Kind, options: KindOptions | None, parameters: dict[str, Any]
+) -> KindOptions | None:
+    """`options` with the built-in parameters given (`PARAMETERS`) put in: the kind's own
+    options class takes them; one it does not declare is a ValueError naming it."""
+    given = {k: v for k, v in parameters.items() if v is not None and v is not False}
+    if isinstance(options, BuiltInOptions):
+        own = {f.name for f in attrs.fields(type(options))}
+        if set(given) <= own:  # `attrs.evolve(rule, pattern=None)` clears it too
+            return attrs.evolve(options, **{k: v for k, v in parameters.items() if k in own})
+    if not given:
+        return options
+    wanted = kind.options_type
+    known = set() if wanted is None else {f.name for f in attrs.fields(wanted)}
+    extra = sorted(set(given) - known)
+    if extra or wanted is None or not issubclass(wanted, BuiltInOptions):
+        raise ValueError(f"{kind.value} takes no {', '.join(extra or sorted(given))}")
+    if options is not None and not isinstance(options, BuiltInOptions):
+        raise ValueError(f"{kind.value}: options given twice")
+    return wanted(**given)
 
 
 STATISTICS = ("avg", "sum", "stddev", "median", "min", "max")

@@ -18,8 +18,9 @@ What it promises (docs/producer.md, "Kafka in"):
   (and so a run's: the listener keys a run's events alike) events reach the spool in its order,
   and the spool's lanes keep a run's order from there.
 - **Nothing lost silently.** A message that is not an event -- not UTF-8, not JSON, NaN, not
-  OpenLineage-shaped, too large: what the HTTP receiver answers 400 or 413 to -- goes to the
-  spool's dead letters with the reason and where it came from, and its offset is committed: the
+  OpenLineage-shaped, too large: what the HTTP receiver answers 400 or 413 to -- is kept as a
+  bounded record (its first bytes, size, SHA-256, where it came from and why: the spool's bad
+  messages, beside its dead letters and never expiring one), and its offset is committed: the
   partition never stalls on it.
 
 confluent-kafka (the `kafka` extra) is imported when an intake is made, never by this package.
@@ -30,7 +31,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +57,7 @@ Partition = tuple[str, int]
 
 def wanted(settings: Settings) -> bool:
     """Kafka in is configured: bootstrap servers by flag or in the client settings."""
-    return bool(settings.kafka_bootstrap_servers or settings.kafka_config.get("bootstrap.servers"))
+    return bool(settings.kafka.bootstrap_servers or settings.kafka.config.get("bootstrap.servers"))
 
 
 def consumer_settings(settings: Settings) -> dict[str, Any]:
@@ -65,12 +65,12 @@ def consumer_settings(settings: Settings) -> dict[str, Any]:
     servers (when given) and group id (unless `group.id` is in `kafka_config`), offsets never
     committed by librdkafka itself, a new group starting at the topic's beginning. ConfigError
     for what would commit an offset before its event is kept."""
-    conf: dict[str, Any] = dict(settings.kafka_config)
-    if settings.kafka_bootstrap_servers:
-        conf["bootstrap.servers"] = settings.kafka_bootstrap_servers
+    conf: dict[str, Any] = dict(settings.kafka.config)
+    if settings.kafka.bootstrap_servers:
+        conf["bootstrap.servers"] = settings.kafka.bootstrap_servers
     if not conf.get("bootstrap.servers"):
         raise ConfigError("Kafka in: no bootstrap servers (--kafka-bootstrap-servers)")
-    conf.setdefault("group.id", settings.kafka_group_id)
+    conf.setdefault("group.id", settings.kafka.group_id)
     for name in ("enable.auto.commit", "enable.auto.offset.store"):
         if str(conf.get(name, "false")).strip().lower() == "true":
             raise ConfigError(
@@ -83,7 +83,7 @@ def consumer_settings(settings: Settings) -> dict[str, Any]:
 
 
 def topics_of(settings: Settings) -> list[str]:
-    topics = [t.strip() for t in settings.kafka_topics.split(",") if t.strip()]
+    topics = [t.strip() for t in settings.kafka.topics.split(",") if t.strip()]
     if not topics:
         raise ConfigError("Kafka in: no topic (--kafka-topic)")
     return topics
@@ -97,13 +97,13 @@ class KafkaIntake:
         self, settings: Settings, accept: Accept, spool: Spool, metrics: Metrics | None = None
     ) -> None:
         self.topics = topics_of(settings)
-        self._secrets = client_secrets(settings.kafka_config)
+        self._secrets = client_secrets(settings.kafka.config)
         self.settings = consumer_settings(settings)
         self._accept = accept
         self._spool = spool
         self._metrics = metrics or Metrics()  # serve's: /metrics shows them
-        self._max_body = settings.max_body
-        self._commit_every = settings.kafka_commit_every
+        self._max_body = settings.receiver.max_body
+        self._commit_every = settings.kafka.commit_every
         self._stop = threading.Event()
         # per assigned partition: the offset after the last message kept, and the one committed
         # (at most one entry per partition assigned: dropped when it is revoked)
@@ -113,7 +113,7 @@ class KafkaIntake:
         self._held_revoked = False
         self._paused = False
         self.taken = 0  # events handed to the intake
-        self.dead_lettered = 0  # messages that were not events
+        self.dead_lettered = 0  # messages that were not events (kept as bad messages)
         self.pauses = 0  # times consumption paused for a full spool
         self._consumer = self._new_consumer()
         self._thread = threading.Thread(target=self._run, name="kafka-intake", daemon=True)
@@ -131,12 +131,19 @@ class KafkaIntake:
             self.settings["group.id"],
         )
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = _STOP_BOUND) -> None:
         """Stop consuming: what was kept is committed, the group left (its partitions go to the
-        others at once); a message held for room stays uncommitted, read again later."""
+        others at once); a message held for room stays uncommitted, read again later. At most
+        `timeout` seconds: with the broker gone neither the commit nor the leave can end, and
+        the thread is left behind (what it did not commit is read again after a restart)."""
         self._stop.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=_STOP_BOUND)
+            self._thread.join(timeout=timeout)
+            if self._thread.is_alive():
+                log.warning(
+                    "Kafka in: the commit and leave did not end within %.1fs (the broker "
+                    "gone?); what was not committed is read again after the restart", timeout,
+                )  # fmt: skip
         log.info(
             "Kafka in: %d event(s) taken, %d message(s) dead-lettered, paused %d time(s)",
             self.taken, self.dead_lettered, self.pauses,
@@ -212,7 +219,7 @@ class KafkaIntake:
         self, message: Message, where: Partition, offset: int
     ) -> tuple[str, Any] | None:
         """The event's text and parse, checked as the HTTP receiver checks a body (body.py);
-        None when it is not an event, once it is among the dead letters."""
+        None when it is not an event, once its record is kept (the spool's bad messages)."""
         raw = message.value()
         try:
             if raw is None:
@@ -225,11 +232,10 @@ class KafkaIntake:
             return decode(raw, None, self._max_body)
         except RejectedError as exc:
             reason = f"Kafka message {where[0]}[{where[1]}]@{offset} is not an event: {exc}"
-            body = (raw or b"").decode("utf-8", "backslashreplace")
             while True:
-                try:
-                    expired = self._spool.dead_letter_text(
-                        body, f"kafka:{where[0]}/{where[1]}", reason
+                try:  # a record of it, bounded: never the message whole (bad_messages.py)
+                    expired = self._spool.keep_bad_message(
+                        raw, f"kafka:{where[0]}/{where[1]}", offset, reason
                     )
                     break
                 except Exception as error:  # a full disk: the partition waits, nothing lost
@@ -238,9 +244,13 @@ class KafkaIntake:
                         raise _Abandoned() from None
             self.dead_lettered += 1
             self._metrics.kafka_messages.labels(outcome="dead_lettered").inc()
-            log.warning("%s; kept among the dead letters", reason)
+            log.warning("%s; kept as a bad message (`lineage-quality dead-letters`)", reason)
             if expired:
-                log.warning("%d dead letter(s) expired (--dead-letter-max-*)", expired)
+                self._metrics.kafka_bad_messages_expired.inc(expired)
+                log.warning(
+                    "%d record(s) of bad messages expired, the oldest (--kafka-bad-messages-max)",
+                    expired,
+                )
             return None
 
     # -- pausing --------------------------------------------------------------------------------
@@ -380,28 +390,3 @@ def _end_of_partition(error: KafkaError) -> bool:
 def _names(partitions: list[TopicPartition]) -> str:
     return ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing"
 
-
-def settings_from_pairs(pairs: list[str], files: list[str]) -> Mapping[str, str]:
-    """librdkafka settings from `--kafka-conf-file FILE` (Java-properties lines: `key=value`,
-    `#` comments; secrets belong here, not on the command line, which `ps` shows) and then
-    `--kafka-conf KEY=VALUE` (repeatable)."""
-    from pathlib import Path
-
-    found: dict[str, str] = {}
-    lines: list[tuple[str, str]] = []
-    for name in files:
-        try:
-            text = Path(name).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"--kafka-conf-file {name}: {exc.strerror or exc}") from None
-        lines += [(f"--kafka-conf-file {name}", line) for line in text.splitlines()]
-    lines += [("--kafka-conf", pair) for pair in pairs]
-    for origin, line in lines:
-        line = line.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        key, sep, value = line.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{origin}: {key.strip()[:40]!r}...: not KEY=VALUE")
-        found[key.strip()] = value.strip()
-    return found

@@ -1,11 +1,11 @@
 """`build_outputs`: the result sinks and the alert sender of a `Settings`, made from
-`settings.outputs` by `type` (registry.py). `serve` and the in-driver `attach` both call it and
-hand what it made to `Producer(result_sinks=..., alerts=...)`, which makes its listeners of
+`settings.outputs.specs` by `type` (registry.py). `serve` and the in-driver `attach` both call it
+and hand what it made to `Producer(result_sinks=..., alerts=...)`, which makes its listeners of
 results with `result_listeners`.
 
-Result-sink kinds each give one sink (in the order of `settings.outputs`); alert kinds each give
-one webhook, and all of them share one `AlertSender` over the producer's one durable outbox
-(`alert_outbox.outbox_path(settings.spool)`, bounded by `settings.alert_max_pending`).
+Result-sink types each give one sink (in the order of `settings.outputs.specs`); alert types each
+give one webhook, and all of them share one `AlertSender` over the producer's one durable outbox
+(`alert_outbox.outbox_path(settings.spool.path)`, bounded by `settings.outputs.alert_max_pending`).
 A wrong output fails here, at start-up, before anything is received; what was built before it
 is closed.
 """
@@ -50,11 +50,12 @@ NO_OUTPUTS = Outputs()
 
 
 def build_outputs(settings: Settings, bindings: Sequence[BoundRules] = ()) -> Outputs:
-    """Every output of `settings.outputs`; ConfigError (naming the output) when one is wrong."""
+    """Every output of `settings.outputs.specs`; ConfigError (naming the output) when one is
+    wrong."""
     sinks: list[ResultSink] = []
     webhooks: list[Webhook] = []
     try:
-        for spec in settings.outputs:
+        for spec in settings.outputs.specs:
             kind = output_type(spec.type)
             kind.check(spec.options)
             built = kind.build(spec.options, bindings)
@@ -67,7 +68,9 @@ def build_outputs(settings: Settings, bindings: Sequence[BoundRules] = ()) -> Ou
         raise
     alerts = None
     if webhooks:
-        outbox = AlertOutbox(outbox_path(settings.spool), max_pending=settings.alert_max_pending)
+        outbox = AlertOutbox(
+            outbox_path(settings.spool.path), max_pending=settings.outputs.alert_max_pending
+        )
         alerts = AlertSender(outbox, webhooks)
     return Outputs(tuple(sinks), alerts)
 

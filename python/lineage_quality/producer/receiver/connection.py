@@ -115,7 +115,7 @@ class Connection(socketserver.StreamRequestHandler):
         super().setup()
         self.receiver = self.server.receiver
         # per read; the reaper enforces the header and body deadlines
-        self.connection.settimeout(self.receiver.settings.idle_timeout)
+        self.connection.settimeout(self.receiver.settings.receiver.idle_timeout)
         self.receiver.opened(self.connection)
 
     def finish(self) -> None:
@@ -138,7 +138,7 @@ class Connection(socketserver.StreamRequestHandler):
         if not first:
             self.close_connection = True
             return
-        self.receiver.deadline(self.connection, self.receiver.settings.header_timeout)
+        self.receiver.deadline(self.connection, self.receiver.settings.receiver.header_timeout)
         try:
             self._request()
         except (ConnectionError, TimeoutError) as exc:
@@ -206,7 +206,7 @@ class Connection(socketserver.StreamRequestHandler):
         )
 
     def _authorized(self, route: Route) -> bool:
-        key = self.receiver.settings.api_key
+        key = self.receiver.settings.receiver.api_key
         if not route.needs_key or key is None:
             return True
         return authorized(self.head.get("authorization") or "", key)
@@ -260,8 +260,8 @@ class Connection(socketserver.StreamRequestHandler):
         """The request's body (Request.body): framing checked first, then `100 Continue` when
         the client waits for it, then read within `body_timeout` in all."""
         receiver = self.receiver
-        receiver.deadline(self.connection, receiver.settings.body_timeout)
-        limit = receiver.settings.max_body
+        receiver.deadline(self.connection, receiver.settings.receiver.body_timeout)
+        limit = receiver.settings.receiver.max_body
         length = body_length(self.head, limit)
         if self.head.expects_continue:
             self._send(_CONTINUE)

@@ -85,12 +85,18 @@ class Receiver:
         on_refused: Callable[[int], None] | None = None,
     ) -> None:
         self.settings = settings
-        self.routes: RouteTable = route_table(accept, settings.max_body, runs, ready, metrics)
+        self.routes: RouteTable = route_table(
+            accept, settings.receiver.max_body, runs, ready, metrics
+        )
         self.on_refused = on_refused
         self._lock = threading.Lock()  # guards _connections and _deadlines
         self._connections: set[socket.socket] = set()
         self._deadlines: dict[socket.socket, float] = {}
-        self._server = Server(self, (settings.host, settings.port), settings.max_connections)
+        self._server = Server(
+            self,
+            (settings.receiver.host, settings.receiver.port),
+            settings.receiver.max_connections,
+        )
         self._thread: threading.Thread | None = None
         self._reaper: threading.Thread | None = None
         self._stopped = threading.Event()

@@ -8,6 +8,7 @@
     lanes.py         the lane scheduling policy: who is woken, how long a worker keeps a lane
     run_book.py      the runs API's bookkeeping (runs, verdicts, failed runs), bounded
     dead_letters.py  events a sink keeps refusing, out of their lane
+    bad_messages.py  bounded records of Kafka messages that were not events
 
 Locks, in the one order they may be taken (a lock is never taken while holding one listed after
 it):
@@ -24,8 +25,9 @@ connection), and each waiting put's or delete's own lock (`commit._waiter`).
 
 from __future__ import annotations
 
+from lineage_quality.producer.spool.bad_messages import BadMessage
 from lineage_quality.producer.spool.dead_letters import DeadLetter
 from lineage_quality.producer.spool.spool import Spool
 from lineage_quality.producer.spool.store import EVENT, LATE, SpooledEvent, SpoolFullError
 
-__all__ = ["EVENT", "LATE", "DeadLetter", "Spool", "SpoolFullError", "SpooledEvent"]
+__all__ = ["EVENT", "LATE", "BadMessage", "DeadLetter", "Spool", "SpoolFullError", "SpooledEvent"]

@@ -6,6 +6,8 @@ The table is bounded by `Settings.dead_letter_max_events` and `dead_letter_max_b
 either, the oldest dead letters expire in the burial's transaction (the caller counts and logs
 them). Expiring rather than refusing: a dead letter is an event its sink already refused for
 good, and refusing would keep it in its lane, retried, until the spool answers 503 to new events.
+A Kafka message that is not an event is no dead letter: it is kept, bounded, as a bad message
+(bad_messages.py), so that no amount of them ever expires a dead letter.
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ class DeadLetters:
         self.store = store
         self.index = index
         self.lanes = lanes
-        self.max_events = settings.dead_letter_max_events
-        self.max_bytes = settings.dead_letter_max_bytes
+        self.max_events = settings.spool.dead_letter_max_events
+        self.max_bytes = settings.spool.dead_letter_max_bytes
         store.db.execute(_SCHEMA)
         present = {row[1] for row in store.db.execute("PRAGMA table_info(dead_letters)")}
         if "size" not in present:
@@ -112,41 +114,6 @@ class DeadLetters:
                 self.index.remove(event_id)
                 self.lanes.wake_all()
                 self.lanes.removed()
-            return len(expired)
-
-    def record(self, body: str, lane: str, reason: str) -> int:
-        """Keep `body`, which never was an event of the spool (a Kafka message that is not an
-        event: kafka/consumer.py), as a dead letter, in one transaction that also expires the
-        oldest past the bound; how many expired. Its id is new: the events' AUTOINCREMENT
-        sequence is advanced for it, so a later event never takes it."""
-        store = self.store
-        size = len(body.encode("utf-8", "surrogatepass"))
-        with store.db_lock:
-            expired: list[tuple[int, int]] = []
-
-            def add() -> None:
-                expired.clear()
-                now = time.time()
-                # an id from the events' sequence (inserted and deleted at once)
-                cur = store.write(
-                    "INSERT INTO events (body, received, lane, kind, size) VALUES (?, ?, ?, ?, ?)",
-                    ("", now, lane, "event", 0),
-                )
-                new_id = int(cur.lastrowid or 0)
-                store.write("DELETE FROM events WHERE id = ?", (new_id,))
-                store.write(
-                    "INSERT OR REPLACE INTO dead_letters "
-                    "(id, size, body, lane, kind, attempts, reason, received, dead) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (new_id, size, body, lane, "event", 0, reason[:MAX_REASON], now, now),
-                )
-                expired.extend(self._oldest_past_bound(self.count + 1, self.bytes + size))
-                for old_id, _ in expired:
-                    store.write("DELETE FROM dead_letters WHERE id = ?", (old_id,))
-
-            store.transaction(add)
-            self.count += 1 - len(expired)
-            self.bytes += size - sum(s for _, s in expired)
             return len(expired)
 
     def _oldest_past_bound(self, count: int, size: int) -> list[tuple[int, int]]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.settings import DEFAULTS, Settings
+from lineage_quality.producer.spool.bad_messages import BadMessage, BadMessages
 from lineage_quality.producer.spool.commit import RUNS_ONLY, Delete, GroupCommit, Put
 from lineage_quality.producer.spool.dead_letters import DeadLetter, DeadLetters
 from lineage_quality.producer.spool.index import Index
@@ -31,28 +32,31 @@ from lineage_quality.producer.spool.store import (
 
 
 class Spool:
-    """The durable queue of events at `path`, bounded by `settings.spool_max_events` and
+    """The durable queue of events at `path`, bounded by `settings.spool.max_events` and
     `spool_max_bytes` (past them `put` raises SpoolFullError: the receiver answers 503), with
-    `spool_reserve_bytes` of disk-full reserve, the runs API's bookkeeping (`settings.runs`) and
-    the dead letters (`settings.dead_letter_max_events`, `_bytes`) in the same database."""
+    `spool_reserve_bytes` of disk-full reserve, the runs API's bookkeeping
+    (`settings.spool.runs`) and the dead letters (`settings.spool.dead_letter_max_events`,
+    `_bytes`) and the records of bad Kafka messages
+    (`settings.kafka.bad_messages_max`) in the same database."""
 
     def __init__(self, path: str | Path, settings: Settings = DEFAULTS) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.max_events = settings.spool_max_events
-        self.max_bytes = settings.spool_max_bytes
-        self.index = Index(self.max_events, self.max_bytes, settings.spool_warn_ratio)
+        self.max_events = settings.spool.max_events
+        self.max_bytes = settings.spool.max_bytes
+        self.index = Index(self.max_events, self.max_bytes, settings.spool.warn_ratio)
         self.lanes = Lanes(self.index)
         self.store = Store(
             self.path,
-            settings.spool_reserve_bytes,
-            settings.spool_reserve_retry,
+            settings.spool.reserve_bytes,
+            settings.spool.reserve_retry,
             held=lambda: self.index.count,
         )
-        self.book = RunBook(self.store.db, self.store.write, settings.runs)
+        self.book = RunBook(self.store.db, self.store.write, settings.spool.runs)
         self.store.on_rollback.append(self.book.resync)  # its counts include what rolled back
         self.recent = RecentRuns()
         self.letters = DeadLetters(self.store, self.index, self.lanes, settings)
+        self.bad = BadMessages(self.store, settings)
         self.commit = GroupCommit(self.store, self.index, self.lanes, self.book, self.recent)
         with self.index.lock:
             for event_id, lane, size in self.store.stored():
@@ -285,13 +289,20 @@ class Spool:
 
     def dead_letter(self, event_id: int, reason: str) -> int:
         """Move an event the sink keeps refusing out of its lane into the dead letters; how many
-        of the oldest dead letters expired for it (`settings.dead_letter_max_events`, `_bytes`)."""
+        of the oldest dead letters expired for it (`settings.spool.dead_letter_max_events`,
+        `_bytes`)."""
         return self.letters.bury(event_id, reason)
 
-    def dead_letter_text(self, body: str, lane: str, reason: str) -> int:
-        """Keep `body`, which is not an event (a bad Kafka message), among the dead letters; how
-        many of the oldest expired for it."""
-        return self.letters.record(body, lane, reason)
+    def keep_bad_message(self, raw: bytes | None, source: str, offset: int, reason: str) -> int:
+        """Keep a bounded record of a Kafka message that is not an event (bad_messages.py); how
+        many of the oldest records expired for it (`settings.kafka.bad_messages_max`)."""
+        return self.bad.record(raw, source, offset, reason)
+
+    def bad_messages(self) -> list[BadMessage]:
+        return self.bad.entries()
+
+    def purge_bad_messages(self, ids: list[int] | None = None) -> int:
+        return self.bad.purge(ids)
 
     def dead_letters(self) -> list[DeadLetter]:
         return self.letters.entries()
