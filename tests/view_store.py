@@ -16,7 +16,7 @@ import datetime
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lineage_quality.cli.main import main
 from lineage_quality.engine import verdict
@@ -31,6 +31,7 @@ from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.values.event import datasets_of
 from lineage_quality.values.refs import DatasetRef
 
+P = TypeVar("P", Path, str)  # a SQLite file, or a postgresql:// URL
 ORDERS, CLEAN, AGG = "/lake/orders", "/lake/clean", "/lake/agg"
 OK, EMPTY = "/lake/ok", "/lake/empty"
 HOSTILE = (
@@ -88,7 +89,7 @@ def event(run: str, at_ms: int, job: str, inputs: Sequence[str],
 class Filler:
     """Keeps events and verdicts in the store at `where` as serve does."""
 
-    def __init__(self, where: Path) -> None:
+    def __init__(self, where: Path | str) -> None:
         self.keeper = LineageKeeper(open_lineage(where), Upstream.WARN)
         self.history = open_history(where)
 
@@ -108,7 +109,7 @@ class Filler:
         self.history.close()
 
 
-def fill(where: Path, runs: int = 5, hostile: bool = True) -> Path:
+def fill(where: P, runs: int = 5, hostile: bool = True) -> P:
     """The pipeline of the module, `runs` runs of orders (the last one failing)."""
     filler = Filler(where)
     start = int(time.time() * 1000) - (runs + 2) * 3_600_000

@@ -192,11 +192,53 @@ def scenario_an_older_store_gains_the_tables_and_keeps_its_history(where: str) -
     reader.close()
 
 
+def scenario_the_view_pages_through_the_latest_writes(where: str) -> None:
+    """The quality view's reads (issue 53): each dataset's latest write a page at a time, by
+    search and health; a run's edges and values; the gate from them."""
+    from lineage_quality.view import data
+    from lineage_quality.view.open import open_stores
+    from view_store import EMPTY, HOSTILE, OK, ORDERS, fill
+
+    fill(where, runs=3)
+    stores = open_stores(where)
+    store = stores.lineage
+    every, total = store.latest_page(limit=100)
+    names = {"file:" + n for n in (ORDERS, "/lake/clean", "/lake/agg", OK, EMPTY, *HOSTILE)}
+    assert total == 9 and {w.dataset for w in every} == names
+    assert all(w == store.latest(w.dataset) for w in every)  # the latest write of each
+    pages = [store.latest_page(limit=4, offset=o)[0] for o in (0, 4, 8)]
+    assert [w for page in pages for w in page] == every  # in the store's order of names
+    assert store.latest_page(limit=4, offset=12) == ([], 9)
+    for health in ("healthy", "unhealthy", "blocking", "not-evaluated"):
+        found, count = store.latest_page(health=health, limit=100)
+        wanted = [w for w in every if data.health(w) == health
+                  or (health == "blocking" and data.health(w) == "blocked")
+                  or (health == "unhealthy" and not w.healthy)]  # fmt: skip
+        assert (found, count) == (wanted, len(wanted)), health
+    assert [w.dataset for w in store.latest_page(search="lake/o", limit=100)[0]] in (
+        [f"file:{OK}", f"file:{ORDERS}"], [f"file:{ORDERS}", f"file:{OK}"]
+    )  # fmt: skip
+    assert store.latest_page(search="%", limit=100)[1] == 0  # LIKE's wildcards are text
+    edges = store.edges_of_run("clean-2")
+    assert [(e.role, e.dataset, e.job) for e in edges] == [
+        ("inputs", f"file:{ORDERS}", "spark/clean"), ("outputs", "file:/lake/clean", "spark/clean")
+    ]  # fmt: skip
+    assert stores.history is not None
+    values = stores.history.of_run(f"file:{ORDERS}", "orders-2")
+    assert [(r, p.status, p.value) for r, _, p in values] == [
+        ("orders.customer_id.not_null", "FAILED", 3.0), ("orders.rows", "PASSED", 12.0)
+    ]  # fmt: skip
+    assert data.gate(stores, EMPTY).code == 1 and data.gate(stores, OK).code == 0
+    store.close()
+    stores.history.close()
+
+
 SCENARIOS: list[Callable[[str], None]] = [
     scenario_health_and_lineage_come_back_as_kept,
     scenario_late_verdicts_replace_the_provisional_ones,
     scenario_the_bounds_hold,
     scenario_an_older_store_gains_the_tables_and_keeps_its_history,
+    scenario_the_view_pages_through_the_latest_writes,
 ]
 
 

@@ -106,14 +106,17 @@ _KEYS = {"lq_lineage_writes": "dataset, run_id", "lq_lineage_edges": "run_id, ro
 _WRITE_COLUMNS = "dataset, run_id, event_ms, version, evaluated, state, tables"
 
 
-# The latest writes a health filter keeps (the state as `_write_row` writes it: no failure and no
-# mark is exactly this text).
-_CLEAN = "'{\"failures\": [], \"marks\": []}'"
-HEALTH_FILTERS = {
-    "healthy": f" AND evaluated = 1 AND state = {_CLEAN}",
-    "unhealthy": f" AND state <> {_CLEAN}",
-    "blocking": " AND (state LIKE '%\"action\": \"BLOCK\"%' OR state LIKE '%\"blocking\": true%')",
-    "not-evaluated": " AND evaluated = 0",
+# The latest writes a health filter keeps, and its parameters (the state as `_write_row` writes
+# it: no failure and no mark is exactly `_CLEAN`; the texts as parameters, no `%` in the SQL).
+_CLEAN = '{"failures": [], "marks": []}'
+HEALTH_FILTERS: dict[str, tuple[str, tuple[Any, ...]]] = {
+    "healthy": (" AND evaluated = 1 AND state = ?", (_CLEAN,)),
+    "unhealthy": (" AND state <> ?", (_CLEAN,)),
+    "blocking": (
+        " AND (state LIKE ? OR state LIKE ?)",
+        ('%"action": "BLOCK"%', '%"blocking": true%'),
+    ),
+    "not-evaluated": (" AND evaluated = 0", ()),
 }
 
 
@@ -413,26 +416,38 @@ class LineageStore(Statements):
         self, search: str = "", health: str = "", limit: int = 50, offset: int = 0
     ) -> tuple[list[Write], int]:
         """Each dataset's latest write (its health), by name, one page of them and how many in
-        all: `search` a part of the name, `health` one of `HEALTH_FILTERS` ("" every one). The
-        view's datasets list (view/); one bounded query over the `latest` index."""
+        all: `search` a part of the name, `health` one of `HEALTH_FILTERS` (else every one).
+        The view's datasets list (view/): the names from the `latest` index, each one's latest
+        write found by a probe of it (no scan of every write); without a health filter only the
+        page's names are probed."""
         if not self.present:
             return [], 0
-        where, args = "", []
+        where, args = "", list[Any]()
         if search:
             where = "WHERE dataset LIKE ? ESCAPE '!'"
             args.append("%" + _like(key(search.strip())) + "%")
+        every = f"SELECT DISTINCT dataset FROM lq_lineage_writes {where}"
+        filtered = health in HEALTH_FILTERS
+        names = every if filtered else every + " ORDER BY dataset LIMIT ? OFFSET ?"
         latest = (
-            f"SELECT {_WRITE_COLUMNS} FROM (SELECT {_WRITE_COLUMNS}, ROW_NUMBER() OVER "
-            "(PARTITION BY dataset ORDER BY event_ms DESC, recorded_ms DESC) AS n FROM "
-            f"lq_lineage_writes {where}) AS w WHERE n = 1" + HEALTH_FILTERS.get(health, "")
+            f"SELECT {_WRITE_COLUMNS} FROM lq_lineage_writes WHERE (dataset, run_id) IN "
+            "(SELECT d.dataset, (SELECT n.run_id FROM lq_lineage_writes n WHERE n.dataset = "
+            "d.dataset ORDER BY n.event_ms DESC, n.recorded_ms DESC LIMIT 1) FROM "
+            f"({names}) AS d)" + HEALTH_FILTERS.get(health, ("", ()))[0]
         )
+        args += HEALTH_FILTERS.get(health, ("", ()))[1]
         with self._reading() as cur:
-            cur.execute(self._sql(f"SELECT COUNT(*) FROM ({latest}) AS c"), args)
-            total = int(cur.fetchone()[0])
-            cur.execute(
-                self._sql(f"{latest} ORDER BY dataset LIMIT ? OFFSET ?"),
-                (*args, limit, offset),
-            )
+            if filtered:
+                cur.execute(self._sql(f"SELECT COUNT(*) FROM ({latest}) AS c"), args)
+                total = int(cur.fetchone()[0])
+                cur.execute(
+                    self._sql(f"{latest} ORDER BY dataset LIMIT ? OFFSET ?"),
+                    (*args, limit, offset),
+                )
+            else:
+                cur.execute(self._sql(f"SELECT COUNT(*) FROM ({every}) AS c"), args)
+                total = int(cur.fetchone()[0])
+                cur.execute(self._sql(f"{latest} ORDER BY dataset"), (*args, limit, offset))
             rows = cur.fetchall()
         return [_write(r) for r in rows], total
 
