@@ -113,6 +113,16 @@ def test_marquez_link_and_slack_message() -> None:
     assert "run run-1" in body
 
 
+def test_an_alert_links_to_the_dataset_in_the_quality_view() -> None:
+    """A deep link into the page (issue 53): the view's address given to serve (--view-url),
+    the dataset key encoded whole; Slack shows it beside Marquez's."""
+    found = alerts_for(EVENT, {OUT: [failed(rule("b", "error"))]}, 0, None, "https://q.example/")
+    link = "https://q.example/datasets/file%3A%2Fdata%2Fout%20put"
+    assert found[0].payload["view"] == link
+    assert f"<{link}|open in the quality view>" in json.dumps(slack_message(found[0].payload))
+    assert "view" not in alerts_for(EVENT, {OUT: [failed(rule("b", "error"))]})[0].payload
+
+
 def test_outbox_keeps_one_alert_per_sink_run_and_dataset_across_reopen(tmp_path: Path) -> None:
     path = outbox_path(tmp_path / "spool.db")
     assert path.name == "spool.alerts.db"

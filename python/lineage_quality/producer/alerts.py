@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from lineage_quality.inert import slack, truncate
-from lineage_quality.links import marquez_dataset_url
+from lineage_quality.links import marquez_dataset_url, view_dataset_url
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
@@ -80,8 +80,10 @@ def alerts_for(
     results: Mapping[DatasetRef, Sequence[RuleResult]],
     min_rank: int = 0,
     marquez_web_url: str | None = None,
+    view_url: str | None = None,
 ) -> list[Alert]:
-    """One alert per dataset of the event with alerting failures."""
+    """One alert per dataset of the event with alerting failures (a link to the dataset in
+    Marquez and in the quality view when their addresses are given)."""
     ev = Event.of(event)
     run_id = ev.run_id
     if not run_id:
@@ -112,6 +114,8 @@ def alerts_for(
         }
         if marquez_web_url:
             payload["url"] = marquez_dataset_url(marquez_web_url, ref.namespace, ref.name)
+        if view_url:
+            payload["view"] = view_dataset_url(view_url, ref.key)
         out.append(Alert(run_id, ref.key, payload))
     return out
 
@@ -169,6 +173,8 @@ def _blocks(
     if payload.get("url"):
         # ours: the Marquez URL given to `serve`, with the names URI-encoded in it
         context.append(_mrkdwn(f"<{slack(str(payload['url']))}|open in Marquez>"))
+    if payload.get("view"):  # ours too: the view's address given to `serve`, the name encoded
+        context.append(_mrkdwn(f"<{slack(str(payload['view']))}|open in the quality view>"))
     return {
         "text": truncate(title, SLACK_TEXT_LIMIT),
         "blocks": [

@@ -47,7 +47,9 @@ def event_alerts(
     """The failure alerts of `event` (with their downstream count when lineage is kept) and its
     critical alerts; `settings`: the minimum severity and Marquez's URL."""
     url = settings.outputs.marquez_web_url
-    alerts = alerts_for(event, results, settings.outputs.alert_min_rank, url)
+    alerts = alerts_for(
+        event, results, settings.outputs.alert_min_rank, url, settings.outputs.view_url
+    )
     if lineage is None:
         return alerts
     counted = [_counted(event, a, lineage) for a in alerts]

@@ -298,6 +298,12 @@ class OutputSettings:
     specs: tuple[OutputSpec, ...] = attrs.field(default=(), converter=_outputs, kw_only=True)
     alert_min_rank: int = _setting(0)  # alerts.parse_min_severity of --alert-min-severity
     marquez_web_url: str | None = _setting(None)  # alerts link to the dataset in this UI
+    view_url: str | None = _setting(
+        None, "--view-url",
+        "the quality view's address as the people who get alerts reach it (e.g. "
+        "https://quality.example.com): alerts link to the dataset's page there",
+        group="alerts", metavar="URL",
+    )  # fmt: skip
     # a long webhook outage during an alert flood: the newest alerts matter most, so past the
     # bound the oldest undelivered ones expire (counted in a metric, logged)
     alert_max_pending: int | None = _setting(
@@ -440,6 +446,7 @@ FLAT: dict[str, tuple[str, str]] = {
     "outputs": ("outputs", "specs"),
     "alert_min_rank": ("outputs", "alert_min_rank"),
     "marquez_web_url": ("outputs", "marquez_web_url"),
+    "view_url": ("outputs", "view_url"),
     "alert_max_pending": ("outputs", "alert_max_pending"),
     "history_min_stddev": ("history", "min_stddev"),
     "history_min_seasonal": ("history", "min_seasonal"),
