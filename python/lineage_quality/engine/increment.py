@@ -23,7 +23,7 @@ from pyspark.sql import functions as SF
 
 from lineage_quality.engine.columns import quote
 from lineage_quality.engine.plan import Plan, build_plan
-from lineage_quality.engine.run import VARCHAR_KEY, Measured, judge, measure
+from lineage_quality.engine.run import VARCHAR_KEY, Measured, judge, measure, run_plan
 from lineage_quality.engine.states import (
     States,
     key_set_key,
@@ -79,13 +79,14 @@ def evaluate_keeping_states(
     """The rules' results on the whole of `df`, and the states to keep for the next append (None
     when they cannot be merged later: `why_not_merged`)."""
     plan = _plan(df, rules, profile)
-    if why_not_merged(rules, plan) is not None:
-        from lineage_quality.engine.run import run_plan
-
+    why = why_not_merged(rules, plan)
+    if why is not None:
+        log.info("no states kept: %s", why)
         return run_plan(df, plan), None
     stateful = _stateful(plan)
     measured = measure(df, stateful)
     if isinstance(measured, list):
+        log.info("no states kept: nothing measured")
         return measured, None
     shown = Measured(measured.values[: len(plan.metrics)], measured.counted, measured.rows)
     results = judge(df, plan, shown)
