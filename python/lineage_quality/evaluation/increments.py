@@ -162,9 +162,9 @@ class Increments:
             what = f"the run's {len(split.added)} file(s) only (scope: write)"
             return Judged(results, added, what)
         # the files the run left, by name: a file written since, listed by a lazy read, is not
-        # taken for the run's
-        whole = read(left.kept if left is not None else None)
+        # taken for the run's (opened only where the table is read whole)
         if self.store is None or left is None:
+            whole = read(left.kept if left is not None else None)
             return Judged(evaluate_dataframe(whole, rules, profile), whole)
         found = None
         if split is not None and split.before and scope != "exact":
@@ -180,7 +180,8 @@ class Increments:
         if split is not None and found is not None:
             kept, by_run = found
             added = read(split.added)
-            merged = evaluate_increment(added, read(split.before), whole, rules, profile, kept)
+            before = split.before
+            merged = evaluate_increment(added, lambda: read(before), rules, profile, kept)
             if merged is None:
                 log.info("%s: the append's verdicts cannot be merged; read whole", dataset)
             elif not _agrees(account, _rows(merged[0], kept.rows)):
@@ -196,6 +197,7 @@ class Increments:
                     f"{len(split.added)} file(s)"
                 )
                 return Judged(merged[0], added, what)
+        whole = read(left.kept)
         results, states = evaluate_keeping_states(whole, rules, profile)
         if states is not None and not self.store.put(
             dataset, files_version(left.kept), states, run_id
