@@ -107,7 +107,7 @@ class AsOf:
         return f"as of {when.isoformat(timespec='milliseconds')}"
 
 
-def _delta_version_at(spark: SparkSession, location: str, timestamp_ms: int) -> str:
+def delta_version_at(spark: SparkSession, location: str, timestamp_ms: int) -> str:
     """The last Delta commit at or before the time (Delta's own `timestampAsOf` refuses a time
     after the latest commit, which is exactly the case of a run's own last write)."""
     jvm: Any = spark.sparkContext._jvm
@@ -125,7 +125,7 @@ def _time_travel(spark: SparkSession, reader: Any, fmt: str, location: str, as_o
     if fmt == "delta":
         version = as_of.version
         if version is None:
-            version = _delta_version_at(spark, location, as_of.timestamp_ms or 0)
+            version = delta_version_at(spark, location, as_of.timestamp_ms or 0)
         return reader.option("versionAsOf", version)
     if line_of(spark.version).name == "3.5":
         if as_of.version is not None:
@@ -270,18 +270,25 @@ def _location_key(location: str) -> str:
     return posixpath.normpath(text)
 
 
-def is_versioned(
+def table_format(
     namespace: str, name: str, facets: Mapping[str, Any] | None, format_hint: str | None
-) -> bool:
-    """Whether the dataset is a Delta or Iceberg table (read at a version)."""
+) -> str | None:
+    """`delta` or `iceberg` for a table format's dataset (read at a version), else None."""
     fmt = (format_hint or "").lower() or _facet_format(facets)
     if not fmt:
         try:
             location = location_of(namespace, name)
             fmt = _detect_local_format(location) if "://" not in location else None
         except (DatasetError, OSError):
-            return False
-    return fmt in VERSIONED
+            return None
+    return fmt if fmt in VERSIONED else None
+
+
+def is_versioned(
+    namespace: str, name: str, facets: Mapping[str, Any] | None, format_hint: str | None
+) -> bool:
+    """Whether the dataset is a Delta or Iceberg table (read at a version)."""
+    return table_format(namespace, name, facets, format_hint) is not None
 
 
 def escaped_binding(location: str, bound: Callable[[str], bool]) -> str | None:
