@@ -31,6 +31,7 @@ from lineage_quality.engine.key_sets import (
 from lineage_quality.engine.measures import dataset_measures
 from lineage_quality.engine.plan import Metric, Plan, build_plan
 from lineage_quality.engine.row_gates import gated_counts
+from lineage_quality.engine.samples import take_samples
 from lineage_quality.engine.shared_columns import share
 from lineage_quality.engine.sql import run_sql_rule
 from lineage_quality.engine.sql_sandbox import UnsafeQueryError
@@ -38,6 +39,7 @@ from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.engine.verdicts import verdict
 from lineage_quality.results import Cause, RuleResult, error_result
 from lineage_quality.rules import Rule
+from lineage_quality.samples import Sampling
 
 log = logging.getLogger(__name__)
 
@@ -213,25 +215,30 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
 
 
 def evaluate_dataframe(
-    df: DataFrame, rules: Sequence[Rule], profile: bool = False
+    df: DataFrame,
+    rules: Sequence[Rule],
+    profile: bool = False,
+    sampling: Sampling | None = None,
 ) -> list[RuleResult]:
     """Evaluate `rules` on `df`: one scan for the fused metrics plus one shuffle for the key sets
     (plus one query per `type: sql` rule). `profile` adds every column's cheap metrics (null
-    count; min, max and sum of numeric columns) to that same scan, for `dataQualityMetrics`."""
+    count; min, max and sum of numeric columns) to that same scan, for `dataQualityMetrics`.
+    `sampling`: a few failing rows of each failed rule, masked (engine/samples.py)."""
     if not rules:
         return []
     conditions = {r.filter_condition for r in rules if r.filter_condition and r.active}
     if not conditions:
-        return _evaluate(df, rules, profile)
+        return _evaluate(df, rules, profile, sampling)
     # Rules with a filter condition count only the rows it selects: one more scan per condition.
     whole = [r for r in rules if not (r.filter_condition and r.active)]
     found: dict[int, RuleResult] = {}
-    for i, result in zip(_positions(rules, whole), _evaluate(df, whole, profile), strict=True):
+    evaluated = _evaluate(df, whole, profile, sampling)
+    for i, result in zip(_positions(rules, whole), evaluated, strict=True):
         found[i] = result
     for condition in sorted(conditions):
         chosen = [r for r in rules if r.active and r.filter_condition == condition]
         for i, result in zip(
-            _positions(rules, chosen), _evaluate_where(df, chosen, condition), strict=True
+            _positions(rules, chosen), _evaluate_where(df, chosen, condition, sampling), strict=True
         ):
             found[i] = result
     return [found[i] for i in range(len(rules))]
@@ -246,22 +253,29 @@ def _positions(rules: Sequence[Rule], chosen: Sequence[Rule]) -> list[int]:
     return [i for i, r in enumerate(rules) if id(r) in ids]
 
 
-def _evaluate(df: DataFrame, rules: Sequence[Rule], profile: bool) -> list[RuleResult]:
+def _evaluate(
+    df: DataFrame, rules: Sequence[Rule], profile: bool, sampling: Sampling | None = None
+) -> list[RuleResult]:
     if not rules:
         return []
     fields = df.schema.fields
     schema = [(f.name, f.dataType.simpleString()) for f in fields]
     declared = {f.name: f.metadata[VARCHAR_KEY] for f in fields if VARCHAR_KEY in f.metadata}
     plan = build_plan(rules, schema, profile, declared)
-    return run_plan(df, plan)
+    results = run_plan(df, plan)
+    if sampling is not None:  # only failed rules cost a (bounded) job: engine/samples.py
+        results = take_samples(df, results, sampling)
+    return results
 
 
-def _evaluate_where(df: DataFrame, rules: Sequence[Rule], condition: str) -> list[RuleResult]:
+def _evaluate_where(
+    df: DataFrame, rules: Sequence[Rule], condition: str, sampling: Sampling | None = None
+) -> list[RuleResult]:
     from lineage_quality.engine.filters import filtered
 
     try:
         with filtered(df, condition) as selected:
-            results = _evaluate(selected, rules, profile=False)
+            results = _evaluate(selected, rules, profile=False, sampling=sampling)
     except UnsafeQueryError as exc:
         return [error_result(r, str(exc)) for r in rules]
     scope = f"rows where {condition}"

@@ -1,0 +1,105 @@
+"""Failing-row samples, taken in the evaluation that judged the rules (docs/rules.md,
+"Failing-row samples").
+
+Only for a FAILED rule that judges rows: its failing rows are those its own per-row predicate
+selects (failing_rows.py), so a sample is always among the rows the verdict counted. The cost is
+one bounded Spark job per failed rule, never one per passing rule: `where(predicate).limit(N)`,
+which Spark runs partition by partition, stopping as soon as N rows are found (one file's split
+when 1 % of rows fail; a full scan only when the failing rows are few and at the end). The rows
+taken are the first N failing rows in the order the scan reads the files (the same for the same
+data), shown sorted by their key columns. A duplicate-key rule groups its keys again (one
+shuffle, the only way to find the repeated ones) and takes the N smallest repeated keys with
+their row counts.
+
+Values are masked here, as they are collected (lineage_quality.samples): nothing past this module
+holds a raw value of a classified column. A capture that fails leaves the verdict as it is and
+says so in the samples, naming the error's class only (a Spark message may quote a value).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lineage_quality.engine.failing_rows import FailingRows, failing_rows
+from lineage_quality.engine.plan import resolve_column
+from lineage_quality.engine.uniqueness import col
+from lineage_quality.results import RuleResult, Status
+from lineage_quality.samples import Masking, Samples, Sampling, sample_columns
+
+log = logging.getLogger(__name__)
+
+COUNT_COLUMN = "rows"  # a duplicated key's sample: how many rows carry it
+_COUNT_ALIAS = "lq_sample_rows"
+
+
+def take_samples(
+    df: DataFrame, results: Sequence[RuleResult], sampling: Sampling
+) -> list[RuleResult]:
+    """`results` with `samples` set on each FAILED rule that judges rows."""
+    wanted = [
+        r.rule for r in results if r.status is Status.FAILED and sampling.rows_of(r.rule.id) > 0
+    ]
+    if not wanted:
+        return list(results)
+    keys = _keys(df.columns, sampling.policy.keys)
+    taken: dict[str, Samples] = {}
+    for found in failing_rows(df, wanted, time.time(), grouped=True):
+        taken[found.rule.id] = _taken(df, found, keys, sampling)
+    return [attrs.evolve(r, samples=taken[r.rule.id]) if r.rule.id in taken else r for r in results]
+
+
+def _keys(columns: Sequence[str], declared: Sequence[str]) -> tuple[str, ...]:
+    found = (resolve_column(k, columns) for k in declared)
+    return tuple(k for k in found if k is not None)
+
+
+def _taken(df: DataFrame, found: FailingRows, keys: tuple[str, ...], how: Sampling) -> Samples:
+    n = how.rows_of(found.rule.id)
+    try:
+        if found.grouped:
+            columns: tuple[str, ...] = (*found.columns, COUNT_COLUMN)
+            rows = _duplicated(df, found.columns, n)
+        else:
+            columns = sample_columns(keys, found.columns)
+            assert found.where is not None
+            picked = df.where(found.where).select(*(col(c) for c in columns)).limit(n)
+            rows = sorted((tuple(r) for r in picked.collect()), key=_order)
+    except Exception as exc:  # the verdict stands; a Spark message may quote a value: not shown
+        log.warning("samples of rule %s not taken: %s", found.rule.id, type(exc).__name__)
+        return Samples(columns=(), error=f"capture failed ({type(exc).__name__})")
+    if found.grouped:  # the count is no value of the data: never masked
+        shown = tuple((*_masked(how, columns[:-1], r[:-1]), str(r[-1])) for r in rows)
+        columns_masked = columns[:-1]
+    else:
+        shown = tuple(_masked(how, columns, r) for r in rows)
+        columns_masked = columns
+    masked = tuple(c for c in columns_masked if how.policy.masking(c) != Masking.SHOW)
+    return Samples(columns=columns, rows=shown, masked=masked)
+
+
+def _masked(how: Sampling, columns: Sequence[str], row: Sequence[Any]) -> tuple[str | None, ...]:
+    return tuple(how.shown(c, v) for c, v in zip(columns, row, strict=True))
+
+
+def _duplicated(df: DataFrame, keys: Sequence[str], n: int) -> list[tuple[Any, ...]]:
+    """The `n` smallest keys carried by more than one row (all parts non-null, as the rule
+    counts them), each with its row count."""
+    present = df
+    for k in keys:
+        present = present.where(col(k).isNotNull())
+    grouped = present.groupBy(*(col(k) for k in keys)).agg(F.count(F.lit(1)).alias(_COUNT_ALIAS))
+    repeated = grouped.where(F.col(_COUNT_ALIAS) > 1)
+    ordered = repeated.orderBy(*(col(k) for k in keys)).limit(n)
+    return [tuple(r) for r in ordered.collect()]
+
+
+def _order(row: tuple[Any, ...]) -> tuple[tuple[bool, str], ...]:
+    # nulls last, then by the value's text: any mix of types sorts, the same way every time
+    return tuple((v is None, "" if v is None else str(v)) for v in row)
