@@ -108,6 +108,11 @@ class Sampling:
     policy: SamplePolicy = attrs.field(factory=SamplePolicy)
     rows: int = DEFAULT_ROWS
     key: bytes = attrs.field(factory=lambda: secrets.token_bytes(KEY_BYTES), repr=False)
+    facets: bool = False  # the settings' (serve --facet-samples), unless the contract says
+
+    @property
+    def in_facets(self) -> bool:
+        return self.facets if self.policy.facets is None else self.policy.facets
 
     def rows_of(self, rule_id: str) -> int:
         return max(0, min(MAX_ROWS, self.policy.rows_of(rule_id, self.rows)))
@@ -147,6 +152,9 @@ class Samples:
     rows: tuple[tuple[str | None, ...], ...] = ()
     masked: tuple[str, ...] = ()
     error: str | None = None
+    # whether they may travel in the lineage event's facets (contract, else serve's setting);
+    # not shown
+    facets: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -230,3 +238,16 @@ def sample_columns(keys: Sequence[str], own: Sequence[str]) -> tuple[str, ...]:
     """The columns of a sample row: the key columns, then the rule's own not among them."""
     lowered = {k.lower() for k in keys}
     return (*keys, *(c for c in own if c.lower() not in lowered))
+
+
+def sampling_of(
+    rows: int,
+    facets: bool,
+    key_file: Path | None,
+    history: str | Path | None,
+    spool: Path | None = None,
+) -> Sampling:
+    """The producer's sampling from its settings: the key read from `key_file`, else from (or
+    made) beside the history store or the spool (`key_file_beside`)."""
+    where = key_file or key_file_beside(history, spool)
+    return Sampling(rows=rows, key=sample_key(where), facets=facets)

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from lineage_quality.history.store import HistoryBounds
     from lineage_quality.lineage.keeper import LineageKeeper
     from lineage_quality.lineage.policy import Upstream
-    from lineage_quality.producer.settings import OutputSpec
+    from lineage_quality.samples import sampling_of
+from lineage_quality.producer.settings import OutputSpec
 
 log = logging.getLogger(__name__)
 
@@ -401,7 +402,13 @@ def attach(
         lineage.on_kept = guard.refresh
     built = build_outputs(own, bindings)  # DataHub, alerts: as serve makes them
     producer = DriverProducer(
-        DriverEvaluator(bindings, quarantine_config, store, own.history.minimums),
+        DriverEvaluator(
+            bindings,
+            quarantine_config,
+            store,
+            own.history.minimums,
+            sampling_of(DEFAULTS.evaluation.sample_rows, False, None, where, spool_path),
+        ),
         forwarder,
         Spool(spool_path, own),
         own,

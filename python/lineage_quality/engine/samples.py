@@ -73,7 +73,8 @@ def _taken(df: DataFrame, found: FailingRows, keys: tuple[str, ...], how: Sampli
             rows = sorted((tuple(r) for r in picked.collect()), key=_order)
     except Exception as exc:  # the verdict stands; a Spark message may quote a value: not shown
         log.warning("samples of rule %s not taken: %s", found.rule.id, type(exc).__name__)
-        return Samples(columns=(), error=f"capture failed ({type(exc).__name__})")
+        error = f"capture failed ({type(exc).__name__})"
+        return Samples(columns=(), error=error, facets=how.in_facets)
     if found.grouped:  # the count is no value of the data: never masked
         shown = tuple((*_masked(how, columns[:-1], r[:-1]), str(r[-1])) for r in rows)
         columns_masked = columns[:-1]
@@ -81,7 +82,7 @@ def _taken(df: DataFrame, found: FailingRows, keys: tuple[str, ...], how: Sampli
         shown = tuple(_masked(how, columns, r) for r in rows)
         columns_masked = columns
     masked = tuple(c for c in columns_masked if how.policy.masking(c) != Masking.SHOW)
-    return Samples(columns=columns, rows=shown, masked=masked)
+    return Samples(columns=columns, rows=shown, masked=masked, facets=how.in_facets)
 
 
 def _masked(how: Sampling, columns: Sequence[str], row: Sequence[Any]) -> tuple[str | None, ...]:

@@ -57,6 +57,7 @@ from lineage_quality.results import (
     skipped_result,
 )
 from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
+from lineage_quality.samples import SamplePolicy, Sampling
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
@@ -80,8 +81,12 @@ class Evaluator:
         history: HistoryStore | None = None,
         profile: bool = False,
         history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
+        sampling: Sampling | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        # failing-row samples: the settings' rows, key and facets; each dataset's contracts
+        # add their policy (`_sampling`). None: no samples.
+        self.sampling = sampling
         self.history = history  # every evaluation's values; history rules read it
         self.history_minimums = history_minimums  # of bands declaring none (settings)
         self.profile = profile  # every column's cheap metrics, in the same scan
@@ -286,7 +291,8 @@ class Evaluator:
             try:
                 df = self.read(ref, facets, fmt, as_of, table, left)
                 profile = self.profile or any(g.profile for g in groups)
-                results = evaluate_dataframe(df, rules, profile=profile)
+                sampling = self._sampling(groups)
+                results = evaluate_dataframe(df, rules, profile=profile, sampling=sampling)
             finally:
                 # Written over while being read (files gone mid-scan, or a mix of two writes):
                 # the listing after the scan says so, whatever the scan returned.
@@ -333,6 +339,12 @@ class Evaluator:
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}", Cause.QUERY_FAILED) for r in rules]
 
+    def _sampling(self, groups: Sequence[BoundRules]) -> Sampling | None:
+        if self.sampling is None:
+            return None
+        policy = SamplePolicy.merged(g.samples for g in groups)
+        return attrs.evolve(self.sampling, policy=policy)
+
     def _where(
         self,
         event: Event,
@@ -377,5 +389,3 @@ class Evaluator:
             event.dataset(ref).version,
             self.history_minimums,
         )
-
-
