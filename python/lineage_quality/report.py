@@ -19,7 +19,7 @@ def status_of(result: RuleResult) -> str:
 
 def result_json(result: RuleResult) -> dict[str, Any]:
     rule = result.rule
-    found = {
+    found: dict[str, Any] = {
         "rule_id": rule.id,
         "name": rule.name or rule.id,
         "type": rule.constraint or rule.kind.value,
