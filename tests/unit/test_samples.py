@@ -208,3 +208,27 @@ def test_samples_round_trip_through_their_json() -> None:
     samples = failed().samples
     assert samples is not None
     assert Samples.from_json(json.loads(samples.text())) == samples
+
+
+def test_facets_carry_samples_only_when_asked_and_count_their_bytes() -> None:
+    import attrs
+
+    from lineage_quality.facets.assertions import assertion_json
+    from lineage_quality.producer.enrich import LEFT_OUT, enrich
+    from lineage_quality.values.refs import DatasetRef
+
+    quiet = failed()
+    assert "samples" not in assertion_json(quiet)["params"]  # default off: events travel far
+    assert quiet.samples is not None
+    loud = attrs.evolve(quiet, samples=attrs.evolve(quiet.samples, facets=True))
+    assert assertion_json(loud)["params"]["samples"]["rows"][0] == {"id": "2", "email": "hmac:00ff"}
+    event = {"eventType": "COMPLETE", "outputs": [{"namespace": "file", "name": "/p"}]}
+    ref = DatasetRef("outputs", 0, "file", "/p")
+    fits = len(json.dumps(enrich(event, {ref: [quiet]}))) * 2  # room for the facets alone
+    kept = enrich(event, {ref: [quiet]}, max_added_bytes=fits)
+    assert "dataQualityAssertions" in kept["outputs"][0]["facets"]
+    many = Samples(("id", "email"), tuple((str(i), "hmac:" + "0" * 16) for i in range(100)))
+    heavy = attrs.evolve(quiet, samples=attrs.evolve(many, facets=True))
+    left = enrich(event, {ref: [heavy]}, max_added_bytes=fits)
+    facet = left["outputs"][0]["facets"]["dataQualityAssertions"]
+    assert [a["assertion"] for a in facet["assertions"]] == [LEFT_OUT]
