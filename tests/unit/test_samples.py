@@ -232,3 +232,23 @@ def test_facets_carry_samples_only_when_asked_and_count_their_bytes() -> None:
     left = enrich(event, {ref: [heavy]}, max_added_bytes=fits)
     facet = left["outputs"][0]["facets"]["dataQualityAssertions"]
     assert [a["assertion"] for a in facet["assertions"]] == [LEFT_OUT]
+
+
+def test_alerts_carry_a_count_and_a_link_never_values() -> None:
+    from lineage_quality.producer.alerts import alerts_for, slack_message
+    from lineage_quality.values.refs import DatasetRef
+
+    event = {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-11-22T06:00:00.000Z",
+        "run": {"runId": "run-1"},
+        "job": {"namespace": "ns", "name": "job.write"},
+    }
+    ref = DatasetRef("outputs", 0, "file", "/data/people")
+    result = failed()
+    (alert,) = alerts_for(event, {ref: [result]}, 0, None, "https://q.example/")
+    assert alert.payload["failed"][0]["samples"] == 2
+    assert alert.payload["view"] == "https://q.example/datasets/file%3A%2Fdata%2Fpeople"
+    text = json.dumps(alert.payload) + json.dumps(slack_message(alert.payload))
+    assert "2 failing row(s) sampled" in text
+    assert "hmac:00ff" not in text and "value" not in text.replace('"view"', "")
