@@ -252,3 +252,37 @@ def test_alerts_carry_a_count_and_a_link_never_values() -> None:
     text = json.dumps(alert.payload) + json.dumps(slack_message(alert.payload))
     assert "2 failing row(s) sampled" in text
     assert "hmac:00ff" not in text and "value" not in text.replace('"view"', "")
+
+
+def test_the_run_page_of_the_view_shows_the_kept_samples_inert(tmp_path: Path) -> None:
+    import attrs
+
+    from lineage_quality.values.refs import DatasetRef
+    from lineage_quality.view import data, pages
+    from lineage_quality.view.data import Links
+    from lineage_quality.view.open import open_stores
+    from view_store import Filler, event
+
+    where = tmp_path / "history.db"
+    filler = Filler(where)
+    ev = event("run-7", NOW_MS, "ingest", [], {"/lake/people": ["id", "email"]})
+    result = failed()
+    assert result.samples is not None
+    hostile = attrs.evolve(result.samples, rows=(("<script>x</script>", "hmac:00ff"),))
+    shown = [attrs.evolve(result, samples=hostile)]
+    judged = judge_and_record(filler.history, "file:/lake/people", "run-7", NOW_MS, shown)
+
+    filler.keeper.keep(ev, {DatasetRef("outputs", 0, "file", "/lake/people"): judged})
+    filler.close()
+    stores = open_stores(where, Links(None, None))
+    doc = data.run(stores, "run-7")
+    assert doc is not None
+    (wrote,) = doc["wrote"]
+    assert wrote["samples"] == [
+        {"rule": "email_pattern", "columns": ["id", "email"],
+         "rows": [{"id": "<script>x</script>", "email": "hmac:00ff"}], "masked": ["email"]}
+    ]  # fmt: skip
+    page = pages.run_page(doc)
+    assert "failing rows of email_pattern" in page and "(masked: email)" in page
+    assert "<td>&lt;script&gt;x&lt;/script&gt;</td><td>hmac:00ff</td>" in page
+    assert "<script>" not in page
