@@ -286,3 +286,24 @@ def test_the_run_page_of_the_view_shows_the_kept_samples_inert(tmp_path: Path) -
     assert "failing rows of email_pattern" in page and "(masked: email)" in page
     assert "<td>&lt;script&gt;x&lt;/script&gt;</td><td>hmac:00ff</td>" in page
     assert "<script>" not in page
+
+
+def test_serve_flags_set_the_sampling(tmp_path: Path) -> None:
+    from lineage_quality.cli.main import build_parser
+    from lineage_quality.cli.serve import _sampling, _settings
+
+    key_file = tmp_path / "k"
+    argv = ["serve", "--contracts", "c", "--spool", str(tmp_path / "spool.db"), "--sample-rows",
+            "3", "--facet-samples", "--sample-key-file", str(key_file)]  # fmt: skip
+    args = build_parser().parse_args(argv)
+    settings = _settings(args, None, 0)
+    assert settings.evaluation.sample_rows == 3 and settings.evaluation.facet_samples
+    sampling = _sampling(args, settings)
+    assert (sampling.rows, sampling.facets) == (3, True)
+    assert key_file.read_text().strip() == sampling.key.hex()
+    plain = build_parser().parse_args(["serve", "--contracts", "c", "--spool", str(tmp_path / "s")])
+    defaults = _settings(plain, None, 0)
+    assert defaults.evaluation.sample_rows == 5 and not defaults.evaluation.facet_samples
+    assert _sampling(plain, defaults).key == sample_key(tmp_path / ("history.db" + ".sample-key"))
+    with pytest.raises(Exception, match="sample_rows"):
+        _settings(build_parser().parse_args([*argv[:5], "--sample-rows", "101"]), None, 0)
