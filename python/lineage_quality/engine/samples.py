@@ -28,9 +28,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lineage_quality.engine.failing_rows import FailingRows, failing_rows
+from lineage_quality.engine.filters import filtered
 from lineage_quality.engine.plan import resolve_column
+from lineage_quality.engine.sql_sandbox import UnsafeQueryError
 from lineage_quality.engine.uniqueness import col
 from lineage_quality.results import RuleResult, Status
+from lineage_quality.rules import Rule
 from lineage_quality.samples import Masking, Samples, Sampling, sample_columns
 
 log = logging.getLogger(__name__)
@@ -42,17 +45,31 @@ _COUNT_ALIAS = "lq_sample_rows"
 def take_samples(
     df: DataFrame, results: Sequence[RuleResult], sampling: Sampling
 ) -> list[RuleResult]:
-    """`results` with `samples` set on each FAILED rule that judges rows."""
-    wanted = [
-        r.rule for r in results if r.status is Status.FAILED and sampling.rows_of(r.rule.id) > 0
-    ]
-    if not wanted:
-        return list(results)
-    keys = _keys(df.columns, sampling.policy.keys)
+    """`results` with `samples` set on each FAILED rule that judges rows; a rule with a
+    `filter_condition` samples among the rows it selects (engine/filters.py)."""
+    wanted: dict[str, list[Rule]] = {}  # by filter condition ("": none)
+    for r in results:
+        if r.status is Status.FAILED and sampling.rows_of(r.rule.id) > 0:
+            wanted.setdefault(r.rule.filter_condition or "", []).append(r.rule)
     taken: dict[str, Samples] = {}
-    for found in failing_rows(df, wanted, time.time(), grouped=True):
-        taken[found.rule.id] = _taken(df, found, keys, sampling)
+    for condition, rules in sorted(wanted.items()):
+        if not condition:
+            taken.update(_sampled(df, rules, sampling))
+            continue
+        try:
+            with filtered(df, condition) as selected:
+                taken.update(_sampled(selected, rules, sampling))
+        except UnsafeQueryError:  # its rules are errors, not failures: never here
+            continue
     return [attrs.evolve(r, samples=taken[r.rule.id]) if r.rule.id in taken else r for r in results]
+
+
+def _sampled(df: DataFrame, rules: Sequence[Rule], sampling: Sampling) -> dict[str, Samples]:
+    keys = _keys(df.columns, sampling.policy.keys)
+    return {
+        found.rule.id: _taken(df, found, keys, sampling)
+        for found in failing_rows(df, rules, time.time(), grouped=True)
+    }
 
 
 def _keys(columns: Sequence[str], declared: Sequence[str]) -> tuple[str, ...]:
