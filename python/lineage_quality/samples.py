@@ -22,6 +22,8 @@ from typing import Any
 
 import attrs
 
+from lineage_quality.rules import Rule
+
 DEFAULT_ROWS = 5  # failing rows per rule, unless the contract or the settings say otherwise
 MAX_ROWS = 100  # the most any contract may ask for: samples are a glance, not an export
 MAX_TEXT = 64  # characters of one sampled value; longer ones end in TRUNCATED
@@ -98,6 +100,23 @@ class SamplePolicy:
             masks=tuple(sorted(masks.items())),
             facets=all(facets) if facets else None,
         )
+
+
+PII_TAG = "pii"
+
+
+def tagged_personal(rules: Iterable[Rule]) -> SamplePolicy:
+    """A contract format without classifications (the schema-rules JSON's rule model): a column
+    is personal, and masked, when a rule on it has the tag `pii` (any case)."""
+    masked = sorted(
+        {
+            column.lower()
+            for rule in rules
+            if any(t.strip().lower() == PII_TAG for t in rule.tags)
+            for column in rule.columns
+        }
+    )
+    return SamplePolicy(masks=tuple((c, Masking.HASH) for c in masked))
 
 
 @attrs.frozen

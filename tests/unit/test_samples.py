@@ -307,3 +307,16 @@ def test_serve_flags_set_the_sampling(tmp_path: Path) -> None:
     assert _sampling(plain, defaults).key == sample_key(tmp_path / ("history.db" + ".sample-key"))
     with pytest.raises(Exception, match="sample_rows"):
         _settings(build_parser().parse_args([*argv[:5], "--sample-rows", "101"]), None, 0)
+
+
+def test_the_schema_rules_json_masks_the_fields_of_rules_tagged_pii() -> None:
+    from lineage_quality.contracts.schema_json import parse_schema_json
+
+    def entry(name: str, column: str, tags: list[str]) -> dict[str, object]:
+        target = {"database": "d", "table": "people", "column": column}
+        return {"name": name, "type": "NOT_NULL", "target": {"entities": [target]},
+                "parameters": {}, "tags": tags}  # fmt: skip
+
+    text = json.dumps({"rules": [entry("r1", "email", ["PII"]), entry("r2", "city", ["geo"])]})
+    bound = parse_schema_json(text, "rules.json")
+    assert dict(bound.samples.masks) == {"email": Masking.HASH}

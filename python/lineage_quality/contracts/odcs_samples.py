@@ -24,14 +24,13 @@ from open_data_contract_standard.model import (
 
 from lineage_quality.contracts.odcs_quality import QualityReader, Where
 from lineage_quality.rules import Rule
-from lineage_quality.samples import MAX_ROWS, Masking, SamplePolicy, classified
+from lineage_quality.samples import MAX_ROWS, PII_TAG, Masking, SamplePolicy, classified
 
 SAMPLES_KEY = "lineageQuality.samples"  # a property's masking
 ROWS_KEY = "lineageQuality.samples.rows"
 FACETS_KEY = "lineageQuality.samples.facets"
 KEYS_KEY = "lineageQuality.samples.keys"
 PII_KEYS = ("pii", "lineageQuality.pii")
-PII_TAG = "pii"
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0")
 _MASK_WORDS = {"show": Masking.SHOW, "hash": Masking.HASH, "mask": Masking.HASH}
