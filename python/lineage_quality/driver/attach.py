@@ -41,8 +41,7 @@ if TYPE_CHECKING:
     from lineage_quality.history.store import HistoryBounds
     from lineage_quality.lineage.keeper import LineageKeeper
     from lineage_quality.lineage.policy import Upstream
-    from lineage_quality.samples import sampling_of
-from lineage_quality.producer.settings import OutputSpec
+    from lineage_quality.producer.settings import OutputSpec
 
 log = logging.getLogger(__name__)
 
@@ -326,6 +325,7 @@ def attach(
     from lineage_quality.producer.outputs.factory import build_outputs
     from lineage_quality.producer.settings import DEFAULTS, Settings
     from lineage_quality.producer.spool import Spool
+    from lineage_quality.samples import sampling_of
 
     try:
         policy = parse_upstream(upstream)
