@@ -121,3 +121,25 @@ def test_a_filtered_rule_samples_the_rows_it_selects(df: Any) -> None:
 def test_without_sampling_nothing_is_taken(df: Any) -> None:
     rules = [rule("email_pattern", RuleKind.INVALID_VALUES, "email", pattern=EMAIL)]
     assert evaluate_dataframe(df, rules)[0].samples is None
+
+
+def test_sample_jobs_run_side_by_side_in_the_callers_job_group(spark: Any, df: Any) -> None:
+    """Cancelling an evaluation cancels its job group: the sample jobs, run in threads of their
+    own, must be in it too."""
+    rules = [
+        rule("email_pattern", RuleKind.INVALID_VALUES, "email", pattern=EMAIL),
+        rule("status_valid", RuleKind.INVALID_VALUES, "status", valid_values=["open", "closed"]),
+        rule("country_known", RuleKind.INVALID_VALUES, "country", valid_values=["DE"]),
+    ]
+    sc = spark.sparkContext
+    counts = []
+    for i, sampling in enumerate((None, Sampling())):
+        group = f"lq-samples-{i}"
+        sc.setJobGroup(group, "samples test")
+        try:
+            results = evaluate_dataframe(df, rules, sampling=sampling)
+        finally:
+            sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        counts.append(len(sc.statusTracker().getJobIdsForGroup(group)))
+        assert all((r.samples is not None) == (sampling is not None) for r in results)
+    assert counts[1] >= counts[0] + 3  # one job per failed rule, in the group

@@ -18,12 +18,14 @@ says so in the samples, naming the error's class only (a Spark message may quote
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from pyspark import InheritableThread
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -38,6 +40,7 @@ from lineage_quality.samples import Masking, Samples, Sampling, sample_columns
 
 log = logging.getLogger(__name__)
 
+AT_ONCE = 4  # sample jobs run side by side
 COUNT_COLUMN = "rows"  # a duplicated key's sample: how many rows carry it
 _COUNT_ALIAS = "lq_sample_rows"
 
@@ -65,11 +68,39 @@ def take_samples(
 
 
 def _sampled(df: DataFrame, rules: Sequence[Rule], sampling: Sampling) -> dict[str, Samples]:
+    """Each rule's samples, `AT_ONCE` jobs at a time: a job's fixed cost (scheduling, planning)
+    is most of a sample's, and jobs run side by side overlap it."""
     keys = _keys(df.columns, sampling.policy.keys)
-    return {
-        found.rule.id: _taken(df, found, keys, sampling)
-        for found in failing_rows(df, rules, time.time(), grouped=True)
-    }
+    found = list(failing_rows(df, rules, time.time(), grouped=True))
+    taken: dict[str, Samples] = {}
+    for start in range(0, len(found), AT_ONCE):
+        batch = found[start : start + AT_ONCE]
+        if len(batch) == 1:
+            taken[batch[0].rule.id] = _taken(df, batch[0], keys, sampling)
+            continue
+        out: dict[str, Samples] = {}
+        threads = [
+            # inherits the caller's Spark local properties: its job group, cancelled with it
+            InheritableThread(target=_take_into, args=(out, df, f, keys, sampling), daemon=True)
+            for f in batch
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        taken.update(out)
+    return taken
+
+
+def _take_into(
+    out: dict[str, Samples], df: DataFrame, found: FailingRows, keys: tuple[str, ...], how: Sampling
+) -> None:
+    spark = df.sparkSession  # the caller's session, active on this JVM thread too (key_sets.py)
+    with contextlib.suppress(Exception):  # the JVM gone: _taken says so, as any failed capture
+        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(  # type: ignore[union-attr]
+            spark._jsparkSession
+        )
+    out[found.rule.id] = _taken(df, found, keys, how)
 
 
 def _keys(columns: Sequence[str], declared: Sequence[str]) -> tuple[str, ...]:
