@@ -115,7 +115,7 @@ def test_appends_merged_from_states_equal_a_whole_scan(spark: Any, tmp_path: Pat
         ).parquet(path)
         table = spark.read.parquet(path)
         added = spark.read.parquet(*[f for f in table.inputFiles() if f not in before_files])
-        merged = evaluate_increment(added, before, table, rules, True, states)
+        merged = evaluate_increment(added, lambda b=before: b, rules, True, states)
         assert merged is not None
         results, states = merged
         assert states.merged == step + 1
@@ -141,11 +141,11 @@ def test_no_merge_where_a_measure_has_no_state(spark: Any) -> None:
     results, states = evaluate_keeping_states(df, [median], profile=False)
     assert states is None and len(results) == 1
     kept = States(rows=100)
-    assert evaluate_increment(df, df, df, [median], False, kept) is None
+    assert evaluate_increment(df, lambda: df, [median], False, kept) is None
 
 
 def test_no_merge_when_the_rules_changed(spark: Any) -> None:
     df = spark.createDataFrame(_rows(0, 100), SCHEMA)
     _, states = evaluate_keeping_states(df, _rules()[:2], profile=False)
     assert states is not None
-    assert evaluate_increment(df, df, df, _rules(), False, states) is None
+    assert evaluate_increment(df, lambda: df, _rules(), False, states) is None

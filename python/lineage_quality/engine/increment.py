@@ -14,7 +14,8 @@ still one column of the table, not all of them (docs/evaluation.md, "Scopes").
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -22,8 +23,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as SF
 
 from lineage_quality.engine.columns import quote
-from lineage_quality.engine.plan import Plan, build_plan
-from lineage_quality.engine.run import VARCHAR_KEY, Measured, judge, measure
+from lineage_quality.engine.plan import Metric, Plan, build_plan, stat_metric
+from lineage_quality.engine.run import VARCHAR_KEY, Measured, judge, measure, run_plan
 from lineage_quality.engine.states import (
     States,
     key_set_key,
@@ -38,6 +39,7 @@ from lineage_quality.engine.states import (
 from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
+from lineage_quality.values.metric import Measure
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +55,36 @@ def _plan(df: DataFrame, rules: Sequence[Rule], profile: bool) -> Plan:
     return build_plan(rules, schema, profile, declared)
 
 
-def _stateful(plan: Plan) -> Plan:
-    return attrs.evolve(plan, metrics=tuple(with_state_metrics(plan.metrics)))
+_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
+
+
+def _stateful(plan: Plan, df: DataFrame) -> Plan:
+    """`plan` with what its states need: the counts that merge averages and deviations, and the
+    range (min, max) of each key set's first column where it is an integer, so that an append
+    whose keys all lie outside the table's range needs no look at the older rows."""
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    extra = [
+        stat_metric(keys[0], types[keys[0]], arg)
+        for keys in plan.key_sets
+        if types.get(keys[0]) in _INTEGRAL
+        for arg in ("min", "max")
+    ]
+    metrics = with_state_metrics([*plan.metrics, *(m for m in extra if m not in plan.metrics)])
+    return attrs.evolve(plan, metrics=tuple(metrics))
+
+
+def _key_range(metrics: dict[Metric, Any], keys: Sequence[str]) -> tuple[Any, Any] | None:
+    """The (min, max) of `keys[0]` among `metrics` (as merged or measured), None if not there
+    (or the column holds no value)."""
+    bounds = {
+        m.arg: v
+        for m, v in metrics.items()
+        if m.column == keys[0] and m.kind is Measure.STAT and m.arg in ("min", "max")
+    }
+    low, high = bounds.get("min"), bounds.get("max")
+    if low is None or high is None or isinstance(low, Exception) or isinstance(high, Exception):
+        return None
+    return low, high
 
 
 def why_not_merged(rules: Sequence[Rule], plan: Plan) -> str | None:
@@ -79,13 +109,14 @@ def evaluate_keeping_states(
     """The rules' results on the whole of `df`, and the states to keep for the next append (None
     when they cannot be merged later: `why_not_merged`)."""
     plan = _plan(df, rules, profile)
-    if why_not_merged(rules, plan) is not None:
-        from lineage_quality.engine.run import run_plan
-
+    why = why_not_merged(rules, plan)
+    if why is not None:
+        log.info("no states kept: %s", why)
         return run_plan(df, plan), None
-    stateful = _stateful(plan)
+    stateful = _stateful(plan, df)
     measured = measure(df, stateful)
     if isinstance(measured, list):
+        log.info("no states kept: nothing measured")
         return measured, None
     shown = Measured(measured.values[: len(plan.metrics)], measured.counted, measured.rows)
     results = judge(df, plan, shown)
@@ -96,19 +127,18 @@ def evaluate_keeping_states(
 
 def evaluate_increment(
     added: DataFrame,
-    before: DataFrame,
-    table: DataFrame,
+    before: Callable[[], DataFrame],
     rules: Sequence[Rule],
     profile: bool,
     kept: States,
 ) -> tuple[list[RuleResult], States] | None:
-    """The table's results after an append, from `kept` (the states of `before`, the version
-    the run appended to) and the run's `added` rows; `table` is both, lazily (read only for a
-    value measured again). None when that cannot be done exactly (the caller scans `table`)."""
+    """The table's results after an append, from `kept` (the states of `before()`, the version
+    the run appended to, opened only where a key set needs its keys) and the run's `added`
+    rows. None when that cannot be done exactly (the caller reads the table whole)."""
     plan = _plan(added, rules, profile)
     if why_not_merged(rules, plan) is not None:
         return None
-    stateful = _stateful(plan)
+    stateful = _stateful(plan, added)
     if not kept.covers(stateful.metrics, plan.key_sets):
         return None  # the rules changed since the kept version: whole scan, states anew
     measured = measure(added, stateful)
@@ -120,23 +150,37 @@ def evaluate_increment(
         return None
     merged_states: dict[str, Any] = {}
     values: list[Any] = []
+    ranges_before = {m: value_of(m, kept.metrics[metric_key(m)]) for m in stateful.metrics}
+    ranges_added = dict(zip(stateful.metrics, measured.values, strict=True))
     for metric in stateful.metrics:
         key = metric_key(metric)
         state = merged_value(metric, kept.metrics[key], new.metrics[key])
         merged_states[key] = state
         values.append(value_of(metric, state))
+        if metric.arg == "stddev" and _overflowed(values[-1]):
+            return None  # measured again on the whole table only: read it whole
     merged_keys: dict[int, KeyCounts | Exception] = {}
     key_states: dict[str, tuple[int, int]] = {}
     for i, columns in enumerate(plan.key_sets):
         count = counted[i]
         assert not isinstance(count, Exception)  # states_of gave none for an error
-        overlap = keys_already_there(added, before, columns)
+        older, newer = _key_range(ranges_before, columns), _key_range(ranges_added, columns)
+        if newer is None and older is not None and count.rows == 0:
+            overlap = 0  # no whole key among the run's rows
+        elif older is not None and newer is not None and (
+            newer[0] > older[1] or newer[1] < older[0]
+        ):
+            overlap = 0  # every key of the run's rows lies outside the table's range
+        else:
+            overlap = keys_already_there(added, before(), columns)
         total = merged_key_counts(kept.key_sets[key_set_key(columns)], count, overlap)
         merged_keys[i] = total
         key_states[key_set_key(columns)] = (total.rows, total.distinct)
     rows = kept.rows + measured.rows
     shown = Measured(values[: len(plan.metrics)], merged_keys, rows)
-    results = judge(table, plan, shown)
+    # `added` for the columns' names: no rule here measures anything again (the one that would,
+    # an overflowing deviation, sent the table to be read whole above)
+    results = judge(added, plan, shown)
     states = States(rows, merged_states, key_states, merged=kept.merged + 1)
     return results, states
 
@@ -160,3 +204,7 @@ def keys_already_there(added: DataFrame, before: DataFrame, columns: Sequence[st
             return 0  # no key of the run's rows is whole: none can be in the table already
         older = older.where(SF.col("k0").between(SF.lit(bounds[0]), SF.lit(bounds[1])))
     return int(new_keys.join(older.distinct(), names, "left_semi").count())
+
+
+def _overflowed(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)

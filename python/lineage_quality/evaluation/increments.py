@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -28,6 +29,7 @@ from pyspark.sql import DataFrame
 from lineage_quality.contracts import BoundRules
 from lineage_quality.engine.increment import evaluate_increment, evaluate_keeping_states
 from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.engine.states import States
 from lineage_quality.errors import DatasetError
 from lineage_quality.evaluation.storage import StoredFile
 from lineage_quality.evaluation.written import LeftByRun, Written
@@ -36,6 +38,8 @@ from lineage_quality.results import RuleResult
 from lineage_quality.rules import Rule
 
 log = logging.getLogger(__name__)
+
+WAIT_FOR_STATES_SECONDS = 300.0  # an append waits this long for the states of the version before
 
 
 def scope_of(groups: Sequence[BoundRules]) -> str:
@@ -96,6 +100,20 @@ class Increments:
     def __init__(self, store: StateStore | None) -> None:
         self.store = store
         self.merged = 0  # appends judged from kept states (for tests and the bench)
+        # versions being evaluated here now: an append to one of them waits for its states
+        # rather than reading the table whole (events are evaluated side by side)
+        self._evaluating: dict[tuple[str, str], threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def _kept(self, dataset: str, version: str) -> tuple[States, str] | None:
+        assert self.store is not None
+        found = self.store.get(dataset, version)
+        if found is None:
+            with self._lock:
+                underway = self._evaluating.get((dataset, version))
+            if underway is not None and underway.wait(WAIT_FOR_STATES_SECONDS):
+                found = self.store.get(dataset, version)
+        return found
 
     def judge(
         self,
@@ -108,7 +126,34 @@ class Increments:
         left: LeftByRun | None,
         account: Written | None,
     ) -> Judged:
-        """`read(files)`: the dataset's rows in those files (None: as the run left it)."""
+        """The output's results (`read(files)`: the dataset's rows in those files; None: as
+        the run left it). Meanwhile, the version it evaluates is known as under way."""
+        args = (dataset, run_id, rules, profile, scope, read, left, account)
+        if left is None or self.store is None:
+            return self._judge(*args)
+        key = (dataset, files_version(left.kept))
+        done = threading.Event()
+        with self._lock:
+            self._evaluating.setdefault(key, done)
+        try:
+            return self._judge(*args)
+        finally:
+            done.set()
+            with self._lock:
+                if self._evaluating.get(key) is done:
+                    del self._evaluating[key]
+
+    def _judge(
+        self,
+        dataset: str,
+        run_id: str,
+        rules: Sequence[Rule],
+        profile: bool,
+        scope: str,
+        read: Callable[[Sequence[StoredFile] | None], DataFrame],
+        left: LeftByRun | None,
+        account: Written | None,
+    ) -> Judged:
         split = split_append(left, account) if left is not None else None
         if scope == "write" and split is not None:
             added = read(split.added)
@@ -116,16 +161,27 @@ class Increments:
             _check_rows(account, _rows(results), "the run's files")
             what = f"the run's {len(split.added)} file(s) only (scope: write)"
             return Judged(results, added, what)
-        whole = read(None)
+        # the files the run left, by name: a file written since, listed by a lazy read, is not
+        # taken for the run's (opened only where the table is read whole)
         if self.store is None or left is None:
+            whole = read(left.kept if left is not None else None)
             return Judged(evaluate_dataframe(whole, rules, profile), whole)
         found = None
         if split is not None and split.before and scope != "exact":
-            found = self.store.get(dataset, files_version(split.before))
+            found = self._kept(dataset, files_version(split.before))
+            if found is None:
+                log.info(
+                    "%s: no kept states of the version appended to (%s); read whole",
+                    dataset,
+                    files_version(split.before),
+                )
+        elif split is None and account is not None and not account.replaced:
+            log.info("%s: the run's own files cannot be told apart; read whole", dataset)
         if split is not None and found is not None:
             kept, by_run = found
             added = read(split.added)
-            merged = evaluate_increment(added, read(split.before), whole, rules, profile, kept)
+            before = split.before
+            merged = evaluate_increment(added, lambda: read(before), rules, profile, kept)
             if merged is None:
                 log.info("%s: the append's verdicts cannot be merged; read whole", dataset)
             elif not _agrees(account, _rows(merged[0], kept.rows)):
@@ -141,9 +197,12 @@ class Increments:
                     f"{len(split.added)} file(s)"
                 )
                 return Judged(merged[0], added, what)
+        whole = read(left.kept)
         results, states = evaluate_keeping_states(whole, rules, profile)
-        if states is not None:
-            self.store.put(dataset, files_version(left.kept), states, run_id)
+        if states is not None and not self.store.put(
+            dataset, files_version(left.kept), states, run_id
+        ):
+            log.info("%s: states too large to keep", dataset)
         return Judged(results, whole)
 
 

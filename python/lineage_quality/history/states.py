@@ -56,6 +56,7 @@ class StateStore(Statements):
         self._lock: threading.Lock = history._lock
         self.placeholder = history.placeholder
         self._retention_ms = int(history.bounds.retention_days * 86_400_000)
+        self._last_ms = 0
         with self._transaction() as cur:
             cur.execute(_TABLE)
             cur.execute(_INDEX)
@@ -78,7 +79,8 @@ class StateStore(Statements):
         text = states.to_json()
         if len(text) > MAX_STATE_BYTES:
             return False
-        now = int(time.time() * 1000)
+        with self._lock:  # strictly increasing here: the newest is the one put last
+            now = self._last_ms = max(int(time.time() * 1000), self._last_ms + 1)
         name = key(dataset)
         with self._transaction() as cur:
             cur.execute(self._sql(_UPSERT), (name, key(version), text, key(run_id, 256), now))
