@@ -44,6 +44,7 @@ from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.results import RuleResult
 from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
+from lineage_quality.samples import Sampling
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
@@ -62,9 +63,14 @@ class DriverEvaluator(Evaluator):
         quarantine: QuarantineConfig | None = None,
         history: HistoryStore | None = None,
         history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
+        sampling: Sampling | None = None,
     ) -> None:
         super().__init__(
-            bindings, quarantine=quarantine, history=history, history_minimums=history_minimums
+            bindings,
+            quarantine=quarantine,
+            history=history,
+            history_minimums=history_minimums,
+            sampling=sampling,
         )
 
     @property

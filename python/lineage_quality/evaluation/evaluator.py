@@ -18,6 +18,7 @@ from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.contracts.near_miss_log import NearMissLog
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.engine.samples import take_samples
 from lineage_quality.errors import DatasetError, SparkStartError
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
 from lineage_quality.evaluation.datasets import (
@@ -67,6 +68,7 @@ from lineage_quality.results import (
     skipped_result,
 )
 from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
+from lineage_quality.samples import SamplePolicy, Sampling
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
@@ -90,8 +92,12 @@ class Evaluator:
         history: HistoryStore | None = None,
         profile: bool = False,
         history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
+        sampling: Sampling | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        # failing-row samples: the settings' rows, key and facets; each dataset's contracts
+        # add their policy (`_sampling`). None: no samples.
+        self.sampling = sampling
         self.history = history  # every evaluation's values; history rules read it
         self.history_minimums = history_minimums  # of bands declaring none (settings)
         self.profile = profile  # every column's cheap metrics, in the same scan
@@ -315,6 +321,9 @@ class Evaluator:
                         account,
                     )
                 df, results = judged.frame, judged.results
+                sampling = self._sampling(groups)
+                if sampling is not None:  # from the rows judged (engine/samples.py)
+                    results = take_samples(df, results, sampling)
             finally:
                 # Written over while being read (files gone mid-scan, or a mix of two writes):
                 # the listing after the scan says so, whatever the scan returned.
@@ -404,6 +413,12 @@ class Evaluator:
             at,
             lambda: delta_append(self.spark, location, number, at),
         )
+
+    def _sampling(self, groups: Sequence[BoundRules]) -> Sampling | None:
+        if self.sampling is None:
+            return None
+        policy = SamplePolicy.merged(g.samples for g in groups)
+        return attrs.evolve(self.sampling, policy=policy)
 
     def _where(
         self,
