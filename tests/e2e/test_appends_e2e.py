@@ -22,7 +22,8 @@ pytestmark = pytest.mark.e2e
 CONTRACTS = HERE / "appends_contracts"
 # per COMPLETE on the table, in order: the rows, and whether the verdict came from merged states
 EXPECTED = [(3000, False), (3500, True), (4000, True), (4000, False), (4500, True)]
-TABLES = {"orders": "", "orders_delta": "delta_"}  # the table's name under `appends`: rule prefix
+# the table's path under `appends`: its rules' prefix
+TABLES = {"orders": "", "orders_delta": "delta_", "warehouse/db/orders_iceberg": "iceberg_"}
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +47,14 @@ def series(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
             {
                 "spark.openlineage.namespace": "e2e-appends",
                 "spark.jars": jars,
-                "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+                "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension,"
+                "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
                 "spark.sql.catalog.spark_catalog": (
                     "org.apache.spark.sql.delta.catalog.DeltaCatalog"
                 ),
+                "spark.sql.catalog.lq": "org.apache.iceberg.spark.SparkCatalog",
+                "spark.sql.catalog.lq.type": "hadoop",
+                "spark.sql.catalog.lq.warehouse": str(path.parent / "warehouse"),
             },
             history=history,
         )
@@ -61,7 +66,11 @@ def series(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
         for table in TABLES:
             at = path.parent / table
             for event in _on_table(found, at):
-                (results,) = [v for k, v in whole.evaluate(event).items() if k.name == str(at)]
+                (results,) = [
+                    v
+                    for k, v in whole.evaluate(event).items()
+                    if k.name == str(at) and k.role == "outputs"
+                ]
                 scanned[(table, event["eventTime"])] = results
         assert whole.increments.merged == 0
     return {"base": path.parent, "events": events, "merged": merged, "whole": scanned}
@@ -88,13 +97,18 @@ def _assertions(event: dict[str, Any], path: Any) -> dict[str, dict[str, Any]]:
     return {a["name"]: a for a in out["facets"]["dataQualityAssertions"]["assertions"]}
 
 
-def _expected(series: dict[str, Any], table: str) -> list[tuple[int, bool]]:
+def _expected(series: dict[str, Any], table: str) -> list[tuple[int, bool | None]]:
+    """(rows, merged) per COMPLETE; merged None: either way."""
     if table == "orders":
-        return EXPECTED
-    # Delta: whether the listener sends OPTIMIZE's COMPLETE decides whether the last append
-    # finds the states of the version before it
-    optimized = len(_on_table(series["events"], series["base"] / table)) == 5
-    return [*EXPECTED[:3], *([(4000, False)] if optimized else []), (4500, optimized)]
+        return list(EXPECTED)
+    # A table format: the compaction (OPTIMIZE, rewrite_data_files) is read whole where the
+    # listener sends its COMPLETE; the last append then merges into its states if that
+    # evaluation kept them before the append's began (they run side by side), else reads whole.
+    # The listener 1.53 reports Iceberg's createOrReplace as two runs.
+    first: list[tuple[int, bool | None]] = [(3000, False)] * (2 if "iceberg" in table else 1)
+    compacted = len(_on_table(series["events"], series["base"] / table)) == len(first) + 4
+    last: bool | None = None if compacted else False
+    return [*first, *EXPECTED[1:3], *([(4000, False)] if compacted else []), (4500, last)]
 
 
 @pytest.mark.parametrize("table", sorted(TABLES))
@@ -107,8 +121,10 @@ def test_appends_are_merged_and_say_so(series: dict[str, Any], table: str) -> No
         found = _assertions(event, path)[f"{prefix}orders_rows"]
         assert found.get("actual") == str(rows), str(found["params"])
         scope = found["params"].get("scope", "")
-        assert ("kept state(s)" in scope) is merged, scope
-    assert series["merged"] == sum(m for t in TABLES for _, m in _expected(series, t))
+        if merged is not None:
+            assert ("kept state(s)" in scope) is merged, scope
+    flags = [m for t in TABLES for _, m in _expected(series, t)]
+    assert sum(m is True for m in flags) <= series["merged"] <= sum(m is not False for m in flags)
 
 
 @pytest.mark.parametrize("table", sorted(TABLES))

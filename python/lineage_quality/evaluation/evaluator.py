@@ -41,7 +41,13 @@ from lineage_quality.evaluation.once import OncePerWrite
 from lineage_quality.evaluation.reconcile import HIDDEN, Reconciler, visible
 from lineage_quality.evaluation.session import evaluator_session
 from lineage_quality.evaluation.storage import StoredFile, list_files
-from lineage_quality.evaluation.table_appends import delta_append
+from lineage_quality.evaluation.table_appends import (
+    TableAppend,
+    delta_append,
+    iceberg_append,
+    iceberg_snapshot_at,
+    iceberg_written_snapshot,
+)
 from lineage_quality.evaluation.written import (
     LeftByRun,
     Written,
@@ -385,8 +391,8 @@ class Evaluator:
         account: Written,
         profile: bool,
     ) -> Judged:
-        """A table format's output, judged on the rows its commit appended where it can
-        (a Delta append: evaluation/table_appends.py), else read whole at its version."""
+        """A table format's output, judged on the rows its commit appended where it can (a
+        Delta or Iceberg append: evaluation/table_appends.py), else read whole at its version."""
         facets = event.dataset(ref).facets
         fmt = next((g.format for g in groups if g.format), None)
 
@@ -394,14 +400,35 @@ class Evaluator:
             return self.read(ref, facets, fmt, AsOf(version=version) if version else as_of, table)
 
         version = as_of.version
-        delta = table_format(ref.namespace, ref.name, facets, fmt) == "delta"
-        if delta and version is None and as_of.timestamp_ms is not None:
-            version = delta_version_at(self.spark, location, as_of.timestamp_ms)
+        kind = table_format(ref.namespace, ref.name, facets, fmt)
+        if kind and version is None and as_of.timestamp_ms is not None:
+            when = as_of.timestamp_ms
+            try:
+                if kind == "delta":
+                    version = delta_version_at(self.spark, location, when)
+                else:
+                    version = iceberg_snapshot_at(self.spark, location, when)
+            except Exception:  # not told here: read as of the time, whole
+                version = None
+        if kind == "iceberg" and as_of.version is not None and account.rows is not None:
+            try:
+                version = iceberg_written_snapshot(
+                    self.spark, location, as_of.version, account.rows, event.completed_ms
+                )
+                as_of = AsOf(version=version)
+            except Exception:  # the snapshots unreadable here: as the event names it
+                pass
         rules = [r for g in groups for r in g.rules]
-        if not delta or version is None or not version.isdigit():
+        if kind is None or version is None or not version.lstrip("-").isdigit():
             whole = at(None)
             return Judged(evaluate_dataframe(whole, rules, profile), whole)
-        number = int(version)
+        found = version
+
+        def appended() -> TableAppend | None:
+            if kind == "delta":
+                return delta_append(self.spark, location, int(found), at)
+            return iceberg_append(self.spark, location, found, at)
+
         return self.increments.judge_table(
             ref.key,
             event.run_id or "",
@@ -411,7 +438,7 @@ class Evaluator:
             version,
             account,
             at,
-            lambda: delta_append(self.spark, location, number, at),
+            appended,
         )
 
     def _sampling(self, groups: Sequence[BoundRules]) -> Sampling | None:

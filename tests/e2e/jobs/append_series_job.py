@@ -1,7 +1,8 @@
 """A table that grows by appends (issue 51): a first write and two appends (phase `grow`); a
-compaction (read and overwritten whole) and one more append (phase `compact`). Keys increase,
-with a repeat across each append; some emails are null or malformed. Knows nothing of data
-quality."""
+compaction (read and overwritten whole; Delta's OPTIMIZE; Iceberg's rewrite_data_files) and one
+more append (phase `compact`), each to plain Parquet files, a Delta table and an Iceberg table.
+Keys increase, with a repeat across each append; some emails are null or malformed. Knows
+nothing of data quality."""
 
 import sys
 import time
@@ -34,14 +35,21 @@ def main(path: str, phase: str) -> None:
         for start, count, mode in writes:
             rows(spark, start, count).write.mode(mode).parquet(path)
             rows(spark, start, count).write.format("delta").mode(mode).save(delta)
+            writer = rows(spark, start, count).writeTo("lq.db.orders_iceberg").using("iceberg")
+            writer.createOrReplace() if mode == "overwrite" else writer.append()
             time.sleep(2)
     else:  # compacted (an overwrite of the files; Delta's OPTIMIZE), then appended to
         spark.read.parquet(path).repartition(2).write.mode("overwrite").parquet(path + "_c")
         spark.read.parquet(path + "_c").write.mode("overwrite").parquet(path)
         spark.sql(f"OPTIMIZE delta.`{delta}`")
+        spark.sql(
+            "CALL lq.system.rewrite_data_files(table => 'db.orders_iceberg', "
+            "options => map('min-input-files', '2'))"
+        )
         time.sleep(2)
         rows(spark, 4000, 500).write.mode("append").parquet(path)
         rows(spark, 4000, 500).write.format("delta").mode("append").save(delta)
+        rows(spark, 4000, 500).writeTo("lq.db.orders_iceberg").append()
     spark.stop()
 
 
