@@ -102,6 +102,9 @@ class RuleResult:
     measures: DatasetMeasures | None = attrs.field(default=None, eq=False, repr=False)
     # Why an ERROR (or a SKIPPED history rule) could not be judged, where that is known.
     cause: Cause | None = attrs.field(default=None, eq=False)
+    # A verdict not measured here but reused from the evaluation of the same dataset version
+    # with the same rules (evaluation/reuse.py): that run's id and time, as (key, value) pairs.
+    reused_from: tuple[tuple[str, object], ...] | None = attrs.field(default=None, eq=False)
 
     @property
     def success(self) -> bool:

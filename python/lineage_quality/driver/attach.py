@@ -270,6 +270,8 @@ def attach(
     history_password_file: str | Path | None = None,
     history_min_stddev: int | None = None,
     history_min_seasonal: int | None = None,
+    reuse_max_versions: int | None = None,
+    reuse_days: float | None = None,
     outputs: Sequence[OutputSpec | Mapping[str, Any]] = (),
     alert_min_severity: str = "info",
     marquez_web_url: str | None = None,
@@ -291,6 +293,8 @@ def attach(
     `history_bounds`, `history_password_file`: as serve's `--history-max-*`,
     `--history-retention-days` and `--history-password-file`. `history_min_stddev`,
     `history_min_seasonal`: as serve's `--history-min-*` (the minimum history of a band).
+    `reuse_max_versions`, `reuse_days`: as serve's `--reuse-*` (one evaluation per dataset
+    version, kept in the history store; 0 versions: none reused).
     `outputs`: result sinks and alert senders, as `serve` makes them from its flags (docs/
     producer.md, "Outputs"): each an `OutputSpec` or its config as a dict, e.g.
     `{"type": "datahub-file", "path": "assertions.json"}`, `{"type": "webhook", "url": ...}`,
@@ -368,6 +372,12 @@ def attach(
                 if history_min_seasonal is None
                 else history_min_seasonal
             ),
+            reuse_max_versions=(
+                DEFAULTS.history.reuse_max_versions
+                if reuse_max_versions is None
+                else reuse_max_versions
+            ),
+            reuse_days=DEFAULTS.history.reuse_days if reuse_days is None else reuse_days,
         )
     except ValueError as exc:  # an output that is not a dict with a type, a severity
         raise ConfigError(f"attach: {exc}") from exc
@@ -401,7 +411,13 @@ def attach(
         lineage.on_kept = guard.refresh
     built = build_outputs(own, bindings)  # DataHub, alerts: as serve makes them
     producer = DriverProducer(
-        DriverEvaluator(bindings, quarantine_config, store, own.history.minimums),
+        DriverEvaluator(
+            bindings,
+            quarantine_config,
+            store,
+            own.history.minimums,
+            reuse=_reuse(where, own, history_password_file) if store is not None else None,
+        ),
         forwarder,
         Spool(spool_path, own),
         own,
@@ -488,3 +504,14 @@ def verify() -> None:
 
 
 __all__ = ["attach", "is_attached", "verify"]
+
+
+def _reuse(where: str, own: Any, password_file: str | Path | None) -> Any:
+    """One evaluation per dataset version, kept in the history store (None: not reused)."""
+    from lineage_quality.evaluation.reuse import Reuse
+    from lineage_quality.history.versions import open_version_verdicts
+
+    bounds = own.history.reuse_bounds
+    if bounds is None:
+        return None
+    return Reuse(open_version_verdicts(where, bounds, password_file=password_file))

@@ -274,14 +274,22 @@ def is_versioned(
     namespace: str, name: str, facets: Mapping[str, Any] | None, format_hint: str | None
 ) -> bool:
     """Whether the dataset is a Delta or Iceberg table (read at a version)."""
+    return table_format(namespace, name, facets, format_hint) in VERSIONED
+
+
+def table_format(
+    namespace: str, name: str, facets: Mapping[str, Any] | None, format_hint: str | None
+) -> str | None:
+    """The dataset's format: the contract's hint, else its `storage` facet's, else (a local
+    path) what its files show; None when none tells."""
     fmt = (format_hint or "").lower() or _facet_format(facets)
     if not fmt:
         try:
             location = location_of(namespace, name)
             fmt = _detect_local_format(location) if "://" not in location else None
         except (DatasetError, OSError):
-            return False
-    return fmt in VERSIONED
+            return None
+    return fmt or None
 
 
 def escaped_binding(location: str, bound: Callable[[str], bool]) -> str | None:

@@ -20,7 +20,7 @@ from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failu
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError, SparkStartError
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
-from lineage_quality.evaluation.datasets import AsOf, is_versioned, location_of
+from lineage_quality.evaluation.datasets import AsOf, is_versioned, location_of, table_format
 from lineage_quality.evaluation.jvm import (
     context_running,
     forget_dead_jvm,
@@ -31,6 +31,7 @@ from lineage_quality.evaluation.jvm import (
 )
 from lineage_quality.evaluation.once import OncePerWrite
 from lineage_quality.evaluation.reconcile import HIDDEN, Reconciler, visible
+from lineage_quality.evaluation.reuse import Reuse, files_key, rules_key, stat_file, table_key
 from lineage_quality.evaluation.session import evaluator_session
 from lineage_quality.evaluation.storage import StoredFile, list_files
 from lineage_quality.evaluation.written import (
@@ -80,8 +81,10 @@ class Evaluator:
         history: HistoryStore | None = None,
         profile: bool = False,
         history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
+        reuse: Reuse | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        self.reuse = reuse  # one evaluation per dataset version, across runs (reuse.py)
         self.history = history  # every evaluation's values; history rules read it
         self.history_minimums = history_minimums  # of bands declaring none (settings)
         self.profile = profile  # every column's cheap metrics, in the same scan
@@ -253,15 +256,60 @@ class Evaluator:
         listing = self.reader.listing(event, ref, groups)
         files = None if listing is None else fingerprint(listing, completed_ms(event))
         key = (evaluation_key(event, ref), files, tuple(id(g) for g in groups))
+        where: list[tuple[str | None, AsOf | None, LeftByRun | None]] = []
 
         def judged() -> list[RuleResult]:
-            results = self._evaluate_dataset(event, ref, groups, listing)
+            found = where[0] if where else None
+            results = self._evaluate_dataset(event, ref, groups, listing, found)
             shown, hidden = visible(results), [r for r in results if r.rule.origin == HIDDEN]
             if self.history is not None:  # the hidden rules of reconciliations are not kept
                 return [*self._against_history(event, ref, shown), *hidden]
             return [*without_history(shown, Status.ERROR, NO_HISTORY_STORE), *hidden]
 
-        return self.once.results(key, judged, ref.key)
+        def once_per_version() -> list[RuleResult]:
+            version = self._version_key(event, ref, groups, listing, where)
+            settings = (self.profile, self.quarantine, self.history_minimums, self.history is None)
+            rules = rules_key(groups, settings)
+            if self.reuse is None or version is None or rules is None:
+                return judged()
+            declared = [r for g in groups for r in g.rules]
+            account = written(event, ref)
+            left = where[0][2] if where else None
+
+            def fits(results: list[RuleResult]) -> bool:  # this run's own account of the write
+                found = next((r.row_count for r in results if r.row_count is not None), None)
+                return account is None or rows_change(account, left, found) is None
+
+            return self.reuse.results(
+                ref.key, version, rules, event.run_id or "", declared, judged, fits
+            )
+
+        return self.once.results(key, once_per_version, ref.key)
+
+    def _version_key(
+        self,
+        event: Event,
+        ref: DatasetRef,
+        groups: Sequence[BoundRules],
+        listing: list[StoredFile] | None,
+        where: list[tuple[str | None, AsOf | None, LeftByRun | None]],
+    ) -> str | None:
+        """The version of dataset `ref` this run read or wrote (reuse.py), None in any doubt;
+        what to read of it is put in `where` (the evaluation reads that, not listed twice)."""
+        if self.reuse is None or removed_by_run(event, ref) is not None:
+            return None
+        try:
+            location = location_of(ref.namespace, ref.name)
+            where.append(self._where(event, ref, groups, location, listing))
+        except DatasetError:
+            return None  # the evaluation says why
+        _, as_of, left = where[0]
+        if as_of is not None:
+            facets = event.dataset(ref).facets
+            fmt = next((g.format for g in groups if g.format), None)
+            found = table_format(ref.namespace, ref.name, facets, fmt)
+            return table_key(location, as_of, found, lambda path: stat_file(self.spark, path))
+        return None if left is None else files_key(location, left)
 
     def _evaluate_dataset(
         self,
@@ -269,9 +317,10 @@ class Evaluator:
         ref: DatasetRef,
         groups: Sequence[BoundRules],
         listing: list[StoredFile] | None = None,
+        where: tuple[str | None, AsOf | None, LeftByRun | None] | None = None,
     ) -> list[RuleResult]:
         """`listing`: the dataset's files as `DatasetReader.listing` found them just before
-        (not listed again)."""
+        (not listed again); `where`: what `_where` said to read, when asked already."""
         facets = event.dataset(ref).facets
         rules = [r for g in groups for r in g.rules]
         removed = removed_by_run(event, ref)
@@ -281,7 +330,7 @@ class Evaluator:
         account = written(event, ref)
         try:
             location = location_of(ref.namespace, ref.name)
-            table, as_of, left = self._where(event, ref, groups, location, listing)
+            table, as_of, left = where or self._where(event, ref, groups, location, listing)
             self.evaluations += 1
             try:
                 df = self.read(ref, facets, fmt, as_of, table, left)
