@@ -81,7 +81,7 @@ def canonical(value: object) -> str:
     and dicts sorted (their order follows string hashing, which differs between processes)."""
     if attrs.has(type(value)):
         fields = ", ".join(
-            f"{f.name}={canonical(getattr(value, f.name))}" for f in attrs.fields(type(value))
+            f"{name}={canonical(v)}" for name, v in attrs.asdict(value, recurse=False).items()
         )
         return f"{type(value).__name__}({fields})"
     if isinstance(value, set | frozenset):
