@@ -79,7 +79,7 @@ def rules_key(groups: Sequence[BoundRules], settings: object = None) -> str | No
 def canonical(value: object) -> str:
     """`value` as text that is the same in every process: attrs values field by field, sets
     and dicts sorted (their order follows string hashing, which differs between processes)."""
-    if attrs.has(type(value)):
+    if isinstance(value, attrs.AttrsInstance):
         fields = ", ".join(
             f"{name}={canonical(v)}" for name, v in attrs.asdict(value, recurse=False).items()
         )
