@@ -79,10 +79,9 @@ def rules_key(groups: Sequence[BoundRules], settings: object = None) -> str | No
 def canonical(value: object) -> str:
     """`value` as text that is the same in every process: attrs values field by field, sets
     and dicts sorted (their order follows string hashing, which differs between processes)."""
-    if isinstance(value, attrs.AttrsInstance):
-        fields = ", ".join(
-            f"{name}={canonical(v)}" for name, v in attrs.asdict(value, recurse=False).items()
-        )
+    if attrs.has(type(value)):
+        found = attrs.fields(type(value))  # type: ignore[arg-type]  # attrs.has said so
+        fields = ", ".join(f"{f.name}={canonical(getattr(value, f.name))}" for f in found)
         return f"{type(value).__name__}({fields})"
     if isinstance(value, set | frozenset):
         return "{" + ", ".join(sorted(canonical(v) for v in value)) + "}"
