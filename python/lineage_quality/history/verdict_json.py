@@ -134,4 +134,3 @@ def _measures_of(value: Any) -> DatasetMeasures | None:
     if not isinstance(rows, int):
         raise TypeError("rows")
     return DatasetMeasures(rows, tuple(columns), bool(value["profiled"]))
-
