@@ -107,7 +107,7 @@ class AsOf:
         return f"as of {when.isoformat(timespec='milliseconds')}"
 
 
-def _delta_version_at(spark: SparkSession, location: str, timestamp_ms: int) -> str:
+def delta_version_at(spark: SparkSession, location: str, timestamp_ms: int) -> str:
     """The last Delta commit at or before the time (Delta's own `timestampAsOf` refuses a time
     after the latest commit, which is exactly the case of a run's own last write)."""
     jvm: Any = spark.sparkContext._jvm
@@ -125,7 +125,7 @@ def _time_travel(spark: SparkSession, reader: Any, fmt: str, location: str, as_o
     if fmt == "delta":
         version = as_of.version
         if version is None:
-            version = _delta_version_at(spark, location, as_of.timestamp_ms or 0)
+            version = delta_version_at(spark, location, as_of.timestamp_ms or 0)
         return reader.option("versionAsOf", version)
     if line_of(spark.version).name == "3.5":
         if as_of.version is not None:

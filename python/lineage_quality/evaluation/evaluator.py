@@ -20,7 +20,13 @@ from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failu
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError, SparkStartError
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
-from lineage_quality.evaluation.datasets import AsOf, is_versioned, location_of, table_format
+from lineage_quality.evaluation.datasets import (
+    AsOf,
+    delta_version_at,
+    is_versioned,
+    location_of,
+    table_format,
+)
 from lineage_quality.evaluation.jvm import (
     context_running,
     forget_dead_jvm,
@@ -303,11 +309,19 @@ class Evaluator:
             where.append(self._where(event, ref, groups, location, listing))
         except DatasetError:
             return None  # the evaluation says why
-        _, as_of, left = where[0]
+        table, as_of, left = where[0]
         if as_of is not None:
             facets = event.dataset(ref).facets
             fmt = next((g.format for g in groups if g.format), None)
             found = table_format(ref.namespace, ref.name, facets, fmt)
+            if as_of.version is None and as_of.timestamp_ms is not None and found == "delta":
+                # the listener 1.53 names no Delta version: the last commit before the event's
+                # time (what the evaluation would read), found in the log, not by a scan
+                try:
+                    as_of = AsOf(version=delta_version_at(self.spark, location, as_of.timestamp_ms))
+                except Exception:  # no such commit, a log that cannot be read: the evaluation says
+                    return None
+                where[0] = (table, as_of, left)
             return table_key(location, as_of, found, lambda path: stat_file(self.spark, path))
         return None if left is None else files_key(location, left)
 
