@@ -105,6 +105,9 @@ class RuleResult:
     # A verdict not measured here but reused from the evaluation of the same dataset version
     # with the same rules (evaluation/reuse.py): that run's id and time, as (key, value) pairs.
     reused_from: tuple[tuple[str, object], ...] | None = attrs.field(default=None, eq=False)
+    # A streaming query's micro-batches the verdict covers (several when evaluation fell behind
+    # and batches were merged into one evaluation: evaluation/batches.py).
+    batches: tuple[int, ...] | None = attrs.field(default=None, eq=False)
 
     @property
     def success(self) -> bool:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lineage_quality.driver.runtime import DriverProducer
+    from lineage_quality.driver.streaming import StreamWatch
     from lineage_quality.driver.upstream_guard import UpstreamGuard
     from lineage_quality.history.store import HistoryBounds
     from lineage_quality.lineage.keeper import LineageKeeper
@@ -63,8 +64,10 @@ class _Attached:
         wait_seconds: float,
         own_spool: bool,
         guard: UpstreamGuard | None = None,
+        watch: StreamWatch | None = None,
     ) -> None:
         self.producer = producer
+        self.watch = watch  # streaming queries' micro-batches (driver/streaming.py)
         self.guard = guard  # upstream="block": the health file the engine's check rule reads
         self.spool_path = spool_path
         self.wait_seconds = wait_seconds
@@ -76,6 +79,8 @@ class _Attached:
         """Wait for the events posted so far to be evaluated and forwarded; the gate's failures
         (one line each; a timeout is one too: it is never a pass)."""
         _drain_listener_bus()
+        if self.watch is not None:
+            self.watch.flush(self.wait_seconds)
         self.producer.release_held()
         problems = []
         if not self.producer.spool.wait_empty(self.wait_seconds):
@@ -316,6 +321,7 @@ def attach(
 
     from lineage_quality.contracts import load_contracts
     from lineage_quality.driver.runtime import DriverEvaluator, DriverProducer
+    from lineage_quality.driver.streaming import watch_streams
     from lineage_quality.driver.upstream_guard import EXTENSION_CLASS, FILE_KEY, UpstreamGuard
     from lineage_quality.engine.quarantine import QuarantineConfig
     from lineage_quality.evaluation.session import engine_jar
@@ -429,7 +435,10 @@ def attach(
     producer.start()
     if guard is not None:
         guard.start()
-    _attached = _Attached(producer, spool_path, wait_seconds, own_spool=spool is None, guard=guard)
+    watch = watch_streams(builder, producer, bindings, namespace or "default")
+    _attached = _Attached(
+        producer, spool_path, wait_seconds, own_spool=spool is None, guard=guard, watch=watch
+    )
     if _original_stop is None:
         _original_stop = SparkSession.stop
         SparkSession.stop = _patched_stop  # type: ignore[method-assign,assignment]

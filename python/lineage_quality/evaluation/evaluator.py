@@ -19,6 +19,7 @@ from lineage_quality.contracts.near_miss_log import NearMissLog
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError, SparkStartError
+from lineage_quality.evaluation.batches import batch_files
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
 from lineage_quality.evaluation.datasets import (
     AsOf,
@@ -343,6 +344,9 @@ class Evaluator:
         fmt = next((g.format for g in groups if g.format), None)
         account = written(event, ref)
         try:
+            batch = batch_files(event, ref)  # a streaming query's micro-batches (batches.py)
+            if batch is not None and table_format(ref.namespace, ref.name, facets, fmt) == "delta":
+                fmt = "parquet"  # the files a Delta sink's batches added, read as they are
             location = location_of(ref.namespace, ref.name)
             table, as_of, left = where or self._where(event, ref, groups, location, listing)
             self.evaluations += 1
@@ -373,7 +377,12 @@ class Evaluator:
                 why = rows_change(account, left, found)
                 if why:
                     raise DatasetError(changed_message(location, why, as_of))
-            if left is not None and (left.later or (account is not None and not account.replaced)):
+            if batch is not None:
+                scope = batch.describe()
+                results = [attrs.evolve(r, scope=scope, batches=batch.batches) for r in results]
+            elif left is not None and (
+                left.later or (account is not None and not account.replaced)
+            ):
                 scope = left.describe(account)
                 results = [
                     attrs.evolve(r, scope=f"{scope}; {r.scope}" if r.scope else scope)
@@ -410,6 +419,11 @@ class Evaluator:
         facets = event.dataset(ref).facets
         fmt = next((g.format for g in groups if g.format), None)
         table = self.reader.table_to_read(ref, location, facets, groups)
+        batch = batch_files(event, ref)
+        if batch is not None:  # the files a streaming query's micro-batches added, only those
+            completed = Event.of(event).completed_ms or 0
+            found = listing if listing is not None else list_files(self.spark, location)
+            return None, None, batch.left(completed, found)
         if is_versioned(ref.namespace, ref.name, facets, fmt):
             # A table format keeps every version: read the one this run read or wrote,
             # whenever the evaluation happens.

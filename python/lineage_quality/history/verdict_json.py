@@ -31,6 +31,7 @@ _PAIRS = ("baseline", "compared")  # tuples of (key, value) pairs
 # new field must be kept here, or say why not).
 HANDLED = frozenset(
     {*_PLAIN, *_PAIRS, "rule", "status", "cause", "quarantine", "measures", "reused_from"}
+    | {"batches"}
 )
 
 
@@ -54,6 +55,8 @@ def results_text(results: Sequence[RuleResult]) -> str:
             item["cause"] = r.cause.value
         if r.quarantine is not None:
             item["quarantine"] = attrs.asdict(r.quarantine)
+        if r.batches is not None:
+            item["batches"] = list(r.batches)
         out.append(item)
     measures = next((r.measures for r in results if r.measures is not None), None)
     body = {"shape": SHAPE, "results": out, "measures": _measures_json(measures)}
@@ -94,12 +97,14 @@ def _result(
         fields[name] = None if pairs is None else tuple((str(k), v) for k, v in pairs)
     cause = item.get("cause")
     quarantine = item.get("quarantine")
+    batches = item.get("batches")
     return RuleResult(
         rule=rule,
         status=Status(item["status"]),
         cause=None if cause is None else Cause(cause),
         quarantine=None if quarantine is None else Quarantined(**quarantine),
         measures=measures,
+        batches=None if batches is None else tuple(int(b) for b in batches),
         **fields,
     )
 
