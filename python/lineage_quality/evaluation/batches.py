@@ -27,7 +27,7 @@ import attrs
 from lineage_quality.errors import DatasetError
 from lineage_quality.evaluation.storage import StoredFile
 from lineage_quality.evaluation.written import LeftByRun
-from lineage_quality.values.event import Event
+from lineage_quality.values.event import Event, int_of
 from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import PRODUCER
 
@@ -92,14 +92,21 @@ def batch_files(event: Event | Mapping[str, Any], ref: DatasetRef) -> BatchFiles
     if not facet:
         return None
     try:
-        files = tuple((str(p), int(s), int(m)) for p, s, m in facet["files"])
-        batches = tuple(int(b) for b in facet["batches"])
+        files = tuple((str(p), _whole(s), _whole(m)) for p, s, m in facet["files"])
+        batches = tuple(_whole(b) for b in facet["batches"])
         query = str(facet["query"])
     except (KeyError, TypeError, ValueError) as exc:
         raise DatasetError(f"the {FACET} facet is malformed: {exc}") from exc
     if not batches or not files or len(files) > MAX_FILES:
         raise DatasetError(f"the {FACET} facet names no batch, no file or too many files")
     return BatchFiles(query, batches, files)
+
+
+def _whole(value: Any) -> int:
+    found = int_of(value)  # the event's numbers are kept as written (rawjson)
+    if found is None:
+        raise ValueError(f"not a whole number: {value!r}")
+    return found
 
 
 def batch_event(

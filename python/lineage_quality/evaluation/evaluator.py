@@ -306,6 +306,8 @@ class Evaluator:
         if self.reuse is None or removed_by_run(event, ref) is not None:
             return None
         try:
+            if batch_files(event, ref) is not None:
+                return None  # a streaming query's new batches: judged as such (batches.py)
             location = location_of(ref.namespace, ref.name)
             where.append(self._where(event, ref, groups, location, listing))
         except DatasetError:
