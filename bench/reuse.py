@@ -12,9 +12,10 @@ and evaluation seconds of each. Prints one JSON line.
 
 `stream`: an in-driver job (`attach`) with a rate source into a Parquet file sink, one batch
 per 10 s (trigger processingTime), for `--seconds`; the verdict events say which batches each
-covered. Kept up: every batch judged alone (no merge) and the last batch judged before the job
-ended. Prints one JSON line (batches, verdicts, merged ones, the largest lag from a batch's
-files to its verdict).
+covered. Kept up: every batch judged alone (a batch is merged with the next ones only when the
+evaluation of the previous ones was not done when it came) and every batch judged once. Prints
+one JSON line (batches, the batches of each verdict, merged ones, seconds from a batch's newest
+file to its COMPLETE being given to the producer).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ import lineage_quality
 contracts, base, events, spool, rate, seconds = sys.argv[1:7]
 spark = lineage_quality.attach(
     SparkSession.builder.appName("bench_stream").config("spark.sql.shuffle.partitions", "2"),
-    contracts=contracts, transport={"type": "file", "log_file_path": events}, spool=spool,
+    contracts=contracts, transport={"type": "file", "log_file_path": events, "append": True}, spool=spool,
 ).getOrCreate()
 query = (
     spark.readStream.format("rate").option("rowsPerSecond", int(rate)).load()
@@ -207,7 +208,7 @@ def stream(rate: int, seconds: float) -> dict[str, Any]:
         "verdicts": verdicts,
         "merged": [v for v in verdicts if len(v) > 1],
         "every_batch_once": covered == sorted(int(b) for b in ran),
-        "lag_seconds": lags,
+        "seconds_to_event": lags,
     }
 
 
