@@ -85,7 +85,8 @@ import lineage_quality
 contracts, base, events, spool, rate, seconds = sys.argv[1:7]
 spark = lineage_quality.attach(
     SparkSession.builder.appName("bench_stream").config("spark.sql.shuffle.partitions", "2"),
-    contracts=contracts, transport={"type": "file", "log_file_path": events, "append": True}, spool=spool,
+    contracts=contracts, spool=spool,
+    transport={"type": "file", "log_file_path": events, "append": True},
 ).getOrCreate()
 query = (
     spark.readStream.format("rate").option("rowsPerSecond", int(rate)).load()
