@@ -15,6 +15,7 @@ from pipeline import HERE, REPO_ROOT, run_with_producer
 from lineage_quality.contracts import load_contracts
 from lineage_quality.evaluation.reuse import Reuse
 from lineage_quality.evaluation.session import table_format_jars
+from lineage_quality.history.store import open_history
 from lineage_quality.history.versions import open_version_verdicts
 from lineage_quality.producer import Evaluator
 from lineage_quality.sparksubmit import listener_jar
@@ -27,6 +28,7 @@ def versions(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     workdir = tmp_path_factory.mktemp("versions")
     base = workdir / "versions"
     reuse = Reuse(open_version_verdicts(workdir / "history.db"))
+    history = open_history(workdir / "history.db")
     jars = ",".join(str(j) for j in [listener_jar(REPO_ROOT), *table_format_jars()])
     events, evaluator = run_with_producer(
         spark,
@@ -45,8 +47,11 @@ def versions(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
             "spark.sql.catalog.lq.warehouse": str(base / "warehouse"),
         },
         reuse=reuse,
+        history=history,
     )
-    return {"base": base, "events": events, "evaluator": evaluator, "reuse": reuse}
+    return {
+        "base": base, "events": events, "evaluator": evaluator, "reuse": reuse, "history": history,
+    }  # fmt: skip
 
 
 def _verdicts(events: list[dict[str, Any]], path: Path, rule: str) -> list[tuple[str, str]]:
@@ -191,3 +196,11 @@ def test_readers_of_one_unchanged_version_cost_one_evaluation(versions: dict[str
                 same = (assertion["params"]["status"], assertion.get("actual"))
                 assert same == (wrote[rule]["params"]["status"], wrote[rule].get("actual"))
     assert versions["reuse"].reused == 2 * 3  # six readers, not one scan among them
+    # a reused verdict adds no history point: the version counts once, under its write's run
+    history = versions["history"]
+    for name in ("plain_orders", "delta_orders"):
+        key = f"file:{versions['base'] / name}"
+        written = {r for r, _ in _judged(versions["events"], versions["base"] / name, "outputs")}
+        readers = {r for r, _ in _judged(versions["events"], versions["base"] / name, "inputs")}
+        assert any(history.of_run(key, run) for run in written)
+        assert all(history.of_run(key, run) == [] for run in readers)
