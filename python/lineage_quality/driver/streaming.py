@@ -39,7 +39,7 @@ from lineage_quality.evaluation.reuse import stat_file
 log = logging.getLogger(__name__)
 
 _SINK = re.compile(r"^(FileSink|DeltaSink)\[(.+)\]$")
-MAX_QUEUED = 10_000  # batches waiting at most (more: merged into the oldest waiting group)
+MAX_QUEUED = 10_000  # batches waiting at most (more: logged as not judged, never blocking Spark)
 
 
 @attrs.frozen
@@ -125,7 +125,15 @@ class StreamWatch:
             sink[1],
             int(progress.numInputRows),
         )
-        self._queue.put(batch)
+        try:
+            self._queue.put_nowait(batch)
+        except queue.Full:  # the listener bus must not wait: said, not silent
+            log.error(
+                "micro-batch %d of %s not judged: %d batches already wait for evaluation",
+                batch.batch_id,
+                batch.name,
+                MAX_QUEUED,
+            )
 
     def flush(self, timeout: float) -> None:
         """Give the producer every batch queued so far (the end of the job), within `timeout`."""
