@@ -8,8 +8,8 @@ queued; one thread turns what is queued into COMPLETEs for the producer (evaluat
 the batches' files, read and judged alone), then waits until the producer has evaluated and
 forwarded them before taking the next. A query faster than its evaluation therefore has its
 batches merged into one evaluation, never skipped: each verdict's `params.batches` lists the
-batches it covers. A batch whose files cannot be found is logged and judged with the next ones
-(its ids still listed), or, at the end, sent alone so that its ERROR says why.
+batches it covers. A batch whose files cannot be found is logged and listed with the others of
+its group; a group none of whose files can be found is logged as not judged.
 """
 
 from __future__ import annotations
