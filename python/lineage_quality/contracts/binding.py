@@ -107,6 +107,9 @@ class BoundRules:
     # The contract asks for the profile: every column's cheap metrics in the same scan, for
     # `dataQualityMetrics` (engine.plan.profile_metrics; docs/metrics.md).
     profile: bool = False
+    # What an append's verdicts judge: `table` (merged states), `write` (the run's rows only),
+    # `exact` (the table read whole); ODCS `lineageQuality.scope` (docs/evaluation.md).
+    scope: str = "table"
     # The dataset is critical (ODCS `tags: [critical]` on the contract or the schema object): a
     # BLOCK failure upstream reaching it alerts once (docs/lineage.md, "Alerts").
     critical: bool = False

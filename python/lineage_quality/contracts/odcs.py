@@ -103,6 +103,7 @@ def parse_odcs(text: str, source: str, column: str | None = None) -> list[BoundR
                 source=f"{source}: {where}",
                 tables=tables,
                 profile=_profile(doc, obj, reader, where, root),
+                scope=_scope(doc, obj, reader, where, root),
                 critical=_critical(doc, obj),
             )
         )
@@ -222,6 +223,35 @@ def _profile(
             at.child("customProperties"),
         )
     return False
+
+
+SCOPES = ("table", "write", "exact")
+_SCOPE_KEYS = ("lineageQuality.scope", "lineage-quality.scope")
+
+
+def _scope(
+    doc: OpenDataContractStandard,
+    obj: SchemaObject,
+    reader: QualityReader,
+    where: Where,
+    root: Where,
+) -> str:
+    """`lineageQuality.scope` of the object, else of the contract: what an append's verdicts
+    judge (docs/evaluation.md, "Scopes"): `table` (the default: the table, from kept states
+    merged with the run's rows), `write` (the run's rows only) or `exact` (the table, read
+    whole every time)."""
+    for props, at in ((obj.customProperties, where), (doc.customProperties, root)):
+        value = _custom(props, _SCOPE_KEYS)
+        if value is None:
+            continue
+        word = value.strip().lower()
+        if word in SCOPES:
+            return word
+        raise reader.fail(
+            f"lineageQuality.scope must be one of {', '.join(SCOPES)}, not {value!r}",
+            at.child("customProperties"),
+        )
+    return "table"
 
 
 CRITICAL_TAG = "critical"

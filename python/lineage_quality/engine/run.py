@@ -152,9 +152,23 @@ def short_error(exc: BaseException) -> str:
     return lines[0][:300] if lines else type(exc).__name__
 
 
-def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
+@attrs.frozen
+class Measured:
+    """What a plan's passes measured: each metric's value (or the error that kept it from being
+    measured), each key set's counts by index, and the rows."""
+
+    values: list[Any | Exception]
+    counted: dict[int, KeyCounts | Exception]
+    rows: int
+
+
+def measure(df: DataFrame, plan: Plan) -> Measured | list[RuleResult]:
+    """The plan's passes on `df`; the results outright when nothing could be measured (the
+    dataset unreadable) or nothing needed measuring (decided from the schema alone)."""
     needs_scan = plan.profiled or any(s.result is None for s in plan.steps)
-    answered = _answered(df, plan.metrics) if needs_scan else []
+    if not needs_scan:
+        return [s.result or error_result(s.rule, "not decided") for s in plan.steps]
+    answered = _answered(df, plan.metrics)
     # Every key set's counts, the hashable ones in one shuffle (engine/key_sets.py). When the
     # files list their rows, that shuffle's jobs run beside the fused scan's, not after them:
     # each fills the cores the other's last tasks leave idle.
@@ -164,7 +178,7 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
         else None
     )
     try:
-        values: list[Any | Exception] = _fused(df, plan.metrics, answered) if needs_scan else [0]
+        values: list[Any | Exception] = _fused(df, plan.metrics, answered)
         rows = values[0]
         if isinstance(rows, Exception):
             message = f"dataset could not be read: {short_error(rows)}"
@@ -179,37 +193,48 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
     if early is None:
         found = key_set_counts(df, plan.key_sets, int(rows))
     found = read_what_the_scan_read(df, plan.key_sets, found, int(rows))
-    counted: dict[int, KeyCounts | Exception] = dict(enumerate(found))
+    return Measured(values, dict(enumerate(found)), int(rows))
+
+
+def judge(df: DataFrame, plan: Plan, measured: Measured) -> list[RuleResult]:
+    """Each rule's result from what was measured (`df`: the data it was measured on, for the
+    rare value measured again and for `type: sql` rules)."""
+    values, counted, rows = measured.values, measured.counted, measured.rows
     results: list[RuleResult] = []
     for step in plan.steps:
         if step.result is not None:
             results.append(step.result)
             continue
         if step.sql:
-            results.append(run_sql_rule(df, step.rule, int(rows)))
+            results.append(run_sql_rule(df, step.rule, rows))
             continue
-        measured: Any
+        value: Any
         if step.metric is None:  # a grouped pass: its duplicates against the threshold
             key_set = counted[step.key_set or 0]
-            measured = key_set if isinstance(key_set, Exception) else key_set.duplicates
+            value = key_set if isinstance(key_set, Exception) else key_set.duplicates
         else:
-            measured = values[step.metric]
-        if isinstance(measured, Exception):
+            value = values[step.metric]
+        if isinstance(value, Exception):
             results.append(
                 error_result(
-                    step.rule, f"evaluation failed: {short_error(measured)}", Cause.QUERY_FAILED
+                    step.rule, f"evaluation failed: {short_error(value)}", Cause.QUERY_FAILED
                 )
             )
         elif step.metric is None:
-            results.append(verdict(step.rule, int(measured), int(rows)))
+            results.append(verdict(step.rule, int(value), rows))
         else:
             metric = plan.metrics[step.metric]
-            results.append(analyzer(metric).result(df, step.rule, metric, measured, int(rows)))
-    if not needs_scan:
-        return results  # decided from the schema alone: nothing was measured
+            results.append(analyzer(metric).result(df, step.rule, metric, value, rows))
     # Every result of the evaluation carries the same numbers (see lineage_quality.measures).
-    measures = dataset_measures(plan, values, counted, int(rows), df.columns)
+    measures = dataset_measures(plan, values, counted, rows, df.columns)
     return [attrs.evolve(r, measures=measures) for r in results]
+
+
+def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
+    measured = measure(df, plan)
+    if isinstance(measured, list):
+        return measured
+    return judge(df, plan, measured)
 
 
 def evaluate_dataframe(

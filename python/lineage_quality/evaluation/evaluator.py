@@ -17,7 +17,6 @@ from pyspark.sql import DataFrame, SparkSession
 from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.contracts.near_miss_log import NearMissLog
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
-from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.errors import DatasetError, SparkStartError
 from lineage_quality.evaluation.batches import batch_files
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
@@ -28,6 +27,7 @@ from lineage_quality.evaluation.datasets import (
     location_of,
     table_format,
 )
+from lineage_quality.evaluation.increments import Increments, scope_of
 from lineage_quality.evaluation.jvm import (
     context_running,
     forget_dead_jvm,
@@ -55,6 +55,7 @@ from lineage_quality.evaluation.written import (
     written,
 )
 from lineage_quality.history.judge import NO_HISTORY_STORE, judge_and_record, without_history
+from lineage_quality.history.states import StateStore
 from lineage_quality.history.store import HistoryStore
 from lineage_quality.results import (
     DATASET_REMOVED,
@@ -103,6 +104,10 @@ class Evaluator:
         self._lock = threading.Lock()
         self.restarts = 0
         self.once = OncePerWrite()  # one evaluation per (run, dataset, version)
+        # appends judged on their own rows, from states kept in the history store
+        self.increments = Increments(
+            None if history is None or history.read_only else StateStore(history)
+        )
         self.reconciler = Reconciler()  # outputs against the inputs their run read
         self.reader = DatasetReader(lambda: self.spark)
         self.evaluations = 0  # datasets actually evaluated (not reused)
@@ -353,9 +358,18 @@ class Evaluator:
             table, as_of, left = where or self._where(event, ref, groups, location, listing)
             self.evaluations += 1
             try:
-                df = self.read(ref, facets, fmt, as_of, table, left)
-                profile = self.profile or any(g.profile for g in groups)
-                results = evaluate_dataframe(df, rules, profile=profile)
+                judged = self.increments.judge(
+                    ref.key,
+                    event.run_id or "",
+                    rules,
+                    self.profile or any(g.profile for g in groups),
+                    scope_of(groups),
+                    lambda files: self.read(ref, facets, fmt, as_of, table, _only(left, files)),
+                    # a catalog table: read whole (for now); micro-batches: their files alone
+                    left if table is None and batch is None else None,
+                    account,
+                )
+                df, results = judged.frame, judged.results
             finally:
                 # Written over while being read (files gone mid-scan, or a mix of two writes):
                 # the listing after the scan says so, whatever the scan returned.
@@ -382,6 +396,8 @@ class Evaluator:
             if batch is not None:
                 scope = batch.describe()
                 results = [attrs.evolve(r, scope=scope, batches=batch.batches) for r in results]
+            elif judged.scope is not None:
+                results = [attrs.evolve(r, scope=_joined(judged.scope, r.scope)) for r in results]
             elif left is not None and (
                 left.later or (account is not None and not account.replaced)
             ):
@@ -458,3 +474,14 @@ class Evaluator:
         )
 
 
+def _only(left: LeftByRun | None, files: Sequence[StoredFile] | None) -> LeftByRun | None:
+    """`left` narrowed to `files` (read by path), or as it is for None."""
+    if files is None or left is None:
+        return left
+    chosen = {f.path for f in files}
+    others = tuple(f for f in (*left.kept, *left.later) if f.path not in chosen)
+    return LeftByRun(left.completed_ms, tuple(files), others or left.later)
+
+
+def _joined(first: str, second: str | None) -> str:
+    return f"{first}; {second}" if second else first
