@@ -31,7 +31,7 @@ ENGINE_SRC := $(wildcard jvm-config/src/lineagequality/*.java) \
 APT_STAMP := .stamp-system
 VENV_STAMP := $(VENV)/.stamp-install
 
-.PHONY: demo test test-spark lint typecheck unit e2e bench bench-peers system venv jars test-jars kafka-jars clean
+.PHONY: demo test test-spark lint typecheck unit e2e bench bench-appends bench-peers system venv jars test-jars kafka-jars clean
 
 demo: system venv jars
 	$(VENV)/bin/lineage-quality demo
@@ -153,6 +153,11 @@ bench-peers: $(PEER_STAMPS) $(DEEQU_JAR)
 
 bench: system venv jars kafka-jars bench-peers
 	$(PY) bench/run.py --out $(BENCH_OUT) $(BENCH_ARGS)
+	$(PY) bench/append_cost.py --out bench/results/appends$(if $(filter 4,$(SPARK)),-spark4).md
+
+# An append's cost as its table grows (issue 51): 1M rows appended to 0, 10M and 100M rows.
+bench-appends: system venv jars
+	$(PY) bench/append_cost.py --out bench/results/appends$(if $(filter 4,$(SPARK)),-spark4).md
 
 clean:
 	rm -rf $(VENV) $(JARS) jvm-config/build demo-output .lineage-quality $(APT_STAMP)

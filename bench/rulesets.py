@@ -125,7 +125,14 @@ def fusable(n: int) -> list[Rule]:
     return rules
 
 
+def s1() -> list[Rule]:
+    """One rule failing on 1 % of rows (malformed emails): what failing-row samples cost
+    (bench/sample_cost.py)."""
+    return [_r(1, "pattern", column="email", regex=EMAIL)]
+
+
 RULESETS = {
+    "S1": s1,
     "R10": r10,
     "R30": r30,
     "RU": ru,

@@ -19,7 +19,7 @@ def status_of(result: RuleResult) -> str:
 
 def result_json(result: RuleResult) -> dict[str, Any]:
     rule = result.rule
-    return {
+    found: dict[str, Any] = {
         "rule_id": rule.id,
         "name": rule.name or rule.id,
         "type": rule.constraint or rule.kind.value,
@@ -42,6 +42,9 @@ def result_json(result: RuleResult) -> dict[str, Any]:
         "tags": list(rule.tags),
         "scope": result.scope,  # the rows counted, when a filter condition limits them
     }
+    if result.samples is not None:  # a few failing rows, masked (docs/rules.md)
+        found["samples"] = result.samples.to_json()
+    return found
 
 
 def summary(results: Sequence[RuleResult]) -> dict[str, int]:
@@ -74,6 +77,19 @@ def fundamental(results: Sequence[RuleResult]) -> list[tuple[str, RuleResult | N
         failed.sort(key=lambda r: r.rule.kind.priority)  # seed 002: existence, completeness, values
         rows.append((field, failed[0] if failed else None, len(rs)))
     return rows
+
+
+def _sample_lines(results: Sequence[RuleResult]) -> list[str]:
+    """Below the table, each failed rule's samples: one row a line, inert."""
+    out: list[str] = []
+    for r in results:
+        if r.samples is None or not (r.samples.rows or r.samples.error):
+            continue
+        if not out:
+            out.append("")
+        out.append(inert(f"failing rows of {r.rule.name or r.rule.id}:"))
+        out.extend("  " + inert(line) for line in r.samples.lines())
+    return out
 
 
 def to_table(dataset: str, results: Sequence[RuleResult]) -> str:
@@ -111,6 +127,7 @@ def to_table(dataset: str, results: Sequence[RuleResult]) -> str:
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in lines
     ]
     out.insert(1, "  ".join("-" * w for w in widths))
+    out.extend(_sample_lines(results))
     counts = summary(results)
     out.append("")
     out.append(

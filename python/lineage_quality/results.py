@@ -9,6 +9,7 @@ import attrs
 
 from lineage_quality.measures import DatasetMeasures
 from lineage_quality.rules import Rule, Unit
+from lineage_quality.samples import Samples
 
 # skip_reason of the rules of an output whose run failed: reported in the run's test facet only.
 RUN_FAILED = "RUN_FAILED"
@@ -108,6 +109,9 @@ class RuleResult:
     # A streaming query's micro-batches the verdict covers (several when evaluation fell behind
     # and batches were merged into one evaluation: evaluation/batches.py).
     batches: tuple[int, ...] | None = attrs.field(default=None, eq=False)
+    # A few of the rows a FAILED verdict counted, already masked (lineage_quality.samples);
+    # not part of the verdict's identity.
+    samples: Samples | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def success(self) -> bool:

@@ -99,3 +99,28 @@ def test_example(
     assert by_status["SKIPPED"] == wanted_skipped, report
     errors = [r for r in report["results"] if r["code"] == "EVALUATION_ERROR"]
     assert errors == [], errors  # the documented examples all evaluate
+
+
+@pytest.mark.spark
+def test_the_samples_example_shows_what_the_page_says(
+    tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON under "Failing-row samples" is what `check` prints (the hash aside)."""
+    text = DOC.read_text()
+    body = next(b for t, b, _ in EXAMPLES if t == "samples.odcs.yaml")
+    shown = text.split("```yaml title=samples.odcs.yaml", 1)[1].split("```json\n", 1)[1]
+    documented = [json.loads(part) for part in re.split(r"\n(?=\{)", shown.split("```")[0])]
+    (tmp_path / "orders.csv").write_text(SAMPLE)
+    (tmp_path / "samples.odcs.yaml").write_text(body)
+    argv = ["check", "--contract", str(tmp_path / "samples.odcs.yaml"), "--dataset",
+            str(tmp_path / "orders.csv"), "--format", "csv", "--output", "json"]  # fmt: skip
+    assert main(argv) == 1
+    report = {r["name"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    for entry in documented:
+        samples = report[entry["name"]]["samples"]
+        for row in samples["rows"]:
+            for column in samples.get("masked", ()):
+                assert row[column].startswith("hmac:")  # a hash of this run's key
+                row[column] = "hmac:…"
+
+        assert samples == entry["samples"]

@@ -2,10 +2,14 @@
 changing data builds the history; day 8's drop in volume (60 rows against ~100) FAILs both history
 rules, on that run only; the runs before have too little history (SKIPPED, never a pass) or pass
 (the stddev rule can fail from its 8th run: its minimum history is 7 runs);
-and `lineage-quality history` shows the series and charts it, the failed point marked."""
+and `lineage-quality history` shows the series and charts it, the failed point marked. Two rows
+a day fail a pattern and an accepted-values rule (issue 54): their samples are in the store and,
+the contract asking for it, in the facet; the email column is `restricted`: masked, its raw
+value in no event, store or log."""
 
 from __future__ import annotations
 
+import logging
 import re
 import subprocess
 import sys
@@ -18,6 +22,7 @@ import pytest
 from pipeline import HERE, run_with_producer
 
 from lineage_quality.history import open_history
+from lineage_quality.samples import HASH_PREFIX, Sampling
 
 pytestmark = pytest.mark.e2e
 
@@ -37,6 +42,12 @@ def daily(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         target=_next_day_when_judged, args=(workdir / "events.jsonl", target, go, done)
     )
     pacer.start()
+    # every record of the producer, to show that no raw restricted value reaches a log
+    logged = logging.FileHandler(workdir / "producer.log")
+    ours = logging.getLogger("lineage_quality")
+    level = ours.level
+    ours.setLevel(logging.DEBUG)
+    ours.addHandler(logged)
     try:
         events, _ = run_with_producer(
             spark,
@@ -46,11 +57,15 @@ def daily(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
             workdir,
             {"spark.openlineage.namespace": "e2e-history"},
             history=store,
+            sampling=Sampling(),
         )
     finally:
         done.set()
         pacer.join()
         store.close()
+        ours.removeHandler(logged)
+        ours.setLevel(level)
+        logged.close()
     completes = sorted(
         (
             e
@@ -61,7 +76,9 @@ def daily(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         ),
         key=lambda e: e["eventTime"],
     )
-    return {"events": completes, "db": workdir / "history.db", "target": target}
+    return {
+        "events": completes, "db": workdir / "history.db", "target": target, "workdir": workdir,
+    }  # fmt: skip
 
 
 def _next_day_when_judged(sink: Path, target: Path, go: Path, done: threading.Event) -> None:
@@ -142,3 +159,35 @@ def test_the_history_view_shows_and_charts_the_series(
     (mark,) = re.findall(r'class="failed-mark"[^>]*data-time="([^"]+)"', html)
     assert mark == daily["events"][ANOMALY]["eventTime"][:19] + "Z"
     assert "data-band-points" in html  # the mean ± 3 sd band of the judged runs
+
+
+def test_failing_rows_are_sampled_into_the_store_and_the_facet_masked(
+    daily: dict[str, Any],
+) -> None:
+    events = daily["events"]
+    first = _assertions(events[0])
+    code = first["orders_code_valid"]
+    assert code["params"]["status"] == "FAILED" and code["failures"] == 2
+    # the contract says lineageQuality.samples.facets: true; the key is the primary key
+    assert code["params"]["samples"]["rows"] == [
+        {"id": "0", "code": "BAD-0"}, {"id": "50", "code": "BAD-50"}
+    ]  # fmt: skip
+    email = first["orders_email_valid"]["params"]["samples"]
+    assert email["masked"] == ["email"]
+    assert all(r["email"].startswith(HASH_PREFIX) for r in email["rows"])
+    store = open_history(daily["db"], read_only=True)
+    try:
+        for event in events:
+            run = event["run"]["runId"]
+            kept = store.samples_of_run(f"file:{daily['target']}", run)
+            rules = {a["properties"]["ruleId"]: a for a in _assertions(event).values()}
+            assert set(kept) == {r for r, a in rules.items() if "samples" in a["params"]}
+            assert len(kept) == 2
+    finally:
+        store.close()
+    raw = "user0@bad.example"
+    workdir = daily["workdir"]
+    places = [*workdir.glob("history.db*"), workdir / "events.jsonl", workdir / "producer.log"]
+    assert (workdir / "producer.log").stat().st_size > 0  # the producer did log
+    for place in places:
+        assert raw.encode() not in place.read_bytes(), place

@@ -42,6 +42,7 @@ from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
 from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
+from lineage_quality.samples import DEFAULT_ROWS, sampling_of
 from lineage_quality.values.refs import DatasetRef
 from lineage_quality.version import __version__
 
@@ -191,11 +192,16 @@ def _evaluate(
     df = read_location(spark, dataset, fmt or chosen.format)
     label = f"checking {len(chosen.rules)} rules on {dataset}"
     results: list[RuleResult]
+    # failing-row samples, masked with the key kept beside the history store (else this run's)
+    sampling = attrs.evolve(
+        sampling_of(DEFAULT_ROWS, False, None, store.where if store is not None else None),
+        policy=chosen.samples,
+    )
     if err.isatty():
         with Progress(spark, label, terminal_of(err)):
-            results = evaluate_dataframe(df, list(chosen.rules))
+            results = evaluate_dataframe(df, list(chosen.rules), sampling=sampling)
     else:
-        results = evaluate_dataframe(df, list(chosen.rules))
+        results = evaluate_dataframe(df, list(chosen.rules), sampling=sampling)
     namespace, name = dataset_identity(dataset)
     if store is None:
         results = without_history(results, Status.SKIPPED, NOT_IN_CHECK)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from lineage_quality.producer.settings import OutputSpec, Settings
     from lineage_quality.producer.shared_runs import SharedRuns
     from lineage_quality.producer.shutdown import Stopping
+    from lineage_quality.samples import Sampling
 
 log = logging.getLogger("lineage_quality")
 _KAFKA_STOP = 5.0  # s: Kafka in's commit and leave, at most (the broker may be gone)
@@ -90,6 +91,7 @@ def add_parser(sub: Any) -> None:
     groups["lineage"] = serve.add_argument_group("along lineage", "docs/lineage.md")
     groups["kafka"] = _add_kafka_flags(serve)
     groups["history"] = add_history_flags(serve)
+    groups["samples"] = _add_sample_flags(serve)
     _add_settings_flags(serve, groups)  # once every group they go to exists
     serve.set_defaults(func=run)
 
@@ -146,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
             history=history,
             history_minimums=settings.history.minimums,
             reuse=_reuse(args, settings),
+            sampling=_sampling(args, settings),
         ),
         forwarder,
         Spool(settings.spool.path, settings),
@@ -297,6 +300,8 @@ def _settings(args: argparse.Namespace, api_key: str | None, alert_min_rank: int
             api_key=api_key,
             alert_min_rank=alert_min_rank,
             marquez_web_url=args.marquez_web_url,
+            facet_samples=args.facet_samples,
+            sample_key_file=Path(args.sample_key_file) if args.sample_key_file else None,
         )
     except ValueError as exc:  # a validator's: e.g. --quarantine-max-rows 0
         raise ConfigError(f"invalid serve option: {exc}") from exc
@@ -348,6 +353,36 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _sampling(args: argparse.Namespace, settings: Settings) -> Sampling:
+    from lineage_quality.samples import sampling_of
+
+    evaluation = settings.evaluation
+    return sampling_of(
+        evaluation.sample_rows,
+        evaluation.facet_samples,
+        evaluation.sample_key_file,
+        history_where(args),
+        settings.spool.path,
+    )
+
+
+def _add_sample_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    samples = serve.add_argument_group("failing-row samples", "docs/rules.md")
+    samples.add_argument(
+        "--facet-samples",
+        action="store_true",
+        help="put failing-row samples in the assertions' facets, unless a contract says "
+        "otherwise (lineage events travel far: off by default)",
+    )
+    samples.add_argument(
+        "--sample-key-file",
+        metavar="FILE",
+        help="the key of the hash masking personal columns in samples (hex; made when missing; "
+        "default: beside the history store, else the spool)",
+    )
+    return samples
 
 
 def _quarantine(args: argparse.Namespace, settings: Settings) -> QuarantineConfig | None:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import attrs
 
 from lineage_quality.rules import Rule
+from lineage_quality.samples import SamplePolicy
 
 
 def normalize_name(namespace: str, name: str) -> str | None:
@@ -113,6 +114,9 @@ class BoundRules:
     # The dataset is critical (ODCS `tags: [critical]` on the contract or the schema object): a
     # BLOCK failure upstream reaching it alerts once (docs/lineage.md, "Alerts").
     critical: bool = False
+    # Its failing-row samples: rows per rule, key columns, the columns masked (ODCS
+    # classification, pii), whether they may travel in facets (contracts/odcs_samples.py).
+    samples: SamplePolicy = attrs.field(factory=SamplePolicy)
 
     def matches(self, namespace: str, name: str) -> bool:
         return any(p.matches(namespace, name) for p in self.patterns)

@@ -22,6 +22,7 @@ from open_data_contract_standard.model import (
 from lineage_quality.contracts.binding import BoundRules, DatasetPattern, pattern_from_location
 from lineage_quality.contracts.files import read_contract
 from lineage_quality.contracts.odcs_quality import QualityReader, Where
+from lineage_quality.contracts.odcs_samples import sample_policy
 from lineage_quality.contracts.yaml_lines import LineDict, line_of, load_yaml
 from lineage_quality.errors import ContractError
 from lineage_quality.rules import Rule
@@ -75,7 +76,8 @@ def parse_odcs(text: str, source: str, column: str | None = None) -> list[BoundR
     bindings: list[BoundRules] = []
     for i, obj in enumerate(objects):
         where = root.child("schema").child(i)
-        rules = _object_rules(doc, obj, reader, where)
+        entries: list[tuple[Rule, Any]] = []
+        rules = _object_rules(doc, obj, reader, where, entries)
         for rule in rules:
             if rule.id in seen_ids:
                 raise ContractError(
@@ -105,6 +107,7 @@ def parse_odcs(text: str, source: str, column: str | None = None) -> list[BoundR
                 profile=_profile(doc, obj, reader, where, root),
                 scope=_scope(doc, obj, reader, where, root),
                 critical=_critical(doc, obj),
+                samples=sample_policy(doc, obj, entries, reader, where, root),
             )
         )
     return bindings
@@ -281,8 +284,13 @@ def _refuse_nested_rules(prop: SchemaProperty, reader: QualityReader, where: Whe
 
 
 def _object_rules(
-    doc: OpenDataContractStandard, obj: SchemaObject, reader: QualityReader, where: Where
+    doc: OpenDataContractStandard,
+    obj: SchemaObject,
+    reader: QualityReader,
+    where: Where,
+    entries: list[tuple[Rule, Any]],
 ) -> list[Rule]:
+    """The object's rules; `entries` gets each quality entry's rule with its entry."""
     rules: list[Rule] = []
     obj_name = obj.name or "schema"
     schema_rules = _schema_rules_enabled(doc, obj)
@@ -290,6 +298,7 @@ def _object_rules(
         rule = reader.rule(q, None, obj_name, where.child("quality").child(j), j)
         if rule is not None:
             rules.append(rule)
+            entries.append((rule, q))
     for k, prop in enumerate(obj.properties or []):
         pwhere = where.child("properties").child(k)
         _refuse_nested_rules(prop, reader, pwhere)
@@ -299,4 +308,5 @@ def _object_rules(
             rule = reader.rule(q, prop, obj_name, pwhere.child("quality").child(j), j)
             if rule is not None:
                 rules.append(rule)
+                entries.append((rule, q))
     return rules

@@ -36,6 +36,7 @@ from lineage_quality.errors import ContractError
 from lineage_quality.kinds import Kind, RuleKind, reading_json
 from lineage_quality.rules import Operator, Rule, Threshold
 from lineage_quality.rules.patterns import pattern_refusal
+from lineage_quality.samples import tagged_personal
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +178,7 @@ def parse_schema_json(text: str, source: str) -> BoundRules:
         rules=tuple(rules),
         source=source,
         tables=tables,
+        samples=tagged_personal(rules),
     )
 
 

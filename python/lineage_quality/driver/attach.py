@@ -282,6 +282,8 @@ def attach(
     marquez_web_url: str | None = None,
     upstream: str = "warn",
     upstream_refresh_seconds: float = DEFAULT_UPSTREAM_REFRESH_SECONDS,
+    sample_rows: int | None = None,
+    facet_samples: bool = False,
 ) -> SparkSession.Builder:
     """Configure `builder` for in-driver quality checks and return it (call `.getOrCreate()`).
 
@@ -291,7 +293,8 @@ def attach(
     openlineage-spark jar (default: jvm-config/jars). `spool`: the durable event spool (default
     .lineage-quality/driver-<pid>.db). `namespace`: the listener's job namespace.
     `quarantine`, `quarantine_max_rows`: where failing rows of QUARANTINE rules go, and how many
-    per rule (default: serve's, Settings.quarantine_max_rows).
+    per rule (default: serve's, Settings.quarantine_max_rows). `sample_rows`, `facet_samples`:
+    as serve's `--sample-rows` and `--facet-samples` (failing-row samples, docs/rules.md).
     `wait_seconds`: how long the end of the job waits for pending evaluations.
     `history`: where measured values are kept for history rules (a SQLite path or a
     postgresql:// URL shared with serve; default history.db beside the spool; "off": none);
@@ -332,6 +335,7 @@ def attach(
     from lineage_quality.producer.outputs.factory import build_outputs
     from lineage_quality.producer.settings import DEFAULTS, Settings
     from lineage_quality.producer.spool import Spool
+    from lineage_quality.samples import sampling_of
 
     try:
         policy = parse_upstream(upstream)
@@ -370,6 +374,8 @@ def attach(
             outputs=outputs,
             alert_min_rank=parse_min_severity(alert_min_severity),
             marquez_web_url=marquez_web_url,
+            facet_samples=facet_samples,
+            sample_rows=DEFAULTS.evaluation.sample_rows if sample_rows is None else sample_rows,
             history_min_stddev=(
                 DEFAULTS.history.min_stddev if history_min_stddev is None else history_min_stddev
             ),
@@ -422,6 +428,9 @@ def attach(
             quarantine_config,
             store,
             own.history.minimums,
+            sampling=sampling_of(
+                own.evaluation.sample_rows, own.evaluation.facet_samples, None, where, spool_path
+            ),
             reuse=_reuse(where, own, history_password_file) if store is not None else None,
         ),
         forwarder,

@@ -45,6 +45,7 @@ from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool
 from lineage_quality.results import RuleResult
 from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
+from lineage_quality.samples import Sampling
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
@@ -64,6 +65,7 @@ class DriverEvaluator(Evaluator):
         history: HistoryStore | None = None,
         history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
         reuse: Reuse | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
         super().__init__(
             bindings,
@@ -71,6 +73,7 @@ class DriverEvaluator(Evaluator):
             history=history,
             history_minimums=history_minimums,
             reuse=reuse,
+            sampling=sampling,
         )
 
     @property

@@ -1,7 +1,7 @@
 """QUARANTINE: write the failing rows of failed row-level rules aside, as Parquet.
 
 An extra pass over the data, only for rules whose action is QUARANTINE and whose verdict is
-FAILED. Rows are selected with the engine's own per-row predicate (`failing_condition`), so the
+FAILED. Rows are selected with the engine's own per-row predicate (`failing_rows.py`), so the
 rows written are the rows the verdict counted. At most `max_rows` rows per rule; each row gets
 the rule id in the `lq_rule_id` column. Layout:
 
@@ -27,9 +27,7 @@ from pyspark.sql import functions as F
 
 from lineage_quality.bounds import QUARANTINE_MAX_ROWS, QuarantineBounds
 from lineage_quality.engine import quarantine_bounds
-from lineage_quality.engine.analyzers import failing_condition
-from lineage_quality.engine.expressions import column
-from lineage_quality.engine.plan import build_plan
+from lineage_quality.engine.failing_rows import failing_rows
 from lineage_quality.results import Quarantined, RuleResult, Status
 from lineage_quality.rules import Action
 
@@ -88,18 +86,12 @@ def quarantine_failures(
     except ValueError:
         log.warning("%s: run id %r is not a UUID; failing rows not quarantined", dataset, run_id)
         return list(results)
-    schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
-    plan = build_plan([r.rule for r in wanted], schema)
-    now = time.time()
     written: dict[str, Quarantined] = {}
-    for step in plan.steps:
-        if step.metric is None:
-            continue  # not a per-row count (rowCount, duplicates, statistic, sql): no rows
-        condition = failing_condition(plan.metrics[step.metric], now)
-        if condition is None:
-            continue
-        path = quarantine_path(config, run, dataset, step.rule.id)
-        written[step.rule.id] = _write(df, column(condition), step.rule.id, path, config.max_rows)
+    # per-row kinds only (not rowCount, duplicates, statistics, sql): their failing rows
+    for found in failing_rows(df, [r.rule for r in wanted], time.time()):
+        assert found.where is not None  # not grouped
+        path = quarantine_path(config, run, dataset, found.rule.id)
+        written[found.rule.id] = _write(df, found.where, found.rule.id, path, config.max_rows)
     if written:
         written = _within_bounds(df, config, run, written)
     return [

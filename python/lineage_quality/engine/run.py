@@ -31,6 +31,7 @@ from lineage_quality.engine.key_sets import (
 from lineage_quality.engine.measures import dataset_measures
 from lineage_quality.engine.plan import Metric, Plan, build_plan
 from lineage_quality.engine.row_gates import gated_counts
+from lineage_quality.engine.samples import take_samples
 from lineage_quality.engine.shared_columns import share
 from lineage_quality.engine.sql import run_sql_rule
 from lineage_quality.engine.sql_sandbox import UnsafeQueryError
@@ -38,6 +39,7 @@ from lineage_quality.engine.uniqueness import KeyCounts
 from lineage_quality.engine.verdicts import verdict
 from lineage_quality.results import Cause, RuleResult, error_result
 from lineage_quality.rules import Rule
+from lineage_quality.samples import Sampling
 
 log = logging.getLogger(__name__)
 
@@ -238,11 +240,22 @@ def run_plan(df: DataFrame, plan: Plan) -> list[RuleResult]:
 
 
 def evaluate_dataframe(
-    df: DataFrame, rules: Sequence[Rule], profile: bool = False
+    df: DataFrame,
+    rules: Sequence[Rule],
+    profile: bool = False,
+    sampling: Sampling | None = None,
 ) -> list[RuleResult]:
     """Evaluate `rules` on `df`: one scan for the fused metrics plus one shuffle for the key sets
     (plus one query per `type: sql` rule). `profile` adds every column's cheap metrics (null
-    count; min, max and sum of numeric columns) to that same scan, for `dataQualityMetrics`."""
+    count; min, max and sum of numeric columns) to that same scan, for `dataQualityMetrics`.
+    `sampling`: then a few failing rows of each failed rule, masked (engine/samples.py)."""
+    results = _evaluate_all(df, rules, profile)
+    if sampling is not None:  # only failed rules cost a (bounded) job: engine/samples.py
+        results = take_samples(df, results, sampling)
+    return results
+
+
+def _evaluate_all(df: DataFrame, rules: Sequence[Rule], profile: bool) -> list[RuleResult]:
     if not rules:
         return []
     conditions = {r.filter_condition for r in rules if r.filter_condition and r.active}

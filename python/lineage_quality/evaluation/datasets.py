@@ -270,18 +270,10 @@ def _location_key(location: str) -> str:
     return posixpath.normpath(text)
 
 
-def is_versioned(
-    namespace: str, name: str, facets: Mapping[str, Any] | None, format_hint: str | None
-) -> bool:
-    """Whether the dataset is a Delta or Iceberg table (read at a version)."""
-    return table_format(namespace, name, facets, format_hint) in VERSIONED
-
-
 def table_format(
     namespace: str, name: str, facets: Mapping[str, Any] | None, format_hint: str | None
 ) -> str | None:
-    """The dataset's format: the contract's hint, else its `storage` facet's, else (a local
-    path) what its files show; None when none tells."""
+    """`delta` or `iceberg` for a table format's dataset (read at a version), else None."""
     fmt = (format_hint or "").lower() or _facet_format(facets)
     if not fmt:
         try:
@@ -289,7 +281,14 @@ def table_format(
             fmt = _detect_local_format(location) if "://" not in location else None
         except (DatasetError, OSError):
             return None
-    return fmt or None
+    return fmt if fmt in VERSIONED else None
+
+
+def is_versioned(
+    namespace: str, name: str, facets: Mapping[str, Any] | None, format_hint: str | None
+) -> bool:
+    """Whether the dataset is a Delta or Iceberg table (read at a version)."""
+    return table_format(namespace, name, facets, format_hint) is not None
 
 
 def escaped_binding(location: str, bound: Callable[[str], bool]) -> str | None:

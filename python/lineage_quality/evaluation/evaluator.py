@@ -17,6 +17,8 @@ from pyspark.sql import DataFrame, SparkSession
 from lineage_quality.contracts import BoundRules, rules_for
 from lineage_quality.contracts.near_miss_log import NearMissLog
 from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failures
+from lineage_quality.engine.run import evaluate_dataframe
+from lineage_quality.engine.samples import take_samples
 from lineage_quality.errors import DatasetError, SparkStartError
 from lineage_quality.evaluation.batches import batch_files
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
@@ -27,7 +29,7 @@ from lineage_quality.evaluation.datasets import (
     location_of,
     table_format,
 )
-from lineage_quality.evaluation.increments import Increments, scope_of
+from lineage_quality.evaluation.increments import Increments, Judged, scope_of
 from lineage_quality.evaluation.jvm import (
     context_running,
     forget_dead_jvm,
@@ -41,8 +43,10 @@ from lineage_quality.evaluation.reconcile import HIDDEN, Reconciler, visible
 from lineage_quality.evaluation.reuse import Reuse, files_key, rules_key, stat_file, table_key
 from lineage_quality.evaluation.session import evaluator_session
 from lineage_quality.evaluation.storage import StoredFile, list_files
+from lineage_quality.evaluation.table_appends import delta_append
 from lineage_quality.evaluation.written import (
     LeftByRun,
+    Written,
     changed_message,
     completed_ms,
     evaluation_key,
@@ -66,6 +70,7 @@ from lineage_quality.results import (
     skipped_result,
 )
 from lineage_quality.rules.history import DEFAULT_MINIMUMS, HistoryMinimums
+from lineage_quality.samples import SamplePolicy, Sampling
 from lineage_quality.values.event import Event
 from lineage_quality.values.refs import DatasetRef
 
@@ -90,9 +95,13 @@ class Evaluator:
         profile: bool = False,
         history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
         reuse: Reuse | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
         self.bindings = list(bindings)
         self.reuse = reuse  # one evaluation per dataset version, across runs (reuse.py)
+        # failing-row samples: the settings' rows, key and facets; each dataset's contracts
+        # add their policy (`_sampling`). None: no samples.
+        self.sampling = sampling
         self.history = history  # every evaluation's values; history rules read it
         self.history_minimums = history_minimums  # of bands declaring none (settings)
         self.profile = profile  # every column's cheap metrics, in the same scan
@@ -358,18 +367,27 @@ class Evaluator:
             table, as_of, left = where or self._where(event, ref, groups, location, listing)
             self.evaluations += 1
             try:
-                judged = self.increments.judge(
-                    ref.key,
-                    event.run_id or "",
-                    rules,
-                    self.profile or any(g.profile for g in groups),
-                    scope_of(groups),
-                    lambda files: self.read(ref, facets, fmt, as_of, table, _only(left, files)),
-                    # a catalog table: read whole (for now); micro-batches: their files alone
-                    left if table is None and batch is None else None,
-                    account,
-                )
+                profile = self.profile or any(g.profile for g in groups)
+                if as_of is not None and account is not None:
+                    judged = self._judge_version(
+                        event, ref, groups, location, as_of, table, account, profile
+                    )
+                else:
+                    judged = self.increments.judge(
+                        ref.key,
+                        event.run_id or "",
+                        rules,
+                        profile,
+                        scope_of(groups),
+                        lambda files: self.read(ref, facets, fmt, as_of, table, _only(left, files)),
+                        # a catalog table: read whole; micro-batches: their files alone
+                        left if table is None and batch is None else None,
+                        account,
+                    )
                 df, results = judged.frame, judged.results
+                sampling = self._sampling(groups)
+                if sampling is not None:  # from the rows judged (engine/samples.py)
+                    results = take_samples(df, results, sampling)
             finally:
                 # Written over while being read (files gone mid-scan, or a mix of two writes):
                 # the listing after the scan says so, whatever the scan returned.
@@ -422,6 +440,52 @@ class Evaluator:
                 return [error_result(r, message) for r in rules]
             log.exception("evaluation of %s failed", ref.key)
             return [error_result(r, f"evaluation failed: {exc}", Cause.QUERY_FAILED) for r in rules]
+
+    def _judge_version(
+        self,
+        event: Event,
+        ref: DatasetRef,
+        groups: Sequence[BoundRules],
+        location: str,
+        as_of: AsOf,
+        table: str | None,
+        account: Written,
+        profile: bool,
+    ) -> Judged:
+        """A table format's output, judged on the rows its commit appended where it can
+        (a Delta append: evaluation/table_appends.py), else read whole at its version."""
+        facets = event.dataset(ref).facets
+        fmt = next((g.format for g in groups if g.format), None)
+
+        def at(version: str | None) -> DataFrame:
+            return self.read(ref, facets, fmt, AsOf(version=version) if version else as_of, table)
+
+        version = as_of.version
+        delta = table_format(ref.namespace, ref.name, facets, fmt) == "delta"
+        if delta and version is None and as_of.timestamp_ms is not None:
+            version = delta_version_at(self.spark, location, as_of.timestamp_ms)
+        rules = [r for g in groups for r in g.rules]
+        if not delta or version is None or not version.isdigit():
+            whole = at(None)
+            return Judged(evaluate_dataframe(whole, rules, profile), whole)
+        number = int(version)
+        return self.increments.judge_table(
+            ref.key,
+            event.run_id or "",
+            rules,
+            profile,
+            scope_of(groups),
+            version,
+            account,
+            at,
+            lambda: delta_append(self.spark, location, number, at),
+        )
+
+    def _sampling(self, groups: Sequence[BoundRules]) -> Sampling | None:
+        if self.sampling is None:
+            return None
+        policy = SamplePolicy.merged(g.samples for g in groups)
+        return attrs.evolve(self.sampling, policy=policy)
 
     def _where(
         self,

@@ -18,10 +18,11 @@ The scope `write` judges the run's rows only; every verdict then says so in `par
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 from pyspark.sql import DataFrame
@@ -32,6 +33,7 @@ from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.engine.states import States
 from lineage_quality.errors import DatasetError
 from lineage_quality.evaluation.storage import StoredFile
+from lineage_quality.evaluation.table_appends import TableAppend
 from lineage_quality.evaluation.written import LeftByRun, Written
 from lineage_quality.history.states import StateStore
 from lineage_quality.results import RuleResult
@@ -131,17 +133,87 @@ class Increments:
         args = (dataset, run_id, rules, profile, scope, read, left, account)
         if left is None or self.store is None:
             return self._judge(*args)
-        key = (dataset, files_version(left.kept))
+        with self._underway(dataset, files_version(left.kept)):
+            return self._judge(*args)
+
+    @contextlib.contextmanager
+    def _underway(self, dataset: str, version: str) -> Iterator[None]:
+        """Version `version` of `dataset` known as being evaluated here, for the block."""
+        key = (dataset, version)
         done = threading.Event()
         with self._lock:
             self._evaluating.setdefault(key, done)
         try:
-            return self._judge(*args)
+            yield
         finally:
             done.set()
             with self._lock:
                 if self._evaluating.get(key) is done:
                     del self._evaluating[key]
+
+    def judge_table(
+        self,
+        dataset: str,
+        run_id: str,
+        rules: Sequence[Rule],
+        profile: bool,
+        scope: str,
+        version: str,
+        account: Written | None,
+        at: Callable[[str], DataFrame],
+        appended: Callable[[], TableAppend | None],
+    ) -> Judged:
+        """A table format's output at `version` (`at(v)`: the table at version v), judged on the
+        rows its commit appended (`appended()`) where it can, as plain-file appends are."""
+        if self.store is None:
+            whole = at(version)
+            return Judged(evaluate_dataframe(whole, rules, profile), whole)
+        with self._underway(dataset, f"table:{version}"):
+            return self._judge_table(
+                dataset, run_id, rules, profile, scope, version, account, at, appended
+            )
+
+    def _judge_table(
+        self,
+        dataset: str,
+        run_id: str,
+        rules: Sequence[Rule],
+        profile: bool,
+        scope: str,
+        version: str,
+        account: Written | None,
+        at: Callable[[str], DataFrame],
+        appended: Callable[[], TableAppend | None],
+    ) -> Judged:
+        assert self.store is not None
+        # the table format's own history says whether the commit appended (the listener 1.53
+        # calls a Delta append CREATE): not the event's lifecycle state
+        append = appended() if scope != "exact" else None
+        if scope == "write" and append is not None:
+            results = evaluate_dataframe(append.added, rules, profile)
+            _check_rows(account, _rows(results), f"the rows of commit {version}")
+            what = f"the {append.files} file(s) commit {version} added only (scope: write)"
+            return Judged(results, append.added, what)
+        found = self._kept(dataset, f"table:{append.before}") if append is not None else None
+        if append is not None and found is not None:
+            kept, by_run = found
+            before = append.before
+            merged = evaluate_increment(append.added, lambda: at(before), rules, profile, kept)
+            if merged is not None and _agrees(account, _rows(merged[0], kept.rows)):
+                self.merged += 1
+                self.store.put(dataset, f"table:{version}", merged[1], run_id)
+                what = (
+                    f"the table at version {version}: {kept.merged + 1} kept state(s) of "
+                    f"version {before} (the latest kept by run {by_run}) merged with the "
+                    f"{append.files} file(s) its commit added"
+                )
+                return Judged(merged[0], append.added, what)
+            log.info("%s: version %s's append cannot be merged; read whole", dataset, version)
+        whole = at(version)
+        results, states = evaluate_keeping_states(whole, rules, profile)
+        if states is not None and not self.store.put(dataset, f"table:{version}", states, run_id):
+            log.info("%s: states too large to keep", dataset)
+        return Judged(results, whole)
 
     def _judge(
         self,

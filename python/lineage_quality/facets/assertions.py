@@ -55,6 +55,10 @@ def _params(result: RuleResult) -> dict[str, Any]:
         params["quarantine"] = {"path": where.path, "rows": where.rows}
         if where.error:
             params["quarantine"]["error"] = where.error
+    if result.samples is not None and result.samples.facets:
+        # lineage events travel far: only where the contract or `serve --facet-samples` says,
+        # masked as everywhere; their bytes count in --max-added-bytes (producer/enrich.py)
+        params["samples"] = result.samples.to_json()
     return params
 
 

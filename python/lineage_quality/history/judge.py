@@ -108,6 +108,9 @@ def judge_and_record(
         return [attrs.evolve(r, scope=(r.scope + "; " if r.scope else "") + note) for r in judged]
     try:
         store.append(rows)
+        sampled = [(r.rule.id, r.samples) for r in judged if r.samples is not None]
+        if sampled:  # beside their values, expiring with them (history/samples.py)
+            store.keep_samples(dataset, run_id, event_ms, sampled)
     except Exception as exc:
         log.error("history of %s cannot be written: %s", dataset, exc)
         note = f"not kept in the history (the store failed: {str(exc).splitlines()[0][:200]})"

@@ -31,12 +31,14 @@ from typing import Any
 import attrs
 
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS
-from lineage_quality.errors import ConfigError
+from lineage_quality.errors import ConfigError, HistoryUnreadable
+from lineage_quality.history import samples as history_samples
 from lineage_quality.history.database import Statements, connect, first_line, made
 from lineage_quality.history.feedback import Action, Feedback
 from lineage_quality.history.points import Point
 from lineage_quality.history.rows import Row, unreadable
 from lineage_quality.results import NON_FINITE
+from lineage_quality.samples import Samples
 
 _TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     dataset TEXT NOT NULL,
@@ -454,6 +456,30 @@ class SqlHistory(Statements):
         rows = self._read("lq_history", query, (key(dataset), key(run_id, MAX_RUN_ID), limit))
         return [(str(r[0]), str(r[1]), self._point(dataset, str(r[0]), r[2:])) for r in rows]
 
+    def keep_samples(
+        self, dataset: str, run_id: str, event_ms: int, found: Sequence[tuple[str, Samples]]
+    ) -> None:
+        """Keep the failing-row samples of one evaluation, (rule id, samples), beside its values:
+        bounded and expiring with them (history/samples.py)."""
+        if self.read_only:
+            raise ConfigError("this history store was opened read-only")
+        rows = [
+            (key(dataset), key(rule_id), key(run_id, MAX_RUN_ID), event_ms, samples)
+            for rule_id, samples in found
+        ]
+        oldest = int(time.time() * 1000) - int(self.bounds.retention_days * 86_400_000)
+        with self._transaction() as cur:
+            cur.execute(history_samples.TABLE)
+            history_samples.keep(cur, self._sql, rows, oldest)
+
+    def samples_of_run(self, dataset: str, run_id: str) -> dict[str, Samples]:
+        """Rule id -> the samples `run_id` kept for the dataset (none in a store without them)."""
+        args = (key(dataset), key(run_id, MAX_RUN_ID))
+        try:
+            return history_samples.parsed(self._read("lq_samples", history_samples.OF_RUN, args))
+        except HistoryUnreadable:  # a store written before samples were kept
+            return {}
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -545,4 +571,3 @@ def _value(value: float | None, marker: str | None) -> float:
 
 def _finite_or_none(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
-

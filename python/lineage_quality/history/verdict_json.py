@@ -31,7 +31,7 @@ _PAIRS = ("baseline", "compared")  # tuples of (key, value) pairs
 # new field must be kept here, or say why not).
 HANDLED = frozenset(
     {*_PLAIN, *_PAIRS, "rule", "status", "cause", "quarantine", "measures", "reused_from"}
-    | {"batches"}
+    | {"batches", "samples"}  # samples: failing rows are not copied to the shared store
 )
 
 

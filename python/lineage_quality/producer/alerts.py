@@ -108,6 +108,9 @@ def alerts_for(
                     "expected": r.expected,
                     "actual": r.actual_text(),
                     "message": r.message,
+                    # how many failing rows were sampled, never their values: those stay in
+                    # check's output, the history store and the quality view (payload["view"])
+                    **({"samples": len(r.samples.rows)} if r.samples and r.samples.rows else {}),
                 }
                 for r in failed
             ],
@@ -149,6 +152,7 @@ def slack_message(payload: Mapping[str, Any]) -> dict[str, Any]:
         lines.append(
             f"• *{slack(str(f['rule']))}* {slack(str(f['status']))} [{slack(str(f['action']))}] "
             f"expected `{slack(str(f['expected']))}`, actual `{slack(str(actual))}`"
+            + (f", {int(f['samples'])} failing row(s) sampled" if f.get("samples") else "")
         )
     context = [
         _mrkdwn(

@@ -31,6 +31,7 @@ from lineage_quality.rules.history import (
     MAX_RUNS,
     HistoryMinimums,
 )
+from lineage_quality.samples import DEFAULT_ROWS, MAX_ROWS
 
 MIB = 1024 * 1024
 DEFAULT_SPOOL = Path(".lineage-quality/spool.db")
@@ -209,6 +210,21 @@ class EvaluationSettings:
         "at most N rows per rule (default %(default)s)",
         group="quarantine", metavar="N", validator=_positive,
     )  # fmt: skip
+    # Failing-row samples (docs/rules.md, "Failing-row samples"): rows per failed rule unless the
+    # contract says, whether they travel in facets unless the contract says (`--facet-samples`),
+    # and the file of the masking hash's key (None: generated beside the history store).
+    sample_rows: int = _setting(
+        DEFAULT_ROWS, "--sample-rows",
+        "failing rows sampled per failed rule, unless the contract says (default %(default)s; "
+        "0: none)",
+        group="samples", metavar="N", validator=attrs.validators.and_(
+            _not_negative, attrs.validators.le(MAX_ROWS)
+        ),
+    )  # fmt: skip
+    facet_samples: bool = _setting(False)  # serve --facet-samples
+    sample_key_file: Path | None = attrs.field(  # serve --sample-key-file
+        default=None, metadata=_meta(None), kw_only=True
+    )
 
 
 @attrs.frozen
@@ -266,9 +282,7 @@ class KafkaSettings:
     )  # fmt: skip
     # any other librdkafka consumer setting (security.protocol, sasl.*...): --kafka-conf and
     # --kafka-conf-file; the secrets among them are masked in every log line; never in a repr
-    config: Mapping[str, str] = attrs.field(
-        factory=dict, repr=False, hash=False, kw_only=True
-    )
+    config: Mapping[str, str] = attrs.field(factory=dict, repr=False, hash=False, kw_only=True)
     # a Kafka message that is not an event is kept as a bounded record beside the dead letters
     # (spool/bad_messages.py): its first bytes, size, SHA-256, topic/partition/offset, reason
     bad_message_keep_bytes: int = _setting(
@@ -453,6 +467,9 @@ FLAT: dict[str, tuple[str, str]] = {
     "warm_evaluator": ("evaluation", "warm"),
     "max_added_bytes": ("evaluation", "max_added_bytes"),
     "quarantine_max_rows": ("evaluation", "quarantine_max_rows"),
+    "sample_rows": ("evaluation", "sample_rows"),
+    "facet_samples": ("evaluation", "facet_samples"),
+    "sample_key_file": ("evaluation", "sample_key_file"),
     "retry": ("delivery", "retry"),
     "dead_letter_after": ("delivery", "dead_letter_after"),
     "poison_after": ("delivery", "poison_after"),

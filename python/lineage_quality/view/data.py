@@ -156,8 +156,8 @@ def dataset(stores: Stores, name: str, runs: int = MAX_RUNS) -> dict[str, Any] |
 
 def run(stores: Stores, run_id: str) -> dict[str, Any] | None:
     """A run: what it read and wrote, each output with its write's health and every value the
-    run kept (the assertions). Reused or approximate verdicts and failed-row samples: the store
-    keeps none yet (`samples` stays empty until it does: the hook for them)."""
+    run kept (the assertions), and the failing-row samples of its failed rules (masked as they
+    were taken: lineage_quality.samples)."""
     edges = stores.lineage.edges_of_run(run_id, MAX_EDGES)
     if not edges:
         return None
@@ -173,7 +173,10 @@ def run(stores: Stores, run_id: str) -> dict[str, Any] | None:
                 {"rule": r, "metric": m, **point_doc(p)}
                 for r, m, p in stores.history.of_run(edge.dataset, run_id)
             ]
-        entry["samples"] = []  # failed-row samples, once the store keeps them
+        entry["samples"] = []
+        if stores.history is not None:
+            kept = stores.history.samples_of_run(edge.dataset, run_id)
+            entry["samples"] = [{"rule": r, **kept[r].to_json()} for r in sorted(kept)]
         sides["wrote" if edge.role == "outputs" else "read"].append(entry)
     return {"run": run_id, "job": edges[0].job, "time": when(edges[0].event_ms), **sides}
 

@@ -237,13 +237,28 @@ def _side(entries: Sequence[Mapping[str, Any]]) -> str:
         )
         table = (f"<table><tr><th>rule</th><th>metric</th><th>status</th><th>actual</th>"
                  f"<th>expected</th></tr>{rows}</table>" if rows else "")  # fmt: skip
-        samples = "" if not d["samples"] else "<p>failed-row samples kept</p>"
+        samples = "".join(_samples(s) for s in d["samples"])
         parts.append(
             f'<div class="side"><h3>{link(path("datasets", d["dataset"]), d["dataset"])}'
             f"{' version ' + e(d['version']) if d.get('version') else ''}</h3>"
             f"<p>{link(path('lineage', d['dataset']), 'lineage')}{state}</p>{table}{samples}</div>"
         )
     return "".join(parts) or "<p>none</p>"
+
+
+def _samples(doc: Mapping[str, Any]) -> str:
+    """One failed rule's samples (values already masked, each through `e`)."""
+    columns = list(doc.get("columns") or ())
+    head = "".join(f"<th>{e(c)}</th>" for c in columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{e(r.get(c) if r.get(c) is not None else 'null')}</td>"
+                         for c in columns) + "</tr>"
+        for r in doc.get("rows") or ()
+    )  # fmt: skip
+    masked = f" (masked: {e(', '.join(doc['masked']))})" if doc.get("masked") else ""
+    error = f"<p>{e(doc['error'])}</p>" if doc.get("error") else ""
+    return (f'<div class="samples"><p><b>failing rows of {e(doc["rule"])}</b>{masked}</p>{error}'
+            f"<table><tr>{head}</tr>{rows}</table></div>")  # fmt: skip
 
 
 def run_page(doc: Mapping[str, Any]) -> str:

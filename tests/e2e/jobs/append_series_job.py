@@ -26,19 +26,22 @@ def rows(spark: SparkSession, start: int, count: int) -> object:
 
 def main(path: str, phase: str) -> None:
     spark = SparkSession.builder.appName(f"e2e_append_series_{phase}").getOrCreate()
+    delta = path + "_delta"
     # Appends come hours apart in life: here a pause lets the listener send each COMPLETE (its
     # eventTime is when it sends it) before the next write's files land.
     if phase == "grow":
-        rows(spark, 0, 3000).write.mode("overwrite").parquet(path)
-        time.sleep(2)
-        rows(spark, 3000, 500).write.mode("append").parquet(path)
-        time.sleep(2)
-        rows(spark, 3500, 500).write.mode("append").parquet(path)
-    else:  # compacted into two files (an overwrite), then appended to
+        writes = ((0, 3000, "overwrite"), (3000, 500, "append"), (3500, 500, "append"))
+        for start, count, mode in writes:
+            rows(spark, start, count).write.mode(mode).parquet(path)
+            rows(spark, start, count).write.format("delta").mode(mode).save(delta)
+            time.sleep(2)
+    else:  # compacted (an overwrite of the files; Delta's OPTIMIZE), then appended to
         spark.read.parquet(path).repartition(2).write.mode("overwrite").parquet(path + "_c")
         spark.read.parquet(path + "_c").write.mode("overwrite").parquet(path)
+        spark.sql(f"OPTIMIZE delta.`{delta}`")
         time.sleep(2)
         rows(spark, 4000, 500).write.mode("append").parquet(path)
+        rows(spark, 4000, 500).write.format("delta").mode("append").save(delta)
     spark.stop()
 
 
