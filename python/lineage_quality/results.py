@@ -103,6 +103,12 @@ class RuleResult:
     measures: DatasetMeasures | None = attrs.field(default=None, eq=False, repr=False)
     # Why an ERROR (or a SKIPPED history rule) could not be judged, where that is known.
     cause: Cause | None = attrs.field(default=None, eq=False)
+    # A verdict not measured here but reused from the evaluation of the same dataset version
+    # with the same rules (evaluation/reuse.py): that run's id and time, as (key, value) pairs.
+    reused_from: tuple[tuple[str, object], ...] | None = attrs.field(default=None, eq=False)
+    # A streaming query's micro-batches the verdict covers (several when evaluation fell behind
+    # and batches were merged into one evaluation: evaluation/batches.py).
+    batches: tuple[int, ...] | None = attrs.field(default=None, eq=False)
     # A few of the rows a FAILED verdict counted, already masked (lineage_quality.samples);
     # not part of the verdict's identity.
     samples: Samples | None = attrs.field(default=None, eq=False, repr=False)

@@ -81,3 +81,26 @@ def test_the_postgresql_store_upgrades_and_keeps_its_bounds(url: str) -> None:
     assert size <= 20_000 and longest == 512
     assert store.series(long_name, long_rule)[-1].run_id == "q99"
     store.close()
+
+
+def test_the_version_verdicts_are_shared_through_postgresql(url: str) -> None:
+    """Issue 51.1: two producers on one PostgreSQL: what one evaluated, the other reuses (the
+    first kept stays), within the bounds."""
+    from lineage_quality.history.versions import VersionBounds, open_version_verdicts
+
+    now = int(time.time() * 1000)
+    one = open_version_verdicts(url, VersionBounds(max_rows=2, days=1.0))
+    other = open_version_verdicts(url, VersionBounds(max_rows=2, days=1.0))
+    assert other.find("file:/a", "v1", "r") is None
+    assert one.keep("file:/a", "v1", "r", "run-1", '{"shape":1}', now_ms=now - 1000)
+    assert other.keep("file:/a", "v1", "r", "run-2", "late", now_ms=now)  # a race: first stays
+    kept = other.find("file:/a", "v1", "r")
+    assert kept is not None and (kept.run_id, kept.results) == ("run-1", '{"shape":1}')
+    assert isinstance(kept.evaluated_ms, int) and kept.evaluated_ms == now - 1000
+    assert other.find("file:/a", "v1", "r", now_ms=now + DAY) is None  # past `days`
+    for i in range(3):
+        one.keep("file:/b", f"v{i}", "r", f"run-b{i}", "[]", now_ms=now + i)
+    one.expire(now + 10)
+    assert one.count() == 2 and other.find("file:/b", "v2", "r") is not None
+    one.close()
+    other.close()

@@ -83,18 +83,24 @@ def run_with_producer(
     history: Any = None,
     shacl: Any = None,
     lineage: Any = None,
+    reuse: Any = None,
     sampling: Any = None,
 ) -> tuple[list[dict[str, Any]], Evaluator]:
     """Run `jobs/<job>` under spark-submit with the real listener pointed at a producer that
     evaluates `contracts` (keeping values in `history`, a HistoryStore, if given) and forwards to
     a file; the forwarded events and the evaluator. `shacl`: ShaclOptions for .ttl contracts;
-    `lineage`: a LineageKeeper (lineage kept and outputs marked, as serve does); `sampling`:
+    `lineage`: a LineageKeeper (lineage kept and outputs marked, as serve does); `reuse`: the
+    verdicts of evaluated versions (evaluation/reuse.py), as serve keeps them; `sampling`:
     failing-row samples taken as serve takes them (lineage_quality.samples.Sampling)."""
     from openlineage.client.transport.file import FileConfig, FileTransport
 
     sink = workdir / "events.jsonl"
     evaluator = Evaluator(
-        load_contracts([contracts], shacl=shacl), spark=spark, history=history, sampling=sampling
+        load_contracts([contracts], shacl=shacl),
+        spark=spark,
+        history=history,
+        reuse=reuse,
+        sampling=sampling,
     )
     producer = Producer(
         evaluator,

@@ -1,5 +1,6 @@
 """Delta Lake and Iceberg outputs are evaluated at the version their run wrote, by time travel,
-however late the evaluation (issue 8.1), under the real listener."""
+however late the evaluation (issue 8.1), under the real listener; and a version read by several
+queries, unchanged, is evaluated once (issue 51.1): Delta by its version, Parquet by its files."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ import pytest
 from pipeline import HERE, REPO_ROOT, run_with_producer
 
 from lineage_quality.contracts import load_contracts
+from lineage_quality.evaluation.reuse import Reuse
 from lineage_quality.evaluation.session import table_format_jars
+from lineage_quality.history.store import open_history
+from lineage_quality.history.versions import open_version_verdicts
 from lineage_quality.producer import Evaluator
 from lineage_quality.sparksubmit import listener_jar
 
@@ -23,6 +27,8 @@ pytestmark = pytest.mark.e2e
 def versions(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     workdir = tmp_path_factory.mktemp("versions")
     base = workdir / "versions"
+    reuse = Reuse(open_version_verdicts(workdir / "history.db"))
+    history = open_history(workdir / "history.db")
     jars = ",".join(str(j) for j in [listener_jar(REPO_ROOT), *table_format_jars()])
     events, evaluator = run_with_producer(
         spark,
@@ -40,8 +46,12 @@ def versions(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
             "spark.sql.catalog.lq.type": "hadoop",
             "spark.sql.catalog.lq.warehouse": str(base / "warehouse"),
         },
+        reuse=reuse,
+        history=history,
     )
-    return {"base": base, "events": events, "evaluator": evaluator}
+    return {
+        "base": base, "events": events, "evaluator": evaluator, "reuse": reuse, "history": history,
+    }  # fmt: skip
 
 
 def _verdicts(events: list[dict[str, Any]], path: Path, rule: str) -> list[tuple[str, str]]:
@@ -142,3 +152,57 @@ def test_a_late_evaluation_still_reads_the_runs_version(versions: dict[str, Any]
     fresh = Evaluator(contracts, spark=versions["evaluator"].spark)
     (results,) = fresh.evaluate(first).values()
     assert [(r.status.value, r.actual) for r in results] == [("PASSED", 3)]
+
+
+def _judged(
+    events: list[dict[str, Any]], path: Path, role: str
+) -> list[tuple[str, dict[str, dict[str, Any]]]]:
+    """(run id, its assertions by name) of each COMPLETE listing `path` as `role`."""
+    out = []
+    for event in events:
+        if event["eventType"] != "COMPLETE":
+            continue
+        for dataset in event.get(role, []):
+            # dataQualityAssertions is an input facet in the spec: an input's is in inputFacets
+            facets = {**(dataset.get("facets") or {}), **(dataset.get("inputFacets") or {})}
+            if dataset["name"] == str(path) and "dataQualityAssertions" in facets:
+                found = facets["dataQualityAssertions"]["assertions"]
+                out.append((event["run"]["runId"], {a["name"]: a for a in found}))
+    return out
+
+
+def test_readers_of_one_unchanged_version_cost_one_evaluation(versions: dict[str, Any]) -> None:
+    """Issue 51.1: the Parquet dataset written once and read by three queries, and the Delta
+    table's last version read by three: each version scanned once, by whichever of its runs
+    came first (the write's COMPLETE may be evaluated after a reader's); the others get that
+    evaluation's verdicts, saying so (`reusedFrom`: that run and when), and add no history
+    point (the version counts once, under the evaluating run)."""
+    history = versions["history"]
+    for name, last in (("plain_orders", ("PASSED", "5")), ("delta_orders", ("FAILED", "20"))):
+        path = versions["base"] / name
+        readers = _judged(versions["events"], path, "inputs")
+        assert len(readers) == 3, readers
+        # the write of the version read (Delta: the second, 20 rows), and its three readers
+        (write,) = [
+            (r, a)
+            for r, a in _judged(versions["events"], path, "outputs")
+            if last in {(x["params"]["status"], x.get("actual")) for x in a.values()}
+        ]
+        runs = [write, *readers]
+        fresh = [
+            (r, a) for r, a in runs if all("reusedFrom" not in x["params"] for x in a.values())
+        ]
+        assert len(fresh) == 1, runs  # one scan of the version
+        run_id, evaluated = fresh[0]
+        for other, assertions in runs:
+            if other == run_id:
+                continue
+            assert assertions.keys() == evaluated.keys()
+            for rule, assertion in assertions.items():
+                source = assertion["params"]["reusedFrom"]
+                assert source["runId"] == run_id and source["evaluatedAt"].endswith("+00:00")
+                same = (assertion["params"]["status"], assertion.get("actual"))
+                assert same == (evaluated[rule]["params"]["status"], evaluated[rule].get("actual"))
+            assert history.of_run(f"file:{path}", other) == []  # no second point
+        assert history.of_run(f"file:{path}", run_id)
+    assert versions["reuse"].reused == 2 * 3  # six of the eight runs, not one scan among them

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from lineage_quality.contracts.binding import BoundRules
     from lineage_quality.engine.quarantine import QuarantineConfig
+    from lineage_quality.evaluation.reuse import Reuse
     from lineage_quality.lineage.keeper import LineageKeeper
     from lineage_quality.producer import Producer
     from lineage_quality.producer.kafka.consumer import KafkaIntake
@@ -146,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
             quarantine=_quarantine(args, settings),
             history=history,
             history_minimums=settings.history.minimums,
+            reuse=_reuse(args, settings),
             sampling=_sampling(args, settings),
         ),
         forwarder,
@@ -232,6 +234,20 @@ def _shared_runs(args: argparse.Namespace) -> SharedRuns | None:
     if where is None:
         return None
     return open_shared_runs(where, password_file=args.history_password_file)
+
+
+def _reuse(args: argparse.Namespace, settings: Settings) -> Reuse | None:
+    """One evaluation per dataset version, kept in the history store (none with --history off
+    or --reuse-max-versions 0)."""
+    from lineage_quality.evaluation.reuse import Reuse
+    from lineage_quality.history.versions import open_version_verdicts
+
+    where = history_where(args)
+    bounds = settings.history.reuse_bounds
+    if where is None or bounds is None:
+        return None
+    store = open_version_verdicts(where, bounds, password_file=args.history_password_file)
+    return Reuse(store)
 
 
 def _kafka_intake(settings: Settings, producer: Producer) -> KafkaIntake | None:

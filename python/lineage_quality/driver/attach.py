@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lineage_quality.driver.runtime import DriverProducer
+    from lineage_quality.driver.streaming import StreamWatch
     from lineage_quality.driver.upstream_guard import UpstreamGuard
     from lineage_quality.history.store import HistoryBounds
     from lineage_quality.lineage.keeper import LineageKeeper
@@ -63,8 +64,10 @@ class _Attached:
         wait_seconds: float,
         own_spool: bool,
         guard: UpstreamGuard | None = None,
+        watch: StreamWatch | None = None,
     ) -> None:
         self.producer = producer
+        self.watch = watch  # streaming queries' micro-batches (driver/streaming.py)
         self.guard = guard  # upstream="block": the health file the engine's check rule reads
         self.spool_path = spool_path
         self.wait_seconds = wait_seconds
@@ -76,6 +79,8 @@ class _Attached:
         """Wait for the events posted so far to be evaluated and forwarded; the gate's failures
         (one line each; a timeout is one too: it is never a pass)."""
         _drain_listener_bus()
+        if self.watch is not None:
+            self.watch.flush(self.wait_seconds)
         self.producer.release_held()
         problems = []
         if not self.producer.spool.wait_empty(self.wait_seconds):
@@ -270,6 +275,8 @@ def attach(
     history_password_file: str | Path | None = None,
     history_min_stddev: int | None = None,
     history_min_seasonal: int | None = None,
+    reuse_max_versions: int | None = None,
+    reuse_days: float | None = None,
     outputs: Sequence[OutputSpec | Mapping[str, Any]] = (),
     alert_min_severity: str = "info",
     marquez_web_url: str | None = None,
@@ -294,6 +301,8 @@ def attach(
     `history_bounds`, `history_password_file`: as serve's `--history-max-*`,
     `--history-retention-days` and `--history-password-file`. `history_min_stddev`,
     `history_min_seasonal`: as serve's `--history-min-*` (the minimum history of a band).
+    `reuse_max_versions`, `reuse_days`: as serve's `--reuse-*` (one evaluation per dataset
+    version, kept in the history store; 0 versions: none reused).
     `outputs`: result sinks and alert senders, as `serve` makes them from its flags (docs/
     producer.md, "Outputs"): each an `OutputSpec` or its config as a dict, e.g.
     `{"type": "datahub-file", "path": "assertions.json"}`, `{"type": "webhook", "url": ...}`,
@@ -315,6 +324,7 @@ def attach(
 
     from lineage_quality.contracts import load_contracts
     from lineage_quality.driver.runtime import DriverEvaluator, DriverProducer
+    from lineage_quality.driver.streaming import watch_streams
     from lineage_quality.driver.upstream_guard import EXTENSION_CLASS, FILE_KEY, UpstreamGuard
     from lineage_quality.engine.quarantine import QuarantineConfig
     from lineage_quality.evaluation.session import engine_jar
@@ -374,6 +384,12 @@ def attach(
                 if history_min_seasonal is None
                 else history_min_seasonal
             ),
+            reuse_max_versions=(
+                DEFAULTS.history.reuse_max_versions
+                if reuse_max_versions is None
+                else reuse_max_versions
+            ),
+            reuse_days=DEFAULTS.history.reuse_days if reuse_days is None else reuse_days,
         )
     except ValueError as exc:  # an output that is not a dict with a type, a severity
         raise ConfigError(f"attach: {exc}") from exc
@@ -412,9 +428,10 @@ def attach(
             quarantine_config,
             store,
             own.history.minimums,
-            sampling_of(
+            sampling=sampling_of(
                 own.evaluation.sample_rows, own.evaluation.facet_samples, None, where, spool_path
             ),
+            reuse=_reuse(where, own, history_password_file) if store is not None else None,
         ),
         forwarder,
         Spool(spool_path, own),
@@ -427,7 +444,10 @@ def attach(
     producer.start()
     if guard is not None:
         guard.start()
-    _attached = _Attached(producer, spool_path, wait_seconds, own_spool=spool is None, guard=guard)
+    watch = watch_streams(builder, producer, bindings, namespace or "default")
+    _attached = _Attached(
+        producer, spool_path, wait_seconds, own_spool=spool is None, guard=guard, watch=watch
+    )
     if _original_stop is None:
         _original_stop = SparkSession.stop
         SparkSession.stop = _patched_stop  # type: ignore[method-assign,assignment]
@@ -502,3 +522,14 @@ def verify() -> None:
 
 
 __all__ = ["attach", "is_attached", "verify"]
+
+
+def _reuse(where: str, own: Any, password_file: str | Path | None) -> Any:
+    """One evaluation per dataset version, kept in the history store (None: not reused)."""
+    from lineage_quality.evaluation.reuse import Reuse
+    from lineage_quality.history.versions import open_version_verdicts
+
+    bounds = own.history.reuse_bounds
+    if bounds is None:
+        return None
+    return Reuse(open_version_verdicts(where, bounds, password_file=password_file))

@@ -32,6 +32,7 @@ from lineage_quality.driver.own_runs import OwnRunFilter
 from lineage_quality.driver.upstream_guard import FILE_KEY as GUARD_FILE_KEY
 from lineage_quality.engine.quarantine import QuarantineConfig
 from lineage_quality.evaluation.evaluator import Evaluator
+from lineage_quality.evaluation.reuse import Reuse
 from lineage_quality.evaluation.session import EVALUATION_SQL_CONF
 from lineage_quality.history.store import HistoryStore
 from lineage_quality.lineage.keeper import LineageKeeper
@@ -63,6 +64,7 @@ class DriverEvaluator(Evaluator):
         quarantine: QuarantineConfig | None = None,
         history: HistoryStore | None = None,
         history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
+        reuse: Reuse | None = None,
         sampling: Sampling | None = None,
     ) -> None:
         super().__init__(
@@ -70,6 +72,7 @@ class DriverEvaluator(Evaluator):
             quarantine=quarantine,
             history=history,
             history_minimums=history_minimums,
+            reuse=reuse,
             sampling=sampling,
         )
 

@@ -20,6 +20,7 @@ from lineage_quality.engine.quarantine import QuarantineConfig, quarantine_failu
 from lineage_quality.engine.run import evaluate_dataframe
 from lineage_quality.engine.samples import take_samples
 from lineage_quality.errors import DatasetError, SparkStartError
+from lineage_quality.evaluation.batches import batch_files
 from lineage_quality.evaluation.dataset_reader import DatasetReader, fingerprint
 from lineage_quality.evaluation.datasets import (
     AsOf,
@@ -39,6 +40,7 @@ from lineage_quality.evaluation.jvm import (
 )
 from lineage_quality.evaluation.once import OncePerWrite
 from lineage_quality.evaluation.reconcile import HIDDEN, Reconciler, visible
+from lineage_quality.evaluation.reuse import Reuse, files_key, rules_key, stat_file, table_key
 from lineage_quality.evaluation.session import evaluator_session
 from lineage_quality.evaluation.storage import StoredFile, list_files
 from lineage_quality.evaluation.table_appends import (
@@ -98,9 +100,11 @@ class Evaluator:
         history: HistoryStore | None = None,
         profile: bool = False,
         history_minimums: HistoryMinimums = DEFAULT_MINIMUMS,
+        reuse: Reuse | None = None,
         sampling: Sampling | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        self.reuse = reuse  # one evaluation per dataset version, across runs (reuse.py)
         # failing-row samples: the settings' rows, key and facets; each dataset's contracts
         # add their policy (`_sampling`). None: no samples.
         self.sampling = sampling
@@ -279,15 +283,70 @@ class Evaluator:
         listing = self.reader.listing(event, ref, groups)
         files = None if listing is None else fingerprint(listing, completed_ms(event))
         key = (evaluation_key(event, ref), files, tuple(id(g) for g in groups))
+        where: list[tuple[str | None, AsOf | None, LeftByRun | None]] = []
 
         def judged() -> list[RuleResult]:
-            results = self._evaluate_dataset(event, ref, groups, listing)
+            found = where[0] if where else None
+            results = self._evaluate_dataset(event, ref, groups, listing, found)
             shown, hidden = visible(results), [r for r in results if r.rule.origin == HIDDEN]
             if self.history is not None:  # the hidden rules of reconciliations are not kept
                 return [*self._against_history(event, ref, shown), *hidden]
             return [*without_history(shown, Status.ERROR, NO_HISTORY_STORE), *hidden]
 
-        return self.once.results(key, judged, ref.key)
+        def once_per_version() -> list[RuleResult]:
+            version = self._version_key(event, ref, groups, listing, where)
+            settings = (self.profile, self.quarantine, self.history_minimums, self.history is None)
+            rules = rules_key(groups, settings)
+            if self.reuse is None or version is None or rules is None:
+                return judged()
+            declared = [r for g in groups for r in g.rules]
+            account = written(event, ref)
+            left = where[0][2] if where else None
+
+            def fits(results: list[RuleResult]) -> bool:  # this run's own account of the write
+                found = next((r.row_count for r in results if r.row_count is not None), None)
+                return account is None or rows_change(account, left, found) is None
+
+            return self.reuse.results(
+                ref.key, version, rules, event.run_id or "", declared, judged, fits
+            )
+
+        return self.once.results(key, once_per_version, ref.key)
+
+    def _version_key(
+        self,
+        event: Event,
+        ref: DatasetRef,
+        groups: Sequence[BoundRules],
+        listing: list[StoredFile] | None,
+        where: list[tuple[str | None, AsOf | None, LeftByRun | None]],
+    ) -> str | None:
+        """The version of dataset `ref` this run read or wrote (reuse.py), None in any doubt;
+        what to read of it is put in `where` (the evaluation reads that, not listed twice)."""
+        if self.reuse is None or removed_by_run(event, ref) is not None:
+            return None
+        try:
+            if batch_files(event, ref) is not None:
+                return None  # a streaming query's new batches: judged as such (batches.py)
+            location = location_of(ref.namespace, ref.name)
+            where.append(self._where(event, ref, groups, location, listing))
+        except DatasetError:
+            return None  # the evaluation says why
+        table, as_of, left = where[0]
+        if as_of is not None:
+            facets = event.dataset(ref).facets
+            fmt = next((g.format for g in groups if g.format), None)
+            found = table_format(ref.namespace, ref.name, facets, fmt)
+            if as_of.version is None and as_of.timestamp_ms is not None and found == "delta":
+                # the listener 1.53 names no Delta version: the last commit before the event's
+                # time (what the evaluation would read), found in the log, not by a scan
+                try:
+                    as_of = AsOf(version=delta_version_at(self.spark, location, as_of.timestamp_ms))
+                except Exception:  # no such commit, a log that cannot be read: the evaluation says
+                    return None
+                where[0] = (table, as_of, left)
+            return table_key(location, as_of, found, lambda path: stat_file(self.spark, path))
+        return None if left is None else files_key(location, left)
 
     def _evaluate_dataset(
         self,
@@ -295,9 +354,10 @@ class Evaluator:
         ref: DatasetRef,
         groups: Sequence[BoundRules],
         listing: list[StoredFile] | None = None,
+        where: tuple[str | None, AsOf | None, LeftByRun | None] | None = None,
     ) -> list[RuleResult]:
         """`listing`: the dataset's files as `DatasetReader.listing` found them just before
-        (not listed again)."""
+        (not listed again); `where`: what `_where` said to read, when asked already."""
         facets = event.dataset(ref).facets
         rules = [r for g in groups for r in g.rules]
         removed = removed_by_run(event, ref)
@@ -306,8 +366,11 @@ class Evaluator:
         fmt = next((g.format for g in groups if g.format), None)
         account = written(event, ref)
         try:
+            batch = batch_files(event, ref)  # a streaming query's micro-batches (batches.py)
+            if batch is not None and table_format(ref.namespace, ref.name, facets, fmt) == "delta":
+                fmt = "parquet"  # the files a Delta sink's batches added, read as they are
             location = location_of(ref.namespace, ref.name)
-            table, as_of, left = self._where(event, ref, groups, location, listing)
+            table, as_of, left = where or self._where(event, ref, groups, location, listing)
             self.evaluations += 1
             try:
                 profile = self.profile or any(g.profile for g in groups)
@@ -323,7 +386,8 @@ class Evaluator:
                         profile,
                         scope_of(groups),
                         lambda files: self.read(ref, facets, fmt, as_of, table, _only(left, files)),
-                        left if table is None else None,  # a catalog table: read whole
+                        # a catalog table: read whole; micro-batches: their files alone
+                        left if table is None and batch is None else None,
                         account,
                     )
                 df, results = judged.frame, judged.results
@@ -353,7 +417,10 @@ class Evaluator:
                 why = rows_change(account, left, found)
                 if why:
                     raise DatasetError(changed_message(location, why, as_of))
-            if judged.scope is not None:
+            if batch is not None:
+                scope = batch.describe()
+                results = [attrs.evolve(r, scope=scope, batches=batch.batches) for r in results]
+            elif judged.scope is not None:
                 results = [attrs.evolve(r, scope=_joined(judged.scope, r.scope)) for r in results]
             elif left is not None and (
                 left.later or (account is not None and not account.replaced)
@@ -461,6 +528,11 @@ class Evaluator:
         facets = event.dataset(ref).facets
         fmt = next((g.format for g in groups if g.format), None)
         table = self.reader.table_to_read(ref, location, facets, groups)
+        batch = batch_files(event, ref)
+        if batch is not None:  # the files a streaming query's micro-batches added, only those
+            completed = Event.of(event).completed_ms or 0
+            found = listing if listing is not None else list_files(self.spark, location)
+            return None, None, batch.left(completed, found)
         if is_versioned(ref.namespace, ref.name, facets, fmt):
             # A table format keeps every version: read the one this run read or wrote,
             # whenever the evaluation happens.

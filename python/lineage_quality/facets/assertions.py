@@ -46,6 +46,10 @@ def _params(result: RuleResult) -> dict[str, Any]:
         params["value"] = finite(result.measured)
     if result.compared is not None:  # a reconciliation: both sides
         params["reconcile"] = finite(dict(result.compared))
+    if result.batches is not None:  # a streaming query's micro-batches judged together
+        params["batches"] = list(result.batches)
+    if result.reused_from is not None:  # not scanned again: this version's earlier verdict
+        params["reusedFrom"] = finite(dict(result.reused_from))
     if result.quarantine is not None:
         where = result.quarantine
         params["quarantine"] = {"path": where.path, "rows": where.rows}

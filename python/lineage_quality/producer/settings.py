@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from lineage_quality.bounds import QUARANTINE_MAX_ROWS, RunBookBounds
+from lineage_quality.history.versions import VersionBounds
 from lineage_quality.lineage.policy import Upstream, parse_upstream
 from lineage_quality.producer.backoff import FORWARD_BACKOFF, Backoff
 from lineage_quality.producer.enrich import MAX_ADDED_BYTES
@@ -347,9 +348,31 @@ class HistorySettings:
         group="history", metavar="N", validator=_min_history,
     )  # fmt: skip
 
+    # one evaluation per dataset version (evaluation/reuse.py): how many versions' verdicts
+    # are kept for later runs, and for how long
+    reuse_max_versions: int = _setting(
+        VersionBounds().max_rows, "--reuse-max-versions",
+        "keep the verdicts of at most N dataset versions: a version already evaluated with the "
+        "same rules is not scanned again by later runs or other producers sharing --history "
+        "(0: every run evaluates again; default %(default)s)",
+        group="history", metavar="N", validator=_not_negative,
+    )  # fmt: skip
+    reuse_days: float = _setting(
+        VersionBounds().days, "--reuse-days",
+        "a version's verdicts are reused for D days after its evaluation (default %(default)s)",
+        group="history", metavar="D", validator=_positive,
+    )  # fmt: skip
+
     @property
     def minimums(self) -> HistoryMinimums:
         return HistoryMinimums(self.min_stddev, self.min_seasonal)
+
+    @property
+    def reuse_bounds(self) -> VersionBounds | None:
+        """The bounds of the version verdicts; None when none are reused."""
+        if not self.reuse_max_versions:
+            return None
+        return VersionBounds(max_rows=self.reuse_max_versions, days=self.reuse_days)
 
 
 @attrs.frozen
@@ -467,6 +490,8 @@ FLAT: dict[str, tuple[str, str]] = {
     "alert_max_pending": ("outputs", "alert_max_pending"),
     "history_min_stddev": ("history", "min_stddev"),
     "history_min_seasonal": ("history", "min_seasonal"),
+    "reuse_max_versions": ("history", "reuse_max_versions"),
+    "reuse_days": ("history", "reuse_days"),
     "upstream": ("lineage", "upstream"),
 }
 
