@@ -62,7 +62,9 @@ def _serve(
     topic_out: str,
     group: str,
     extra: tuple[str, ...] = (),
+    code: Path | None = None,
 ) -> subprocess.Popen[bytes]:
+    """`serve` (from the `python/` of the checkout `code`, when given: a before)."""
     contracts = tmp / "no-match"
     contracts.mkdir(exist_ok=True)
     (contracts / "other.odcs.yaml").write_text(producer._contract("/nowhere/at/all", []))
@@ -72,6 +74,8 @@ def _serve(
         f"    bootstrap.servers: '{broker.bootstrap}'\n    linger.ms: '1'\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
+    if code is not None:
+        env["PYTHONPATH"] = str(code / "python")
     log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
         [sys.executable, "-m", "lineage_quality.cli", "-v", "serve", "--contracts",
@@ -91,6 +95,7 @@ def _relay(
     topic_out: str,
     group: str,
     extra: tuple[str, ...] = (),
+    code: Path | None = None,
 ) -> subprocess.Popen[bytes]:
     """The bare relay (`relay`) in a process of its own, as `serve` runs."""
     log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
@@ -240,12 +245,13 @@ def kafka_path(
     extra: tuple[str, ...] = (),
     bare: bool = False,
     burst: int = EVENTS,
+    code: Path | None = None,
 ) -> dict[str, float]:
     """The burst and paced figures with `consumers` serve processes in one group (`extra`: more
     serve options), or with as many bare relays (`bare`: the floor); `burst` events in the
     burst."""
     start = _relay if bare else _serve
-    kind = "relay" if bare else "serve"
+    kind = "relay" if bare else "before" if code else "serve"
     broker = KafkaBroker(tmp / f"kafka-{kind}-{consumers}")
     broker.start()
     serves: list[subprocess.Popen[bytes]] = []
@@ -257,7 +263,7 @@ def kafka_path(
             broker.create_topic(topic_out, PARTITIONS)
             group = f"bench-{case}"
             names = [f"{kind}-{consumers}-{case}-{i}" for i in range(consumers)]
-            serves = [start(tmp, broker, n, topic_in, topic_out, group, extra) for n in names]
+            serves = [start(tmp, broker, n, topic_in, topic_out, group, extra, code) for n in names]
             deadline = time.monotonic() + 300
             while not all(
                 (bare or _ready(tmp / f"{n}.log")) and _assigned(tmp / f"{n}.log") for n in names
@@ -312,12 +318,22 @@ def cases(tmp: Path, events: list[bytes], http: dict[str, Any]) -> dict[str, Any
 
 
 def interleaved(
-    tmp: Path, events: list[bytes], count: int = EVENTS, extra: tuple[str, ...] = ()
+    tmp: Path,
+    events: list[bytes],
+    count: int = EVENTS,
+    extra: tuple[str, ...] = (),
+    before: Path | None = None,
 ) -> dict[str, Any]:
-    """The bare relay and `serve`, one after the other, with 1 then 2 consumers: one sitting."""
+    """The bare relay and `serve` (and `serve` of the checkout `before`, when given), one after
+    the other, with 1 then 2 consumers: one sitting."""
     doc: dict[str, Any] = {}
     for n in (1, 2):
         doc[f"relay_{n}"] = kafka_path(tmp, events, n, bare=True, burst=count)
+        if before is not None:
+            doc[f"before_{n}"] = kafka_path(tmp, events, n, extra, burst=count, code=before)
+            doc[f"before_{n}"]["of_relay"] = (
+                doc[f"before_{n}"]["burst_per_second"] / doc[f"relay_{n}"]["burst_per_second"]
+            )
         doc[f"kafka_{n}"] = kafka_path(tmp, events, n, extra, burst=count)
         doc[f"kafka_{n}"]["of_relay"] = (
             doc[f"kafka_{n}"]["burst_per_second"] / doc[f"relay_{n}"]["burst_per_second"]
@@ -375,6 +391,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=EVENTS, dest="count",
                         help="events in the burst")  # fmt: skip
     parser.add_argument(
+        "--before", type=Path, help="with --kafka-only: also `serve` of this checkout (a before)"
+    )
+    parser.add_argument(
         "--kafka-only", action="store_true", help="the relay and serve only, not the HTTP path"
     )
     parser.add_argument("--rounds", type=int, default=1)
@@ -388,7 +407,7 @@ def main() -> None:
         try:
             if args.workers or args.kafka_only:
                 extra = ("--workers", str(args.workers)) if args.workers else ()
-                doc = interleaved(tmp, events, args.count, extra)
+                doc = interleaved(tmp, events, args.count, extra, args.before)
                 print(json.dumps({"workers": args.workers, **doc}), flush=True)
                 continue
             doc = run(tmp, events)
