@@ -388,3 +388,21 @@ def test_a_batch_is_kept_at_once_and_taken_one_at_a_time_when_it_cannot_be(
     intake._commit()
     assert consumer.calls[-1] == ("commit", [(0, 8), (1, 11)])
     assert intake.taken == 7
+
+
+def test_a_batch_drops_the_messages_of_a_partition_revoked_while_it_was_fetched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batches: list[list[tuple[str, Any]]] = []
+    consumer = Consumer([])
+    intake = _intake(
+        tmp_path, consumer, lambda t, e: None, monkeypatch, lambda b: batches.append(b) or True
+    )
+    body = json.dumps(_event("r1")).encode()
+    intake._gone = set()
+    _revoke_partition_0(consumer)  # as librdkafka runs it inside the `consume` of the batch
+    fetched = [Message(0, 3, body), Message(1, 8, body), Message(0, 4, body), Message(1, 9, body)]
+    intake._take_all(fetched)
+    intake._commit()
+    assert len(batches) == 1 and len(batches[0]) == 2  # partition 1's only
+    assert consumer.calls == [("commit", [(1, 10)])]  # nothing for partition 0: not ours

@@ -167,6 +167,7 @@ class KafkaIntake:
         last_commit = time.monotonic()
         try:
             while not self._stop.is_set():
+                self._gone = set()
                 message = consumer.poll(_POLL)
                 if message is not None:
                     # and what else is fetched already: no wait for more
@@ -189,8 +190,9 @@ class KafkaIntake:
     def _take_all(self, messages: list[Message]) -> None:
         """Keep `messages` in one commit when they are all events (`_keep_batch`), else one at
         a time (`_take`): a stop ends it (the rest is not committed: read again), a message of a
-        partition revoked meanwhile is the next owner's."""
-        self._gone = set()
+        partition revoked meanwhile (in the `consume` that fetched the batch too) is the next
+        owner's: never kept nor committed here."""
+        messages = [m for m in messages if (m.topic() or "", m.partition() or 0) not in self._gone]
         events = [m for m in messages if m.error() is None]
         if len(events) > 1 and self._keep_batch(events):
             return
