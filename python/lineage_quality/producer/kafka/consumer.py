@@ -18,9 +18,8 @@ What it promises (docs/producer.md, "Kafka in"):
   it; the consumer keeps polling meanwhile (group membership, rebalances), so memory stays bounded
   by librdkafka's own fetch bounds.
 - **In partition order.** Messages are handled in the order they come (a batch's in one commit,
-  in that order): a partition's
-  (and so a run's: the listener keys a run's events alike) events reach the spool in its order,
-  and the spool's lanes keep a run's order from there.
+  in that order): a partition's (and so a run's: the listener keys a run's events alike) events
+  reach the spool in its order, and the spool's lanes keep a run's order from there.
 - **Nothing lost silently.** A message that is not an event -- not UTF-8, not JSON, NaN, not
   OpenLineage-shaped, too large: what the HTTP receiver answers 400 or 413 to -- is kept as a
   bounded record (its first bytes, size, SHA-256, where it came from and why: the spool's bad
