@@ -1,7 +1,8 @@
 """The Kafka path of the producer, end to end: listener topic -> `serve` (Kafka in) -> output topic
 (Kafka out), with 1 and 2 `serve` processes in one consumer group, beside the HTTP path
 (bench/passthrough.py's `pass_through`) in the same sitting:
-`python bench/kafka_path.py EVENTS.jsonl [--rounds N]`. `make bench` runs it through
+`python bench/kafka_path.py EVENTS.jsonl [--rounds N] [--events N] [--kafka-only]` (`--kafka-only`:
+the bare relay and `serve`, interleaved, not the HTTP path). `make bench` runs it through
 `run_producer` (bench/suite.py) when the Kafka jars are there (`make kafka-jars`).
 
 The broker is the tests' (tests/kafka/kafka_broker.py: Apache Kafka, KRaft, one node, from the
@@ -10,6 +11,10 @@ jars `make kafka-jars` fetches). Events are the captured listener events (bench/
 
 - **burst**: `EVENTS` events written to the input topic at once; events/s from the first write to
   the last message on the output topic.
+- **relay**: the floor, measured in the same sitting beside each case: a bare confluent-kafka
+  relay (`relay`: consume -> produce to the output topic, the producer settings `serve`'s Kafka
+  out uses, offsets of the messages the broker acknowledged committed every 0.5 s, as `serve`
+  commits) in place of `serve`, 1 and 2 processes in one group.
 - **paced**: `PACED` events written at `PACED_RATE` events/s (well below either capacity); p50 and
   p99 of each event's time from its write to the input topic to serve's write to the output
   topic (the two messages' CreateTime stamps, ms).
@@ -26,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -56,7 +62,9 @@ def _serve(
     topic_out: str,
     group: str,
     extra: tuple[str, ...] = (),
+    code: Path | None = None,
 ) -> subprocess.Popen[bytes]:
+    """`serve` (from the `python/` of the checkout `code`, when given: a before)."""
     contracts = tmp / "no-match"
     contracts.mkdir(exist_ok=True)
     (contracts / "other.odcs.yaml").write_text(producer._contract("/nowhere/at/all", []))
@@ -66,6 +74,8 @@ def _serve(
         f"    bootstrap.servers: '{broker.bootstrap}'\n    linger.ms: '1'\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
+    if code is not None:
+        env["PYTHONPATH"] = str(code / "python")
     log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
         [sys.executable, "-m", "lineage_quality.cli", "-v", "serve", "--contracts",
@@ -75,6 +85,94 @@ def _serve(
          "--kafka-group-id", group, *extra],
         env=submit_env(env), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
     )  # fmt: skip
+
+
+def _relay(
+    tmp: Path,
+    broker: KafkaBroker,
+    name: str,
+    topic_in: str,
+    topic_out: str,
+    group: str,
+    extra: tuple[str, ...] = (),
+    code: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    """The bare relay (`relay`) in a process of its own, as `serve` runs."""
+    log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "kafka_path.py"), "--relay", broker.bootstrap, topic_in,
+         topic_out, group],
+        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    )  # fmt: skip
+
+
+def relay(bootstrap: str, topic_in: str, topic_out: str, group: str) -> None:
+    """The floor: consume `topic_in`, produce each message (its key and value) to `topic_out`
+    with the producer settings of `serve`'s Kafka out (bench's `linger.ms` 1, acks=all,
+    message.timeout.ms 30 s: transport.py's `producer_settings`), commit the offsets of what the
+    broker acknowledged every 0.5 s (`--kafka-commit-every`'s default). Runs until SIGTERM."""
+    import signal
+
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    from lineage_quality.producer.kafka.transport import producer_settings
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    out = Producer({**producer_settings({"bootstrap.servers": bootstrap, "linger.ms": "1"}),
+                    "logger": CLIENT_LOG})  # fmt: skip
+    acked: dict[tuple[str, int], int] = {}
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+         "enable.auto.commit": False, "enable.auto.offset.store": False, "logger": CLIENT_LOG}
+    )  # fmt: skip
+
+    def assigned(_: Any, parts: list[Any]) -> None:
+        print("Kafka in: assigned " + ", ".join(f"{p.topic}[{p.partition}]" for p in parts),
+              flush=True)  # fmt: skip
+
+    def revoked(_: Any, parts: list[Any]) -> None:
+        out.flush(30)
+        commit()
+        for p in parts:
+            acked.pop((p.topic, p.partition), None)
+        print("Kafka in: revoked " + ", ".join(f"{p.topic}[{p.partition}]" for p in parts),
+              flush=True)  # fmt: skip
+
+    def commit() -> None:
+        if acked:
+            parts = [TopicPartition(t, p, o) for (t, p), o in acked.items()]
+            try:
+                consumer.commit(offsets=parts, asynchronous=False)
+            except Exception as exc:
+                print(f"commit failed: {exc}", flush=True)
+
+    consumer.subscribe([topic_in], on_assign=assigned, on_revoke=revoked)
+    last = time.monotonic()
+    while not stop.is_set():
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            where, offset = (message.topic(), message.partition()), message.offset()
+
+            def report(error: Any, _: Any, where: Any = where, offset: int = offset) -> None:
+                if error is None:
+                    acked[where] = max(acked.get(where, 0), offset + 1)
+
+            while True:
+                try:
+                    out.produce(topic_out, value=message.value(), key=message.key(),
+                                on_delivery=report)  # fmt: skip
+                    break
+                except BufferError:
+                    out.poll(0.1)
+        out.poll(0)
+        if time.monotonic() - last >= 0.5:
+            commit()
+            last = time.monotonic()
+    out.flush(30)
+    commit()
+    consumer.close()
 
 
 def _ready(log: Path) -> bool:
@@ -141,24 +239,35 @@ def _stamps(broker: KafkaBroker, topic: str, count: int, timeout: float) -> dict
 
 
 def kafka_path(
-    tmp: Path, events: list[bytes], consumers: int, extra: tuple[str, ...] = ()
+    tmp: Path,
+    events: list[bytes],
+    consumers: int,
+    extra: tuple[str, ...] = (),
+    bare: bool = False,
+    burst: int = EVENTS,
+    code: Path | None = None,
 ) -> dict[str, float]:
     """The burst and paced figures with `consumers` serve processes in one group (`extra`: more
-    serve options)."""
-    broker = KafkaBroker(tmp / f"kafka-{consumers}")
+    serve options), or with as many bare relays (`bare`: the floor); `burst` events in the
+    burst."""
+    start = _relay if bare else _serve
+    kind = "relay" if bare else "before" if code else "serve"
+    broker = KafkaBroker(tmp / f"kafka-{kind}-{consumers}")
     broker.start()
     serves: list[subprocess.Popen[bytes]] = []
     try:
         figures: dict[str, float] = {"consumers": consumers}
-        for case, count, rate in (("burst", EVENTS, None), ("paced", PACED, PACED_RATE)):
+        for case, count, rate in (("burst", burst, None), ("paced", PACED, PACED_RATE)):
             topic_in, topic_out = f"in-{case}", f"out-{case}"
             broker.create_topic(topic_in, PARTITIONS)
             broker.create_topic(topic_out, PARTITIONS)
             group = f"bench-{case}"
-            names = [f"serve-{consumers}-{case}-{i}" for i in range(consumers)]
-            serves = [_serve(tmp, broker, n, topic_in, topic_out, group, extra) for n in names]
+            names = [f"{kind}-{consumers}-{case}-{i}" for i in range(consumers)]
+            serves = [start(tmp, broker, n, topic_in, topic_out, group, extra, code) for n in names]
             deadline = time.monotonic() + 300
-            while not all(_ready(tmp / f"{n}.log") and _assigned(tmp / f"{n}.log") for n in names):
+            while not all(
+                (bare or _ready(tmp / f"{n}.log")) and _assigned(tmp / f"{n}.log") for n in names
+            ):
                 if time.monotonic() > deadline:
                     raise RuntimeError("the consumer group did not form")
                 time.sleep(0.5)
@@ -205,11 +314,31 @@ def usable() -> str | None:
 def cases(tmp: Path, events: list[bytes], http: dict[str, Any]) -> dict[str, Any]:
     """The Kafka path with 1 and 2 consumers, beside `http` (bench/producer.py's
     `pass_through` of the same sitting)."""
-    return {
-        "http": {"serve": http["serve"]},
-        "kafka_1": kafka_path(tmp, events, 1),
-        "kafka_2": kafka_path(tmp, events, 2),
-    }
+    return {"http": {"serve": http["serve"]}, **interleaved(tmp, events)}
+
+
+def interleaved(
+    tmp: Path,
+    events: list[bytes],
+    count: int = EVENTS,
+    extra: tuple[str, ...] = (),
+    before: Path | None = None,
+) -> dict[str, Any]:
+    """The bare relay and `serve` (and `serve` of the checkout `before`, when given), one after
+    the other, with 1 then 2 consumers: one sitting."""
+    doc: dict[str, Any] = {}
+    for n in (1, 2):
+        doc[f"relay_{n}"] = kafka_path(tmp, events, n, bare=True, burst=count)
+        if before is not None:
+            doc[f"before_{n}"] = kafka_path(tmp, events, n, extra, burst=count, code=before)
+            doc[f"before_{n}"]["of_relay"] = (
+                doc[f"before_{n}"]["burst_per_second"] / doc[f"relay_{n}"]["burst_per_second"]
+            )
+        doc[f"kafka_{n}"] = kafka_path(tmp, events, n, extra, burst=count)
+        doc[f"kafka_{n}"]["of_relay"] = (
+            doc[f"kafka_{n}"]["burst_per_second"] / doc[f"relay_{n}"]["burst_per_second"]
+        )
+    return doc
 
 
 def run(tmp: Path, events: list[bytes]) -> dict[str, Any]:
@@ -224,6 +353,10 @@ def markdown(doc: dict[str, Any]) -> list[str]:
     rows = [
         "## Kafka in and out",
         "",
+        "Beside each `serve` case, in the same sitting: a bare relay (confluent-kafka consume -> "
+        "produce to the output topic, the producer settings of `serve`'s Kafka out, offsets of "
+        "what the broker acknowledged committed every 0.5 s) in its place: the floor.",
+        "",
         f"The same captured events, no rule binding them. HTTP: {producer.EVENTS} POSTs by "
         f"{producer.CLIENTS} keep-alive senders to `serve`, forwarding to an HTTP sink. Kafka: "
         f"{EVENTS} events written at once to a {PARTITIONS}-partition topic (keyed by run, as the "
@@ -236,18 +369,33 @@ def markdown(doc: dict[str, Any]) -> list[str]:
         f"| HTTP -> serve -> HTTP sink (forwarded) | - | {http['forwarded_per_second']:.0f} | "
         f"{http['p50_ms']:.1f} (POST) | {http['p99_ms']:.1f} (POST) |",
     ]
-    for key in ("kafka_1", "kafka_2"):
-        k = doc[key]
+    for n in (1, 2):
+        r, k = doc[f"relay_{n}"], doc[f"kafka_{n}"]
         rows.append(
-            f"| topic -> serve -> topic | {int(k['consumers'])} | {k['burst_per_second']:.0f} | "
-            f"{k['p50_ms']:.0f} | {k['p99_ms']:.0f} |"
+            f"| topic -> bare relay -> topic (the floor) | {n} | {r['burst_per_second']:.0f} | "
+            f"{r['p50_ms']:.0f} | {r['p99_ms']:.0f} |"
+        )
+        rows.append(
+            f"| topic -> serve -> topic | {n} | {k['burst_per_second']:.0f} "
+            f"({100 * k['of_relay']:.0f} % of the relay) | {k['p50_ms']:.0f} | {k['p99_ms']:.0f} |"
         )
     return [*rows, ""]
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--relay"]:  # a bare relay's process (`_relay`)
+        relay(*sys.argv[2:6])
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("events", type=Path)
+    parser.add_argument("--events", type=int, default=EVENTS, dest="count",
+                        help="events in the burst")  # fmt: skip
+    parser.add_argument(
+        "--before", type=Path, help="with --kafka-only: also `serve` of this checkout (a before)"
+    )
+    parser.add_argument(
+        "--kafka-only", action="store_true", help="the relay and serve only, not the HTTP path"
+    )
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument(
         "--workers", type=int, default=0, help="only the Kafka path, serve --workers N"
@@ -257,9 +405,9 @@ def main() -> None:
     for _ in range(args.rounds):
         tmp = Path(tempfile.mkdtemp(prefix="lq-kafka-bench-"))
         try:
-            if args.workers:
-                extra = ("--workers", str(args.workers))
-                doc = {f"kafka_{n}": kafka_path(tmp, events, n, extra) for n in (1, 2)}
+            if args.workers or args.kafka_only:
+                extra = ("--workers", str(args.workers)) if args.workers else ()
+                doc = interleaved(tmp, events, args.count, extra, args.before)
                 print(json.dumps({"workers": args.workers, **doc}), flush=True)
                 continue
             doc = run(tmp, events)

@@ -283,13 +283,19 @@ def _revoke_partition_0(consumer: Consumer) -> None:
 
 
 def _intake(
-    tmp_path: Path, consumer: Consumer, accept: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    consumer: Consumer,
+    accept: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    accept_many: Any = None,
 ) -> Any:
     from lineage_quality.producer.kafka import consumer as consumer_module
 
     monkeypatch.setattr(consumer_module.KafkaIntake, "_new_consumer", lambda self: consumer)
     settings = Settings.of(kafka_bootstrap_servers="b:1", kafka_topics="t")
-    intake = consumer_module.KafkaIntake(settings, accept, Spool(tmp_path / "spool.db"))
+    intake = consumer_module.KafkaIntake(
+        settings, accept, Spool(tmp_path / "spool.db"), accept_many=accept_many
+    )
     consumer.subscribe(["t"], on_revoke=intake._revoked)
     return intake
 
@@ -340,3 +346,63 @@ def test_a_bad_message_is_dead_lettered_and_its_offset_committed(
     assert (bad.source, bad.offset, bad.where) == ("kafka:t/1", 4, "kafka:t/1@4")
     assert "t[1]@4 is not an event: body is not JSON" in bad.reason
     assert bad.head == b'{"eventType": "START", "x": NaN}' and bad.size == len(bad.head)
+
+
+def test_a_batch_is_kept_at_once_and_taken_one_at_a_time_when_it_cannot_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lineage_quality.producer.spool import SpoolFullError
+
+    batches: list[list[str]] = []
+    full = {"now": False}
+
+    def accept_many(items: list[tuple[str, Any]]) -> bool:
+        if full["now"]:
+            raise SpoolFullError("spool full")  # all or none: none kept
+        batches.append([json.loads(text)["run"]["runId"] for text, _ in items])
+        return True
+
+    accepted: list[str] = []
+    consumer = Consumer([])
+    intake = _intake(
+        tmp_path, consumer, lambda t, e: accepted.append(json.loads(t)["run"]["runId"]),
+        monkeypatch, accept_many,
+    )  # fmt: skip
+
+    def message(partition: int, offset: int) -> Message:
+        return Message(partition, offset, json.dumps(_event(f"r{offset}")).encode())
+
+    intake._take_all([message(0, 3), message(1, 8), message(0, 4)])
+    assert batches == [["r3", "r8", "r4"]] and accepted == []  # one call: one spool commit
+    intake._commit()
+    assert consumer.calls == [("commit", [(0, 5), (1, 9)])]
+    # a message that is not an event: the batch taken one at a time, in order, nothing twice
+    bad = Message(0, 6, b"not json")
+    intake._take_all([message(0, 5), bad, message(1, 9)])
+    assert batches == [["r3", "r8", "r4"]] and accepted == ["r5", "r9"]
+    assert intake.dead_lettered == 1
+    # the spool refuses the batch: one at a time (the path that pauses and waits for room)
+    full["now"] = True
+    intake._take_all([message(0, 7), message(1, 10)])
+    assert accepted == ["r5", "r9", "r7", "r10"]
+    intake._commit()
+    assert consumer.calls[-1] == ("commit", [(0, 8), (1, 11)])
+    assert intake.taken == 7
+
+
+def test_a_batch_drops_the_messages_of_a_partition_revoked_while_it_was_fetched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batches: list[list[tuple[str, Any]]] = []
+    consumer = Consumer([])
+    intake = _intake(
+        tmp_path, consumer, lambda t, e: None, monkeypatch, lambda b: batches.append(b) or True
+    )
+    body = json.dumps(_event("r1")).encode()
+    intake._gone = set()
+    _revoke_partition_0(consumer)  # as librdkafka runs it inside the `consume` of the batch
+    fetched = [Message(0, 3, body), Message(1, 8, body), Message(0, 4, body), Message(1, 9, body)]
+    intake._take_all(fetched)
+    intake._commit()
+    assert len(batches) == 1 and len(batches[0]) == 2  # partition 1's only
+    assert consumer.calls == [("commit", [(1, 10)])]  # nothing for partition 0: not ours

@@ -92,6 +92,29 @@ def test_the_bound_refuses_only_the_puts_past_it(tmp_path: Path) -> None:
     assert spool.store.db.execute("SELECT count(*) FROM events").fetchone()[0] == 50
 
 
+def test_keep_many_is_one_commit_in_order_and_all_or_none_at_the_bound(tmp_path: Path) -> None:
+    from lineage_quality.producer.envelope import Envelope
+
+    spool = Spool(tmp_path / "s.db", Settings.of(spool_max_events=5, spool_reserve_bytes=0))
+    statements = _slow_commits(spool, 0)
+    first = [Envelope.read(event("a", n)) for n in range(3)]
+    ids = spool.keep_many(first)
+    assert ids == sorted(ids) and len(ids) == 3
+    assert sum(s.startswith("BEGIN") for s in statements) == 1  # one transaction, one sync
+    # three more would pass the bound of 5: none is kept (not the first two of them)
+    with pytest.raises(SpoolFullError):
+        spool.keep_many([Envelope.read(event("b", n)) for n in range(3)])
+    assert spool.usage()[0] == 3
+    rows = spool.store.db.execute("SELECT body FROM events ORDER BY id").fetchall()
+    assert [json.loads(r[0])["n"] for r in rows] == [0, 1, 2]
+    assert [json.loads(r[0])["run"]["runId"] for r in rows] == ["a", "a", "a"]
+    # two fit
+    assert len(spool.keep_many([Envelope.read(event("b", n)) for n in range(2)])) == 2
+    assert spool.usage()[0] == 5
+    claimed = spool.claim(1)
+    assert claimed is not None and json.loads(claimed.body)["n"] == 0
+
+
 def test_a_failed_commit_fails_every_put_of_its_batch_and_keeps_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -256,7 +256,13 @@ def _kafka_intake(settings: Settings, producer: Producer) -> KafkaIntake | None:
 
     if not wanted(settings):
         return None
-    return KafkaIntake(settings, producer.intake.accept, producer.spool, producer.metrics)
+    return KafkaIntake(
+        settings,
+        producer.intake.accept,
+        producer.spool,
+        producer.metrics,
+        producer.intake.accept_many,
+    )
 
 
 def _add_kafka_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:

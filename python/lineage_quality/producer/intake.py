@@ -18,10 +18,12 @@ from lineage_quality.producer.spool import Spool
 from lineage_quality.producer.write_through import WriteThrough
 from lineage_quality.values.event import Event
 
-__all__ = ["EVALUATED_TYPES", "Accept", "Intake"]
+__all__ = ["EVALUATED_TYPES", "Accept", "AcceptMany", "Intake"]
 
 # (body, event): the text as received and its parse by the receiver (None: parse it here)
 Accept = Callable[[str, Any], None]
+# several (body, event) kept at once, all or none; False: none kept, accept them one by one
+AcceptMany = Callable[[list[tuple[str, Any]]], bool]
 # a COMPLETE's lineage kept (lineage/keeper.py): True when an output of it is marked
 LineageStep = Callable[[Any], bool]
 
@@ -59,6 +61,20 @@ class Intake:
             # after an event of its run being written through, which may end up spooled
             self.spool.wait_direct(envelope.lane or "")
         self._spool(envelope)
+
+    def accept_many(self, items: list[tuple[str, Any]]) -> bool:
+        """Keep several events (Kafka in's batch) in the spool in one commit -- one disk sync --,
+        in their order, all or none; raises as `accept` does (none kept). False, none kept, when
+        the sink is one to write through now: `accept` them one by one then."""
+        if self.write_through.wanted():
+            return False
+        envelopes = [Envelope.read(b) if e is None else Envelope.of(b, e) for b, e in items]
+        for envelope in envelopes:
+            if envelope.is_event:  # after an event of its run being written through
+                self.spool.wait_direct(envelope.lane or "")
+        self.spool.keep_many(envelopes)
+        self.metrics.events_received.inc(len(envelopes))
+        return True
 
     def _marked(self, envelope: Envelope) -> bool:
         """Keep the lineage of a COMPLETE nothing is evaluated on, its lane held (so after

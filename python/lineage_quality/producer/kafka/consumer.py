@@ -1,12 +1,15 @@
 """`KafkaIntake`: `serve`'s Kafka input. It consumes the topic the OpenLineage listener's Kafka
 transport writes to and hands each event to the producer's intake (intake.py: write-through or
-spool), as the HTTP receiver does; one thread, one message at a time.
+spool), as the HTTP receiver does; one thread, in batches: what librdkafka has fetched (up to
+`_BATCH` messages) is kept in one spool commit -- one disk sync -- instead of one each.
 
 What it promises (docs/producer.md, "Kafka in"):
 
 - **Committed only when kept.** `enable.auto.commit` is off; a message's offset is committed only
   after `accept` returned for it, i.e. the event is in the spool and a disk sync covers it, or a
-  fast sink took it (write-through). Offsets are committed every `kafka_commit_every` seconds,
+  fast sink took it (write-through). A batch is kept all or none (`Intake.accept_many`); when it
+  cannot be (a message that is not an event, a full spool, a sink to write through) its messages
+  are taken one at a time as below. Offsets are committed every `kafka_commit_every` seconds,
   when partitions are revoked (a rebalance: what is kept is committed before another consumer
   reads on) and at the stop. A crash loses no event; it can only repeat those after the last
   commit.
@@ -14,9 +17,9 @@ What it promises (docs/producer.md, "Kafka in"):
   held -- one message, in memory -- and every assigned partition is paused until the spool takes
   it; the consumer keeps polling meanwhile (group membership, rebalances), so memory stays bounded
   by librdkafka's own fetch bounds.
-- **In partition order.** Messages are handled one after the other as they come: a partition's
-  (and so a run's: the listener keys a run's events alike) events reach the spool in its order,
-  and the spool's lanes keep a run's order from there.
+- **In partition order.** Messages are handled in the order they come (a batch's in one commit,
+  in that order): a partition's (and so a run's: the listener keys a run's events alike) events
+  reach the spool in its order, and the spool's lanes keep a run's order from there.
 - **Nothing lost silently.** A message that is not an event -- not UTF-8, not JSON, NaN, not
   OpenLineage-shaped, too large: what the HTTP receiver answers 400 or 413 to -- is kept as a
   bounded record (its first bytes, size, SHA-256, where it came from and why: the spool's bad
@@ -36,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineage_quality.errors import ConfigError
 from lineage_quality.masking import masked
-from lineage_quality.producer.intake import Accept
+from lineage_quality.producer.intake import Accept, AcceptMany
 from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.receiver.body import RejectedError, decode
 from lineage_quality.producer.secrets import client_secrets
@@ -51,6 +54,7 @@ librdkafka_log = logging.getLogger("lineage_quality.kafka.librdkafka")
 
 _POLL = 0.2  # s: a poll; how soon a stop is seen
 _RETRY_FIRST, _RETRY_MAX = 0.2, 5.0  # s: a spool error other than "full", tried again
+_BATCH = 500  # messages kept in one spool commit at most (what librdkafka fetched already)
 _STOP_BOUND = 15.0  # s the stop waits for the thread (a commit, then close: leaves the group)
 Partition = tuple[str, int]
 
@@ -91,15 +95,23 @@ def topics_of(settings: Settings) -> list[str]:
 
 class KafkaIntake:
     """The Kafka input of one producer: `accept` is its intake's (`Intake.accept`), `spool`
-    where bad messages go (its dead letters)."""
+    where bad messages go (its dead letters); `accept_many` its `Intake.accept_many` (None: one
+    message at a time)."""
 
     def __init__(
-        self, settings: Settings, accept: Accept, spool: Spool, metrics: Metrics | None = None
+        self,
+        settings: Settings,
+        accept: Accept,
+        spool: Spool,
+        metrics: Metrics | None = None,
+        accept_many: AcceptMany | None = None,
     ) -> None:
         self.topics = topics_of(settings)
         self._secrets = client_secrets(settings.kafka.config)
         self.settings = consumer_settings(settings)
         self._accept = accept
+        self._accept_many = accept_many
+        self._gone: set[Partition] = set()  # revoked while a batch is being taken
         self._spool = spool
         self._metrics = metrics or Metrics()  # serve's: /metrics shows them
         self._max_body = settings.receiver.max_body
@@ -154,13 +166,12 @@ class KafkaIntake:
         last_commit = time.monotonic()
         try:
             while not self._stop.is_set():
+                self._gone = set()
                 message = consumer.poll(_POLL)
                 if message is not None:
-                    error = message.error()
-                    if error is None:
-                        self._take(message)
-                    elif not _end_of_partition(error):
-                        librdkafka_log.warning("%s", self._mask(f"Kafka in: {error.str()}"))
+                    # and what else is fetched already: no wait for more
+                    more = consumer.consume(_BATCH - 1, 0) if self._accept_many else []
+                    self._take_all([message, *more])
                 if time.monotonic() - last_commit >= self._commit_every:
                     self._commit()
                     last_commit = time.monotonic()
@@ -172,6 +183,54 @@ class KafkaIntake:
                 consumer.close()  # leaves the group: a rebalance gives its partitions away now
             except Exception as exc:
                 log.warning("%s", self._mask(f"closing the Kafka consumer: {exc}"))
+
+    # -- a batch --------------------------------------------------------------------------------
+
+    def _take_all(self, messages: list[Message]) -> None:
+        """Keep `messages` in one commit when they are all events (`_keep_batch`), else one at
+        a time (`_take`): a stop ends it (the rest is not committed: read again), a message of a
+        partition revoked meanwhile (in the `consume` that fetched the batch too) is the next
+        owner's: never kept nor committed here."""
+        messages = [m for m in messages if (m.topic() or "", m.partition() or 0) not in self._gone]
+        events = [m for m in messages if m.error() is None]
+        if len(events) > 1 and self._keep_batch(events):
+            return
+        for message in messages:
+            if self._stop.is_set():
+                return
+            error = message.error()
+            if error is not None:
+                if not _end_of_partition(error):
+                    librdkafka_log.warning("%s", self._mask(f"Kafka in: {error.str()}"))
+            elif (message.topic() or "", message.partition() or 0) not in self._gone:
+                self._take(message)
+
+    def _keep_batch(self, messages: list[Message]) -> bool:
+        """Keep `messages`' events in one spool commit, all or none; False (none kept) when one
+        is not an event or the intake could not keep them at once: taken one at a time then."""
+        if self._accept_many is None:
+            return False
+        items = []
+        for message in messages:
+            raw = message.value()
+            if raw is None or len(raw) > self._max_body:
+                return False
+            try:
+                items.append(decode(raw, None, self._max_body))
+            except RejectedError:
+                return False
+        try:
+            if not self._accept_many(items):
+                return False
+        except Exception:  # a full spool, a disk error: one at a time pauses or retries
+            return False
+        for message in messages:
+            self._kept[(message.topic() or "", message.partition() or 0)] = (
+                message.offset() or 0
+            ) + 1
+        self.taken += len(messages)
+        self._metrics.kafka_messages.labels(outcome="taken").inc(len(messages))
+        return True
 
     # -- one message ----------------------------------------------------------------------------
 
@@ -349,6 +408,7 @@ class KafkaIntake:
         log.warning("Kafka in: lost %s", _names(partitions))
 
     def _forget(self, gone: set[Partition]) -> None:
+        self._gone |= gone
         for where in gone:
             self._kept.pop(where, None)
             self._committed.pop(where, None)

@@ -63,6 +63,8 @@ class Put:
     settled: bool = False
     lead: bool = False  # handed the commit of what queued behind the last batch
     waiter: Any = None  # a held _waiter() while waiting; released once, by the leader
+    # the puts queued with it by `put_many` (it among them): admitted all or none
+    together: list[Put] | None = None
 
 
 @attrs.define
@@ -125,6 +127,18 @@ class GroupCommit:
         self._enqueue(entry)
         return entry.id
 
+    def put_many(self, entries: list[Put]) -> list[int]:
+        """Store `entries` durably in one commit (one disk sync), in their order, all or none:
+        their ids. Raises the error that refused them (`SpoolFullError` at the bound: none is
+        kept)."""
+        if not entries:
+            return []
+        for entry in entries:
+            entry.together = entries
+        # queued as one entry's waiting: the queue takes them whole into one batch
+        self._enqueue(entries[0], entries[1:])
+        return [entry.id for entry in entries]
+
     def delete(self, deletion: Delete) -> None:
         """Delete a forwarded event: with a commit in flight, queue it to ride with the next
         commit and return at once (the event is out of its lane now); otherwise commit at once."""
@@ -154,13 +168,14 @@ class GroupCommit:
             if not self._committing:
                 self._flush_wanted.set()
 
-    def _enqueue(self, entry: Put | Delete) -> None:
-        """Queue a put or a delete for the next group commit and return once it is committed
-        (raising its error if it was refused). With no commit in flight the caller commits at
-        once; otherwise it waits for the commit in flight, and the first waiter left over
-        commits what queued behind it."""
+    def _enqueue(self, entry: Put | Delete, riders: Sequence[Put] = ()) -> None:
+        """Queue a put or a delete (and `riders`, right behind it: put_many) for the next group
+        commit and return once it is committed (raising its error if it was refused). With no
+        commit in flight the caller commits at once; otherwise it waits for the commit in
+        flight, and the first waiter left over commits what queued behind it."""
         with self._queue_lock:
             self._queue.append(entry)
+            self._queue.extend(riders)
             lead = not self._committing
             if not lead:
                 entry.waiter = waiter = _waiter()
@@ -271,12 +286,19 @@ class GroupCommit:
             accepting = store.reserve.accepting() if puts else True
             store.db.execute("BEGIN IMMEDIATE")
             for entry in puts:
+                group = entry.together
+                if entry.error is not None:  # its group was refused
+                    continue
                 try:
-                    index.admit(count + 1, size + entry.size)
+                    if group is None:
+                        index.admit(count + 1, size + entry.size)
+                    elif entry is group[0]:  # the group's room at once: all or none
+                        index.admit(count + len(group), size + sum(e.size for e in group))
                     if not accepting:
                         raise SpoolFullError("spool disk is full; retry later")
                 except SpoolFullError as exc:
-                    entry.error = exc
+                    for refused in group or [entry]:
+                        refused.error = exc
                     continue
                 entry.id = self._insert(entry.body, entry.lane, entry.size)
                 runs = self.recent.unseen(entry.run_ids, entry.pending)

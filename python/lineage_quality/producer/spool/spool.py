@@ -103,6 +103,26 @@ class Spool:
             refused,
         )
 
+    def keep_many(self, envelopes: Sequence[Envelope]) -> list[int]:
+        """`keep` of several events in one commit (one disk sync), in their order, all or none
+        (Kafka in's batches: kafka/consumer.py); their ids. Raises as `put` does, none kept."""
+        entries = [
+            Put(
+                e.text,
+                lane_of_body(e.text) if e.lane is None else e.lane,
+                len(e.text.encode()),
+                tuple(e.run_ids),
+                +1 if e.complete else 0,
+                e.event_type,
+                e if e.kept else None,
+            )
+            for e in envelopes
+        ]
+        with contextlib.ExitStack() as putting:
+            for entry in entries:
+                putting.enter_context(self.lanes.putting(entry.lane))
+            return self.commit.put_many(entries)
+
     def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
         """The event was forwarded (or is not needed any more): delete it, and record `run_ids`
         as by `run_seen` in the same transaction. With a commit in flight it returns at once and
