@@ -405,7 +405,7 @@ class Evaluator:
                     why = why or still_there(left, now)
                     if why:
                         raise DatasetError(changed_message(location, why))
-            if account is not None:
+            if account is not None and not judged.checked:
                 found = next(  # the dataset's rows: not those a filter condition selected
                     (
                         r.row_count

@@ -93,6 +93,9 @@ class Judged:
     results: list[RuleResult]
     frame: DataFrame  # the rows the verdicts were measured on (the quarantine selects from it)
     scope: str | None = None  # what the verdicts cover, when not the version as read whole
+    # the rows the run's commit added were counted and are what it says it wrote: its account
+    # of the write is checked (a table format's append the listener calls CREATE included)
+    checked: bool = False
 
 
 class Increments:
@@ -167,7 +170,14 @@ class Increments:
         rows its commit appended (`appended()`) where it can, as plain-file appends are."""
         if self.store is None:
             whole = at(version)
-            return Judged(evaluate_dataframe(whole, rules, profile), whole)
+            results = evaluate_dataframe(whole, rules, profile)
+            # the listener 1.53 on Spark 4 calls a Delta append CREATE, with the append's
+            # statistics: the commit's own rows say whether they are what the run wrote
+            checked = False
+            if account is not None and account.replaced and account.rows is not None:
+                append = _appended(dataset, version, appended)
+                checked = append is not None and append.added.count() == account.rows
+            return Judged(results, whole, checked=checked)
         with self._underway(dataset, f"table:{version}"):
             return self._judge_table(
                 dataset, run_id, rules, profile, scope, version, account, at, appended
@@ -188,17 +198,12 @@ class Increments:
         assert self.store is not None
         # the table format's own history says whether the commit appended (the listener 1.53
         # calls a Delta append CREATE): not the event's lifecycle state
-        append = None
-        if scope != "exact":
-            try:
-                append = appended()
-            except Exception as exc:  # its history unreadable here: the version is read whole
-                log.info("%s: cannot tell what version %s appended: %s", dataset, version, exc)
+        append = _appended(dataset, version, appended) if scope != "exact" else None
         if scope == "write" and append is not None:
             results = evaluate_dataframe(append.added, rules, profile)
             _check_rows(account, _rows(results), f"the rows of commit {version}")
             what = f"the {append.files} file(s) commit {version} added only (scope: write)"
-            return Judged(results, append.added, what)
+            return Judged(results, append.added, what, checked=True)
         found = self._kept(dataset, f"table:{append.before}") if append is not None else None
         if append is not None and found is not None:
             kept, by_run = found
@@ -212,13 +217,16 @@ class Increments:
                     f"version {before} (the latest kept by run {by_run}) merged with the "
                     f"{append.files} file(s) its commit added"
                 )
-                return Judged(merged[0], append.added, what)
+                return Judged(merged[0], append.added, what, checked=True)
             log.info("%s: version %s's append cannot be merged; read whole", dataset, version)
         whole = at(version)
         results, states = evaluate_keeping_states(whole, rules, profile)
+        checked = False
+        if append is not None and account is not None and account.rows is not None:
+            checked = append.added.count() == account.rows  # from the files' footers
         if states is not None and not self.store.put(dataset, f"table:{version}", states, run_id):
             log.info("%s: states too large to keep", dataset)
-        return Judged(results, whole)
+        return Judged(results, whole, checked=checked)
 
     def _judge(
         self,
@@ -281,6 +289,16 @@ class Increments:
         ):
             log.info("%s: states too large to keep", dataset)
         return Judged(results, whole)
+
+
+def _appended(
+    dataset: str, version: str, appended: Callable[[], TableAppend | None]
+) -> TableAppend | None:
+    try:
+        return appended()
+    except Exception as exc:  # its history unreadable here: the version is read whole
+        log.info("%s: cannot tell what version %s appended: %s", dataset, version, exc)
+        return None
 
 
 def _agrees(account: Written | None, rows: int | None) -> bool:
