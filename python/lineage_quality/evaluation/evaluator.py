@@ -29,7 +29,7 @@ from lineage_quality.evaluation.datasets import (
     location_of,
     table_format,
 )
-from lineage_quality.evaluation.increments import Increments, Judged, scope_of
+from lineage_quality.evaluation.increments import Increments, Judged, Output, scope_of
 from lineage_quality.evaluation.jvm import (
     context_running,
     forget_dead_jvm,
@@ -379,16 +379,14 @@ class Evaluator:
                         event, ref, groups, location, as_of, table, account, profile
                     )
                 else:
+                    output = Output(
+                        ref.key, event.run_id or "", rules, profile, scope_of(groups), account
+                    )
                     judged = self.increments.judge(
-                        ref.key,
-                        event.run_id or "",
-                        rules,
-                        profile,
-                        scope_of(groups),
+                        output,
                         lambda files: self.read(ref, facets, fmt, as_of, table, _only(left, files)),
                         # a catalog table: read whole; micro-batches: their files alone
                         left if table is None and batch is None else None,
-                        account,
                     )
                 df, results = judged.frame, judged.results
                 sampling = self._sampling(groups)
@@ -496,17 +494,8 @@ class Evaluator:
                 return delta_append(self.spark, location, int(found), at)
             return iceberg_append(self.spark, location, found, at)
 
-        return self.increments.judge_table(
-            ref.key,
-            event.run_id or "",
-            rules,
-            profile,
-            scope_of(groups),
-            version,
-            account,
-            at,
-            appended,
-        )
+        output = Output(ref.key, event.run_id or "", rules, profile, scope_of(groups), account)
+        return self.increments.judge_table(output, version, at, appended)
 
     def _sampling(self, groups: Sequence[BoundRules]) -> Sampling | None:
         if self.sampling is None:

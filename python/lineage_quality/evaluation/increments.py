@@ -87,6 +87,19 @@ def split_append(left: LeftByRun, account: Written | None) -> Split | None:
 
 
 @attrs.frozen
+class Output:
+    """An output to judge: the dataset, the run that wrote it (and its own account of the
+    write), the rules bound to it, whether the profile is asked for, and the scope."""
+
+    dataset: str
+    run_id: str
+    rules: Sequence[Rule]
+    profile: bool
+    scope: str
+    account: Written | None
+
+
+@attrs.frozen
 class Judged:
     """An output's results, the states to keep for its version, and what was read."""
 
@@ -122,22 +135,16 @@ class Increments:
 
     def judge(
         self,
-        dataset: str,
-        run_id: str,
-        rules: Sequence[Rule],
-        profile: bool,
-        scope: str,
+        output: Output,
         read: Callable[[Sequence[StoredFile] | None], DataFrame],
         left: LeftByRun | None,
-        account: Written | None,
     ) -> Judged:
         """The output's results (`read(files)`: the dataset's rows in those files; None: as
         the run left it). Meanwhile, the version it evaluates is known as under way."""
-        args = (dataset, run_id, rules, profile, scope, read, left, account)
         if left is None or self.store is None:
-            return self._judge(*args)
-        with self._underway(dataset, files_version(left.kept)):
-            return self._judge(*args)
+            return self._judge(output, read, left)
+        with self._underway(output.dataset, files_version(left.kept)):
+            return self._judge(output, read, left)
 
     @contextlib.contextmanager
     def _underway(self, dataset: str, version: str) -> Iterator[None]:
@@ -156,18 +163,19 @@ class Increments:
 
     def judge_table(
         self,
-        dataset: str,
-        run_id: str,
-        rules: Sequence[Rule],
-        profile: bool,
-        scope: str,
+        output: Output,
         version: str,
-        account: Written | None,
         at: Callable[[str], DataFrame],
         appended: Callable[[], TableAppend | None],
     ) -> Judged:
         """A table format's output at `version` (`at(v)`: the table at version v), judged on the
         rows its commit appended (`appended()`) where it can, as plain-file appends are."""
+        dataset, rules, profile, account = (
+            output.dataset,
+            output.rules,
+            output.profile,
+            output.account,
+        )
         if self.store is None:
             whole = at(version)
             results = evaluate_dataframe(whole, rules, profile)
@@ -179,23 +187,17 @@ class Increments:
                 checked = append is not None and append.added.count() == account.rows
             return Judged(results, whole, checked=checked)
         with self._underway(dataset, f"table:{version}"):
-            return self._judge_table(
-                dataset, run_id, rules, profile, scope, version, account, at, appended
-            )
+            return self._judge_table(output, version, at, appended)
 
     def _judge_table(
         self,
-        dataset: str,
-        run_id: str,
-        rules: Sequence[Rule],
-        profile: bool,
-        scope: str,
+        output: Output,
         version: str,
-        account: Written | None,
         at: Callable[[str], DataFrame],
         appended: Callable[[], TableAppend | None],
     ) -> Judged:
         assert self.store is not None
+        dataset, run_id, rules, profile, scope, account = attrs.astuple(output, recurse=False)
         # the table format's own history says whether the commit appended (the listener 1.53
         # calls a Delta append CREATE): not the event's lifecycle state
         append = _appended(dataset, version, appended) if scope != "exact" else None
@@ -230,15 +232,11 @@ class Increments:
 
     def _judge(
         self,
-        dataset: str,
-        run_id: str,
-        rules: Sequence[Rule],
-        profile: bool,
-        scope: str,
+        output: Output,
         read: Callable[[Sequence[StoredFile] | None], DataFrame],
         left: LeftByRun | None,
-        account: Written | None,
     ) -> Judged:
+        dataset, run_id, rules, profile, scope, account = attrs.astuple(output, recurse=False)
         split = split_append(left, account) if left is not None else None
         if scope == "write" and split is not None:
             added = read(split.added)
