@@ -104,3 +104,29 @@ def test_the_version_verdicts_are_shared_through_postgresql(url: str) -> None:
     assert one.count() == 2 and other.find("file:/b", "v2", "r") is not None
     one.close()
     other.close()
+
+
+def test_metric_states_are_shared_through_postgresql(url: str) -> None:
+    """Issue 51.2: the states one producer kept for a version, another merges into; the newest
+    versions of a dataset are kept, exact numbers stay exact."""
+    from decimal import Decimal
+
+    from lineage_quality.engine.states import States
+    from lineage_quality.history import open_history
+    from lineage_quality.history import states as state_store
+    from lineage_quality.history.states import StateStore
+
+    one, other = open_history(url), open_history(url)
+    first, second = StateStore(one), StateStore(other)
+    kept = States(rows=3, metrics={"sum": Decimal(2**70), "avg": [1.5, 2]}, key_sets={"k": (3, 2)})
+    assert first.put("file:/orders", "files:1:abc", kept, "run-1")
+    found = second.get("file:/orders", "files:1:abc")
+    assert found is not None and found[1] == "run-1"
+    assert found[0].metrics["sum"] == Decimal(2**70) and found[0].key_sets["k"] == (3, 2)
+    for i in range(state_store.PER_DATASET + 2):
+        assert second.put("file:/orders", f"v{i}", States(rows=i), "run-2")
+    assert first.get("file:/orders", "v0") is None
+    assert first.get("file:/orders", "files:1:abc") is None
+    assert first.get("file:/orders", f"v{state_store.PER_DATASET + 1}") is not None
+    one.close()
+    other.close()
