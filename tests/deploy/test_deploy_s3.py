@@ -48,10 +48,11 @@ def test_a_job_on_s3_is_evaluated_by_serve(s3_server: S3Server, tmp_path: Path) 
     for found in values:
         assert found["orders_code_pattern"] == ("PASSED", "0")
         assert found["orders_code_not_null"] == ("PASSED", "0")
-    assert (
-        "the 2 file(s) of the dataset"
-        in assertions_of(judged[1], "orders")["orders_rows"]["params"]["scope"]
-    )
+    # the append judged on its own file, merged with the kept states of the overwrite's
+    # (docs/evaluation.md, "Appends"): on S3 as on local files
+    scope = assertions_of(judged[1], "orders")["orders_rows"]["params"]["scope"]
+    assert scope.startswith("the table: 1 kept state(s) of its 1 older file(s)"), scope
+    assert scope.endswith("merged with the run's 1 file(s)"), scope
     assert s3_server.secret_key not in log
 
 
