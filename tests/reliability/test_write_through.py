@@ -160,7 +160,10 @@ def test_a_run_keeps_its_order_when_its_written_through_event_is_refused(
     first = threading.Thread(target=lambda: statuses.append(Sender(producer.url).post(
         make_event(3, 0, "START"))))  # fmt: skip
     first.start()
-    time.sleep(0.1)  # event 0 is at the sink, unanswered
+    deadline = time.monotonic() + 10
+    while not refused and time.monotonic() < deadline:  # event 0 at the sink, unanswered
+        time.sleep(0.01)  # (a fixed pause raced a loaded machine: the 2nd event came first)
+    assert refused == [1]
     second = Sender(producer.url)
     try:
         assert second.post(make_event(3, 1, next_type)) == 201
