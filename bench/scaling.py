@@ -5,6 +5,7 @@ BENCHMARKS.md (BENCHMARKS-spark4.md on SPARK=4).
     .venv/bin/python bench/scaling.py [--sizes 1000000,10000000,100000000] [--repeats 3,3,2]
         [--rulesets R10,R30,RU] [--warm-up 2] [--data bench/data] [--lock /tmp/heavy.lock]
         [--out BENCHMARKS.md]
+    .venv/bin/python bench/scaling.py --render bench/results/scaling.json [--out BENCHMARKS.md]
 
 bench/run.py's machinery: a worker process with its own SparkSession per system (floor (a) and
 lineage-quality), the same JIT warm-up, each case warmed up once and timed with the two
@@ -12,7 +13,8 @@ interleaved, round by round. The data is bench/data.py's, generated once under `
 ignores bench/data/) and reused; 100M rows are ~2.7 GB. Before each case the workers' peak
 memory is reset and after it read (bench/driver_memory.py). `--lock FILE` holds an flock on
 FILE for each case (and the generation, the warm-up) only, so others sharing the machine can
-run between cases. The results also go to bench/results/scaling[-spark4].json.
+run between cases. The results also go to bench/results/scaling[-spark4].json; `--render` writes
+the section again from such a file, measuring nothing.
 """
 
 from __future__ import annotations
@@ -88,7 +90,11 @@ def main() -> None:
     parser.add_argument("--lock", help="a file to hold an flock on for each case")
     line_out = "BENCHMARKS.md" if LINE.name == "3.5" else f"BENCHMARKS-spark{LINE.name}.md"
     parser.add_argument("--out", default=str(HERE.parent / line_out))
+    parser.add_argument("--render", help="a results file to write the section from, no run")
     args = parser.parse_args()
+    if args.render:
+        write(json.loads(Path(args.render).read_text()), Path(args.out))
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     repeats = [int(r) for r in args.repeats.split(",")]
     if len(repeats) != len(sizes):
@@ -127,7 +133,7 @@ def main() -> None:
             worker.close()
     when = datetime.datetime.fromtimestamp(started, datetime.timezone.utc)
     doc = {
-        "command": " ".join(["python", "bench/scaling.py", *sys.argv[1:]]),
+        "command": " ".join([_relative(sys.executable), "bench/scaling.py", *sys.argv[1:]]),
         "when": f"{when:%Y-%m-%d %H:%M}",
         "spark": versions["floor_a"]["version"].removeprefix("pyspark "),
         "seconds": time.time() - started,
@@ -138,11 +144,24 @@ def main() -> None:
         "results": results,
     }
     json_out.write_text(json.dumps(doc, indent=1))
-    out = Path(args.out)
+    write(doc, Path(args.out))
+    print(f"and {json_out}, in {time.time() - started:.0f} s")
+
+
+def _relative(path: str) -> str:
+    """`path` from the checkout's root where it lies under it (the line's virtualenv)."""
+    try:
+        return str(Path(path).relative_to(HERE.parent))
+    except ValueError:
+        return path
+
+
+def write(doc: dict[str, Any], out: Path) -> None:
+    """The section of `doc` into the markdown file `out` (the rest of it left as it is)."""
     lines = section(doc)
     out.write_text(put_section(out.read_text() if out.exists() else "", lines))
     print("\n".join(lines))
-    print(f"wrote the section into {out} and {json_out} in {time.time() - started:.0f} s")
+    print(f"wrote the section into {out}")
 
 
 if __name__ == "__main__":

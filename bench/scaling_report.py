@@ -32,6 +32,14 @@ def ratio(case: dict[str, Any]) -> float | None:
     return None if ours is None or not floor else ours / floor
 
 
+def cpu_ratio(case: dict[str, Any]) -> float | None:
+    """The same of the CPU seconds each system's worker and JVM spent in a timed run (bench/run.py
+    keeps them): less moved than wall time by whatever else the machine runs meanwhile."""
+    spent = {s: min(r["own"] for r in runs) for s, runs in case.get("cpu", {}).items() if runs}
+    ours, floor = spent.get("ours"), spent.get("floor_a")
+    return None if ours is None or not floor else ours / floor
+
+
 def trend(ratios: list[tuple[int, float]], tolerance: float = TOLERANCE) -> tuple[bool, str]:
     """Whether the ratio to the floor stays flat or falls as the rows grow (no step from one
     size to the next up by more than `tolerance`), and where it grows if it does."""
@@ -65,13 +73,13 @@ def table(results: list[dict[str, Any]]) -> list[str]:
     lines = [
         "| rule set | rows | floor (a) min s | lineage-quality min s | ratio | median s "
         "(floor / ours) | runs | JVM peak RSS MiB (floor / ours) | JVM heap peak MiB "
-        "(floor / ours) | Python peak RSS MiB (ours) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "(floor / ours) | Python peak RSS MiB (ours) | CPU ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in sorted(results, key=lambda c: (c["rules"], c["rows"])):
         memory = c.get("memory", {})
         floor, ours = memory.get("floor_a", {}), memory.get("ours", {})
-        r = ratio(c)
+        r, cpu = ratio(c), cpu_ratio(c)
         runs = len(c["times"].get("ours") or [])
         lines.append(
             f"| {c['rules']} | {c['rows']:,} | {_s(best(c, 'floor_a'))} | {_s(best(c, 'ours'))} "
@@ -79,7 +87,7 @@ def table(results: list[dict[str, Any]]) -> list[str]:
             f"| {_s(median(c, 'floor_a'))} / {_s(median(c, 'ours'))} | {runs} "
             f"| {_mib(floor.get('jvm_rss_peak'))} / {_mib(ours.get('jvm_rss_peak'))} "
             f"| {_mib(floor.get('jvm_heap_peak'))} / {_mib(ours.get('jvm_heap_peak'))} "
-            f"| {_mib(ours.get('python_rss_peak'))} |"
+            f"| {_mib(ours.get('python_rss_peak'))} | {'n/a' if cpu is None else f'{cpu:.2f}x'} |"
         )
     return lines
 
@@ -95,7 +103,9 @@ def goals(results: list[dict[str, Any]]) -> list[str]:
             out.append(f"- {rules}: ratio to floor (a) with size: **not measured**")
             continue
         ok, text = trend(ratios)
-        out.append(f"- {rules}: ratio to floor (a) {text}: **{'holds' if ok else 'MISSED'}**")
+        cpus = [(c["rows"], r) for c in cases if (r := cpu_ratio(c)) is not None]
+        cpu = f" (CPU ratio {trend(cpus)[1]})" if len(cpus) == len(ratios) else ""
+        out.append(f"- {rules}: ratio to floor (a) {text}{cpu}: **{'holds' if ok else 'MISSED'}**")
         if rules in ("R10", "R30"):
             over = [f"{_rows(n)} {r:.2f}x" for n, r in sorted(ratios) if r > 1.0]
             word = "MISSED: " + ", ".join(over) if over else "holds"
@@ -131,10 +141,10 @@ def section(doc: dict[str, Any]) -> list[str]:
         "aggregation of the columns the rules read) in a worker JVM each, the settings of the "
         f"rest of this file; {doc['warm_up']} untimed rounds of every rule set on 1M rows first, "
         "then per case one warm-up run each and the timed runs interleaved with the floor "
-        f"(runs per size: {repeats}). Ratio: the minima. The data is bench/data.py's, seeded, "
-        "generated once under the bench's data folder (not kept in git) and reused: "
-        + "; ".join(generated)
-        + ".",
+        f"(runs per size: {repeats}). Ratio: the minima of wall time; CPU ratio: the minima of "
+        "the CPU seconds of each system's worker and JVM in a timed run. The data is "
+        "bench/data.py's, seeded, generated once under the bench's data folder (not kept in "
+        "git) and reused: " + "; ".join(generated) + ".",
         "",
         "Driver memory per case (its warm-up and timed runs), each worker's own driver: JVM peak "
         "RSS is the JVM process's VmHWM (/proc/<pid>/status), reset before the case "

@@ -66,3 +66,21 @@ def test_a_case_without_a_time_has_no_ratio() -> None:
     assert goals([case("RU", 1_000_000, [1.0], [])]) == [
         "- RU: ratio to floor (a) with size: **not measured**"
     ]
+
+
+def test_the_cpu_ratio_takes_each_systems_least_cpu_and_shows_beside_the_wall_trend() -> None:
+    def timed(rows: int, floor_cpu: list[float], ours_cpu: list[float]) -> dict[str, Any]:
+        found = case("RU", rows, [1.0], [1.5])
+        found["cpu"] = {
+            "floor_a": [{"own": c, "others": 0.0} for c in floor_cpu],
+            "ours": [{"own": c, "others": 0.0} for c in ours_cpu],
+        }
+        return found
+
+    small, large = timed(1_000_000, [2.0, 1.6], [3.0, 4.0]), timed(10_000_000, [4.0], [4.0])
+    assert scaling_report.cpu_ratio(small) == 3.0 / 1.6
+    assert scaling_report.cpu_ratio(case("RU", 1, [1.0], [1.0])) is None
+    assert goals([small, large]) == [
+        "- RU: ratio to floor (a) flat (1.50x -> 1.50x) (CPU ratio falls (1.88x -> 1.00x)): "
+        "**holds**"
+    ]
