@@ -31,7 +31,7 @@ ENGINE_SRC := $(wildcard jvm-config/src/lineagequality/*.java) \
 APT_STAMP := .stamp-system
 VENV_STAMP := $(VENV)/.stamp-install
 
-.PHONY: demo test test-spark lint typecheck unit e2e bench bench-appends bench-peers system venv jars test-jars kafka-jars clean
+.PHONY: demo test test-spark lint typecheck unit e2e bench bench-appends bench-scaling bench-peers system venv jars test-jars kafka-jars clean
 
 demo: system venv jars
 	$(VENV)/bin/lineage-quality demo
@@ -153,7 +153,14 @@ bench-peers: $(PEER_STAMPS) $(DEEQU_JAR)
 
 bench: system venv jars kafka-jars bench-peers
 	$(PY) bench/run.py --out $(BENCH_OUT) $(BENCH_ARGS)
+	$(PY) bench/scaling.py --out $(BENCH_OUT)
 	$(PY) bench/append_cost.py --out bench/results/appends$(if $(filter 4,$(SPARK)),-spark4).md
+
+# R10, R30 and RU at 1M, 10M and 100M rows beside floor (a), with the driver's peak memory (issue
+# 52): the section "Scaling: 1M to 100M rows" of $(BENCH_OUT). The 100M rows (~2.7 GB) are
+# generated once under bench/data/ and reused.
+bench-scaling: system venv jars
+	$(PY) bench/scaling.py --out $(BENCH_OUT)
 
 # An append's cost as its table grows (issue 51): 1M rows appended to 0, 10M and 100M rows.
 bench-appends: system venv jars

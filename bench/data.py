@@ -15,6 +15,8 @@ row count on every machine (every value is a hash of the row number and a fixed 
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +68,27 @@ def generate(spark: Any, rows: int, path: Path) -> None:
 
 
 def ensure(spark: Any, rows: int, folder: Path) -> Path:
-    """The data set of `rows` rows under `folder`, generated once (a marker says it is whole)."""
+    """The data set of `rows` rows under `folder`, generated once (a marker says it is whole;
+    another, `_generated.json`, how long that took: generation())."""
     path = folder / f"orders_{rows}"
     done = path / "_SUCCESS"
     if not done.exists():
+        started = time.perf_counter()
         generate(spark, rows, path)
+        seconds = time.perf_counter() - started
+        made = {"rows": rows, "seconds": round(seconds, 1), "spark": spark.version}
+        (path / "_generated.json").write_text(json.dumps(made))
+        print(f"generated {rows:,} rows in {seconds:.0f} s at {path}", flush=True)
     return path
+
+
+def generation(path: Path) -> dict[str, Any] | None:
+    """What ensure() noted when it generated the data set at `path` (rows, seconds, Spark
+    version); None for one generated before it kept that note."""
+    note = path / "_generated.json"
+    return json.loads(note.read_text()) if note.exists() else None
+
+
+def size_on_disk(path: Path) -> int:
+    """Bytes of the data set's Parquet files."""
+    return sum(f.stat().st_size for f in path.glob("*.parquet"))

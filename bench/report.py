@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from scaling_report import kept_section
+
 PEERS = ("pydeequ", "soda", "soda_samples", "gx", "cuallee", "dqx")
 LABELS = {
     "floor_a": "floor (a): one bare aggregation of the same columns",
@@ -246,6 +248,8 @@ def write_report(doc: dict[str, Any], out: Path) -> None:
                     f"{_x(t[2], t[0])} |"
                 )
     lines.append("")
+    # bench/scaling.py's section comes from a sitting of its own (make bench runs it after this)
+    lines += kept_section(out.read_text()) if out.exists() else []
     producer = doc.get("producer") or {}
     if producer:
         lines += producer.get("markdown", [])

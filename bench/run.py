@@ -298,14 +298,14 @@ def _word(value: Any) -> str:
     return {True: "passes", False: "fails"}.get(value, str(value))
 
 
-def ensure_data(sizes: list[int]) -> dict[int, Path]:
-    sys.path.insert(0, str(ROOT / "python"))
+def ensure_data(sizes: list[int], folder: Path = DATA) -> dict[int, Path]:
+    """The data sets of these sizes under `folder`, each generated where it is missing."""
     from data import ensure
     from settings import session
 
     spark = session({})
     try:
-        return {rows: ensure(spark, rows, DATA) for rows in sizes}
+        return {rows: ensure(spark, rows, folder) for rows in sizes}
     finally:
         spark.stop()
 

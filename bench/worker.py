@@ -7,6 +7,8 @@ stdout (libraries may print other lines; the harness ignores them):
 
     {"op": "version"}                                  -> {"version": "..."}
     {"op": "run", "data": PATH, "ruleset": "R10"}      -> {"seconds": s, "verdicts": {id: bool}}
+    {"op": "memory", "reset": true}                    -> the driver's peaks since the last
+                                                          reset (bench/driver_memory.py)
 
 A verdict is true when the rule passed, false when it failed, null when the system has no way
 to state that rule (reported as such, never counted as agreement). Errors answer {"error": ...}.
@@ -28,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "python"))
 
+import driver_memory  # noqa: E402
 from rulesets import ruleset  # noqa: E402
 from settings import session  # noqa: E402
 
@@ -44,6 +47,10 @@ def main() -> None:
         try:
             if command["op"] == "version":
                 answer = {"version": system.version()}
+            elif command["op"] == "memory":
+                answer = driver_memory.peaks(spark)
+                if command.get("reset"):
+                    answer |= driver_memory.reset(spark)
             else:
                 rules = ruleset(command["ruleset"])
                 df = spark.read.parquet(command["data"])
