@@ -318,17 +318,21 @@ class Lanes:
             self._flying.setdefault(lane, collections.deque()).append([event_id, None])
             return True
 
-    def reported(self, lane: str, event_id: int, taken: bool) -> tuple[list[int], list[int]]:
+    def reported(
+        self, lane: str, event_id: int, taken: bool
+    ) -> tuple[list[int], list[int], list[int]]:
         """The sink's answer for `event_id`, out: the lane's answers settled in the order its
-        events were sent. Returns (the events taken, out of the lane now: their deletes are the
-        caller's; the events not taken: in the lane still). Once no answer of a broken lane is
-        awaited, it is claimable again from its oldest event."""
+        events were sent. Returns the events settled: (taken, out of the lane now: their deletes
+        are the caller's; not taken; taken after one that was not: both kept in the lane, sent
+        again in order). Once no answer of a broken lane is awaited, it is claimable again from
+        its oldest event."""
         settled: list[int] = []
         failed: list[int] = []
+        again: list[int] = []
         with self.index.lock:
             flying = self._flying.get(lane)
             if flying is None:
-                return settled, failed
+                return settled, failed, again
             for entry in flying:
                 if entry[0] == event_id:
                     entry[1] = taken
@@ -343,7 +347,8 @@ class Lanes:
                 elif broken_at is None or sent < broken_at:
                     settled.append(sent)
                     self.index.remove(sent)  # never handed out again; its delete rides
-                # else: taken after one that was not: sent again after it, in order
+                else:  # taken after one that was not: sent again after it, in order
+                    again.append(sent)
             if not flying:
                 del self._flying[lane]
                 if broken_at is not None:  # from its oldest event on, in order
@@ -353,7 +358,7 @@ class Lanes:
                     self.changed.notify()
             if settled:
                 self.removed()
-        return settled, failed
+        return settled, failed, again
 
     # -- what commits tell (caller holds the index's lock) --------------------------------------
 

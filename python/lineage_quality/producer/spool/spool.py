@@ -139,9 +139,12 @@ class Spool:
         not be sent now (lanes.py, `sending`)."""
         return self.lanes.sending(item.lane, item.id)
 
-    def reported(self, lane: str, event_id: int, taken: bool) -> tuple[list[int], list[int]]:
-        """The sink's answer for an event out (lanes.py, `reported`): (the events of `lane`
-        taken, to delete with `done(..., ride=True)`; those not taken, to count as attempted)."""
+    def reported(
+        self, lane: str, event_id: int, taken: bool
+    ) -> tuple[list[int], list[int], list[int]]:
+        """The sink's answer for an event out (lanes.py, `reported`): the events of `lane`
+        settled: (taken, to delete with `done(..., ride=True)`; not taken, to count as
+        attempted; taken after one that was not, kept to be sent again)."""
         return self.lanes.reported(lane, event_id, taken)
 
     def forwarded_directly(self, run_ids: Sequence[str]) -> None:
