@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
 from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 from openlineage.client.transport import Transport, get_default_factory
@@ -180,9 +181,13 @@ class Delivery:
         """`forward` then `delete` (`run_ids`, `step`); a first attempt to a sink that keeps a
         run's order by itself is handed over without waiting (outbound.py: deleted once taken;
         `event`, the body's parse or None, gives its key)."""
-        if self.outbound is not None and not item.attempts and not item.refused:
-            self.outbound.send(item, body, event, run_ids, step)
-        elif self.forward(item, body):
+        outbound = self.outbound
+        if outbound is not None and not item.attempts and not item.refused:
+            outbound.send(item, body, event, run_ids, step)
+            return
+        if outbound is not None:  # a retry: refusals when handed over count too
+            item = attrs.evolve(item, refused=item.refused + outbound.refusals(item.id))
+        if self.forward(item, body):
             self.delete(item, run_ids, step)
 
     def forward(self, item: SpooledEvent, body: str) -> bool:

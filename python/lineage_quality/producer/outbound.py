@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.spool import Spool, SpooledEvent
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,12 @@ class Outbound:
         self._stop = stop
         self._room = threading.Condition()  # a leaf: no other lock is taken while holding it
         self._out = 0
+        self.peak = 0  # the most events out at once so far
         # per event out: (lane, run ids, step) for its delete
         self._facts: dict[int, tuple[str, tuple[str, ...], int]] = {}
+        # events the sink refused for good when handed over: counted towards dead_letter_after
+        # by their retry (`refusals`); at most one entry per event retried
+        self._refused: dict[int, int] = {}
 
     @property
     def out(self) -> int:
@@ -91,6 +96,7 @@ class Outbound:
                     return
                 self._room.wait(_ROOM_POLL)
             self._out += 1
+            self.peak = max(self.peak, self._out)
         if not self.spool.sending(item):
             self._answered()
             return
@@ -100,21 +106,27 @@ class Outbound:
         except Exception as exc:  # not even queued: a failed delivery, settled as one
             self._told(item.id, exc)
 
+    def refusals(self, event_id: int) -> int:
+        """How many times the sink refused event `event_id` for good when it was handed over
+        (forgotten once asked: its retry counts on from there)."""
+        return self._refused.pop(event_id, 0)
+
     def _told(self, event_id: int, error: Exception | None) -> None:
         """The answer for event `event_id` (None: taken): the lane's answers settled in order."""
         try:
             lane = self._facts[event_id][0]
+            if error is not None:  # before the lane is settled: its retry knows
+                if refused_for_good(error):
+                    self._refused[event_id] = self._refused.get(event_id, 0) + 1
+                self.spool.attempted(event_id)
+                self._count("forward_failures")
             taken, failed, again = self.spool.reported(lane, event_id, error is None)
             for done in taken:
                 _, run_ids, step = self._facts.pop(done)
                 self.spool.done(done, run_ids, step, ride=True)  # never waits for a commit
                 self._count("forwarded")
-            for attempted in failed:
-                self._facts.pop(attempted, None)
-                self.spool.attempted(attempted)
-                self._count("forward_failures")
-            for resent in again:
-                self._facts.pop(resent, None)
+            for settled in (*failed, *again):  # attempted when told; sent again in order
+                self._facts.pop(settled, None)
             if error is not None:
                 said = str(error).strip().splitlines()
                 log.warning(

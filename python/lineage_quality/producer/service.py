@@ -119,6 +119,8 @@ class Producer:
             self._count,
             lambda item: self.runs.note(item, -1),
         )
+        outbound = self.delivery.outbound
+        self.metrics.watch_in_flight(lambda: 0 if outbound is None else outbound.out)
         self._counted = {
             "forwarded": self.metrics.events_forwarded,
             "forward_failures": self.metrics.forward_failures,

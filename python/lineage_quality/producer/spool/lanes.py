@@ -29,9 +29,10 @@ other runs pass it. The policy, in full:
   events out settled) offers the lane again (`offer`), so a claim costs O(log lanes) instead of
   a scan over every lane (the same choice as the scan: tests/unit/test_lane_index.py).
 - **Events out, in order.** A sink that takes events without the sender waiting for each answer
-  (Kafka out: producer/outbound.py) sends a lane's events one after the other (`sending`): they
-  are out, not handed out again, until their answers are settled (`reported`), in the lane's
-  order: an event is deleted only once it and every event sent before it in its lane were taken.
+  (Kafka out: producer/outbound.py) is handed a lane's events one after the other (`sending`), at
+  most `window` (RUN_WINDOW) of a lane at once: they are out, not handed out again, until their
+  answers are settled (`reported`), in the lane's order: an event is deleted only once it and
+  every event sent before it in its lane were taken; then the lane is offered again.
   When one was not, the lane is broken: nothing more of it is sent, and once every answer of it
   came, it is claimable again from that event on (taken again, in order; those after it that
   were taken are sent again: at least once).
@@ -57,6 +58,12 @@ from lineage_quality.producer.spool.index import Index
 # of another lane waits for it rather than waking a second worker (see the module docstring).
 HELPER_AFTER = 0.002  # seconds
 LANE_STREAK = 16  # events of one lane a worker handles in a row before it claims afresh
+# Events of one lane out at once (sent, no answer yet). 1: a run's next event is sent once the
+# sink took the one before it; workers do not wait meanwhile, they take other runs' events. More
+# would not keep a run's order: librdkafka keeps a partition's order through its own retries,
+# but when the broker refuses a batch for good (an event over the topic's max.message.bytes
+# fails the events batched with it) a later batch of the same run may already be written.
+RUN_WINDOW = 1
 
 
 class Lanes:
@@ -81,6 +88,7 @@ class Lanes:
         # of each, in the order they were sent
         self._flying: dict[str, collections.deque[list[Any]]] = {}
         self._broken: dict[str, int] = {}  # lanes whose event out was not taken -> its id
+        self.window = RUN_WINDOW
 
     # -- taking events --------------------------------------------------------------------------
 
@@ -125,7 +133,7 @@ class Lanes:
             return self._next_in_lane(lane)
 
     def _next_in_lane(self, lane: str) -> int | None:
-        head = None if lane in self._broken else self.index.head(lane)
+        head = None if self._waits(lane) else self.index.head(lane)
         if head is not None and self._behind_held(lane, head):
             head = None  # at or behind a follow-up waiting for its evaluation
         if head is None:
@@ -160,12 +168,16 @@ class Lanes:
 
     def _free_head(self, lane: str) -> int | None:
         """`lane`'s oldest event not out, when the lane is claimable (else None)."""
-        if lane in self._busy or lane in self._direct or lane in self._broken:
+        if lane in self._busy or lane in self._direct or self._waits(lane):
             return None
         head = self.index.head(lane)
         if head is None or self._behind_held(lane, head):
             return None
         return head
+
+    def _waits(self, lane: str) -> bool:
+        """`lane` sends nothing more now: it is broken, or its window of events out is full."""
+        return lane in self._broken or self.index.out.get(lane, 0) >= self.window
 
     def _behind_held(self, lane: str, head: int) -> bool:
         """`head` is at or behind a follow-up of its lane waiting for its evaluation."""
@@ -312,7 +324,7 @@ class Lanes:
         event not out, or the lane is broken: the lane was settled meanwhile, `go_on` gives its
         next event."""
         with self.index.lock:
-            if lane in self._broken or self.index.head(lane) != event_id:
+            if self._waits(lane) or self.index.head(lane) != event_id:
                 return False
             self.index.out[lane] = self.index.out.get(lane, 0) + 1
             self._flying.setdefault(lane, collections.deque()).append([event_id, None])
@@ -354,7 +366,9 @@ class Lanes:
                 if broken_at is not None:  # from its oldest event on, in order
                     del self._broken[lane]
                     self.index.out.pop(lane, None)
-                    self.offer(lane)
+            if settled or not flying:  # room in its window: its next event for a worker
+                self.offer(lane)
+                if lane not in self._busy:
                     self.changed.notify()
             if settled:
                 self.removed()
