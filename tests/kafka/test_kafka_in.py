@@ -12,8 +12,9 @@
   committed), the rest is read again from the last commit: nothing lost.
 - SIGKILL while a burst is taken in batches (one spool commit each): what is committed is in the
   spool or forwarded, and the restart brings every event: nothing lost mid-batch.
-- Topic -> serve -> topic, SIGKILL while hundreds of events are handed to Kafka out and not yet
-  acknowledged: none had left the spool; the restart brings every event, each run in order.
+- Topic -> serve -> topic, SIGKILL while an event of each of 40 runs is handed to Kafka out and
+  not yet acknowledged: none had left the spool; the restart brings every event, each run in
+  order.
 """
 
 from __future__ import annotations
@@ -204,14 +205,16 @@ def test_topic_in_serve_topic_out_keeps_each_run_in_order_through_a_kill_with_se
     running_broker: KafkaBroker, tmp_path: Path
 ) -> None:
     """Kafka in and Kafka out together: the listener's topic -> serve -> another topic, keyed by
-    its run, a run's events in one partition in order. Kafka out hands a run's events over
-    without waiting for each acknowledgement; with librdkafka holding them (linger.ms 3 s) serve
-    is killed -9 while hundreds are in flight: none had left the spool, and the restart on the
-    same spool brings every event, byte for byte, each run's first arrivals in order."""
+    its run, a run's events in one partition in order. Kafka out hands events over without
+    waiting for each acknowledgement (a run's next once the one before it was acknowledged);
+    with librdkafka holding them (linger.ms 3 s) serve is killed -9 while an event of each of
+    the 40 runs is in flight: none had left the spool, and the restart on the same spool brings
+    every event, byte for byte, each run's first arrivals in order."""
     topic_in, topic_out, group = "lineage-in-out", "lineage-out-of-serve", "lq-in-out"
     running_broker.create_topic(topic_in, partitions=PARTITIONS)
     running_broker.create_topic(topic_out, partitions=2)
-    events = _events(20, 10)
+    runs = 40
+    events = _events(runs, 5)
     produce(running_broker, topic_in, events)
     contracts = tmp_path / "contracts"
     contracts.mkdir()
@@ -239,7 +242,7 @@ def test_topic_in_serve_topic_out_keeps_each_run_in_order_through_a_kill_with_se
 
         def many_in_flight() -> bool:
             in_flight.append(_gauge(first.url, "lineage_quality_events_in_flight"))
-            return in_flight[-1] >= len(events) // 2
+            return in_flight[-1] >= runs  # one of each run: the next waits for it
 
         assert wait_until(many_in_flight, 60, step=0.05), in_flight
         first.kill9()
@@ -267,7 +270,7 @@ def test_topic_in_serve_topic_out_keeps_each_run_in_order_through_a_kill_with_se
     partitions: dict[str, set[int]] = {}
     for partition, _, key, _ in messages:
         partitions.setdefault(key, set()).add(partition)
-    assert set(partitions) == {f"run:reliability/job_{run}" for run in range(20)}
+    assert set(partitions) == {f"run:reliability/job_{run}" for run in range(runs)}
     assert all(len(p) == 1 for p in partitions.values())
     check_run_order([json.loads(m[3]) for m in sorted(messages, key=lambda m: (m[0], m[1]))])
     record_fault(
