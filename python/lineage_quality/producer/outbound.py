@@ -71,7 +71,6 @@ class Outbound:
         self._stop = stop
         self._room = threading.Condition()  # a leaf: no other lock is taken while holding it
         self._out = 0
-        self.peak = 0  # the most events out at once so far
         # per event out: (lane, run ids, step) for its delete
         self._facts: dict[int, tuple[str, tuple[str, ...], int]] = {}
         # events the sink refused for good when handed over: counted towards dead_letter_after
@@ -96,7 +95,6 @@ class Outbound:
                     return
                 self._room.wait(_ROOM_POLL)
             self._out += 1
-            self.peak = max(self.peak, self._out)
         if not self.spool.sending(item):
             self._answered()
             return
