@@ -12,6 +12,9 @@
   committed), the rest is read again from the last commit: nothing lost.
 - SIGKILL while a burst is taken in batches (one spool commit each): what is committed is in the
   spool or forwarded, and the restart brings every event: nothing lost mid-batch.
+- Topic -> serve -> topic, SIGKILL while an event of each of 40 runs is handed to Kafka out and
+  not yet acknowledged: none had left the spool; the restart brings every event, each run in
+  order.
 """
 
 from __future__ import annotations
@@ -198,46 +201,89 @@ def test_sigkill_while_a_burst_is_taken_in_batches_loses_nothing(
     )  # fmt: skip
 
 
-def test_topic_in_serve_topic_out_keeps_each_run_in_one_partition_in_order(
+def test_topic_in_serve_topic_out_keeps_each_run_in_order_through_a_kill_with_sends_in_flight(
     running_broker: KafkaBroker, tmp_path: Path
 ) -> None:
-    """Kafka in and Kafka out together: the listener's topic -> serve -> another topic, each
-    event there once (no fault), keyed by its run, a run's events in one partition in order."""
+    """Kafka in and Kafka out together: the listener's topic -> serve -> another topic, keyed by
+    its run, a run's events in one partition in order. Kafka out hands events over without
+    waiting for each acknowledgement (a run's next once the one before it was acknowledged);
+    with librdkafka holding them (linger.ms 3 s) serve is killed -9 while an event of each of
+    the 40 runs is in flight: none had left the spool, and the restart on the same spool brings
+    every event, byte for byte, each run's first arrivals in order."""
     topic_in, topic_out, group = "lineage-in-out", "lineage-out-of-serve", "lq-in-out"
     running_broker.create_topic(topic_in, partitions=PARTITIONS)
     running_broker.create_topic(topic_out, partitions=2)
-    events = _events(6, 5)
+    runs = 40
+    events = _events(runs, 5)
     produce(running_broker, topic_in, events)
     contracts = tmp_path / "contracts"
     contracts.mkdir()
-    config = tmp_path / "out.openlineage.yml"
-    config.write_text(
-        f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
-        f"    bootstrap.servers: '{running_broker.bootstrap}'\n"
-    )
-    serve = ServeProcess(
-        [
-            "--contracts", str(contracts), "--port", "0", "--spool", str(tmp_path / "s.db"),
-            "--openlineage-config", str(config),
-            "--kafka-bootstrap-servers", running_broker.bootstrap,
-            "--kafka-topic", topic_in, "--kafka-group-id", group,
-        ],
-        tmp_path / "serve.log",
-    )  # fmt: skip
+
+    def serve(linger_ms: int) -> ServeProcess:
+        config = tmp_path / f"out-{linger_ms}.openlineage.yml"
+        config.write_text(
+            f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
+            f"    bootstrap.servers: '{running_broker.bootstrap}'\n"
+            f"    linger.ms: '{linger_ms}'\n"
+        )
+        return ServeProcess(
+            [
+                "--contracts", str(contracts), "--port", "0", "--spool", str(tmp_path / "s.db"),
+                "--openlineage-config", str(config),
+                "--kafka-bootstrap-servers", running_broker.bootstrap,
+                "--kafka-topic", topic_in, "--kafka-group-id", group,
+            ],
+            tmp_path / f"serve-{linger_ms}.log",
+        )  # fmt: skip
+
+    first = serve(3000)  # messages wait 3 s in librdkafka before they go to the broker
     try:
-        messages = running_broker.read(topic_out, len(events), timeout=90)
-        end = end_offsets(running_broker, topic_in, PARTITIONS)
-        assert wait_until(lambda: committed(running_broker, group, topic_in, PARTITIONS) == end, 30)
+        in_flight: list[float] = []
+
+        def many_in_flight() -> bool:
+            in_flight.append(_gauge(first.url, "lineage_quality_events_in_flight"))
+            return in_flight[-1] >= runs  # one of each run: the next waits for it
+
+        assert wait_until(many_in_flight, 60, step=0.05), in_flight
+        first.kill9()
     finally:
-        serve.stop()
-    assert sorted(m[3] for m in messages) == sorted(json.dumps(e) for e in events)  # as sent
+        if first.proc.poll() is None:
+            first.stop()
+    delivered = sum(end_offsets(running_broker, topic_out, 2).values())
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        spooled = db.execute("SELECT count(*) FROM events").fetchone()[0]
+    # an event leaves the spool only once the broker acknowledged it
+    assert spooled + delivered >= len(events), (spooled, delivered)
+    again = serve(1)
+    try:
+        assert wait_until(
+            lambda: _gauge(again.url, "lineage_quality_spool_events") == 0
+            and _gauge(again.url, "lineage_quality_events_in_flight") == 0
+            and committed(running_broker, group, topic_in, PARTITIONS)
+            == end_offsets(running_broker, topic_in, PARTITIONS),
+            90,
+        )
+        messages = running_broker.read(topic_out, len(events), timeout=30)
+    finally:
+        again.stop()
+    assert {m[3] for m in messages} == {json.dumps(e) for e in events}  # each, as sent
     partitions: dict[str, set[int]] = {}
     for partition, _, key, _ in messages:
         partitions.setdefault(key, set()).add(partition)
-    assert set(partitions) == {f"run:reliability/job_{run}" for run in range(6)}
+    assert set(partitions) == {f"run:reliability/job_{run}" for run in range(runs)}
     assert all(len(p) == 1 for p in partitions.values())
     check_run_order([json.loads(m[3]) for m in sorted(messages, key=lambda m: (m[0], m[1]))])
     record_fault(
-        "kafka in and out: topic -> serve -> topic", len(events), len(events), len(messages),
+        "kafka in and out: kill -9 with sends in flight, restart on the spool",
+        len(events), len(events), len({m[3] for m in messages}),
+        in_flight_at_kill=max(in_flight), spooled_at_kill=spooled,
         duplicates=len(messages) - len(events),
     )  # fmt: skip
+
+
+def _gauge(url: str, name: str) -> float:
+    """The value of an unlabelled metric of serve's /metrics."""
+    for line in _metrics(url).splitlines():
+        if line.startswith(f"{name} "):
+            return float(line.split()[1])
+    raise AssertionError(f"no metric {name}")

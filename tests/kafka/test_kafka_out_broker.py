@@ -192,6 +192,8 @@ def test_a_broker_down_past_the_message_timeout_loses_nothing(
     # the failures were librdkafka's reports of messages it could not deliver in time, retried
     timed_out = [r for r in caplog.records if "_MSG_TIMED_OUT" in r.getMessage()]
     assert timed_out and all("retrying in" in r.getMessage() for r in timed_out)
+    # ... among them events handed over without waiting: settled in order, retried from there
+    assert any("in its run's order" in r.getMessage() for r in timed_out)
     record_fault(
         "kafka out: broker down past message.timeout.ms, then up",
         len(events),

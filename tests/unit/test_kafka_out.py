@@ -119,9 +119,13 @@ def test_settings_that_would_lose_events_or_wait_for_ever_are_refused() -> None:
     with pytest.raises(ConfigError, match=re.escape("message.timeout.ms")):
         producer_settings({"delivery.timeout.ms": "soon"})
     assert producer_settings({})["message.timeout.ms"] == 30_000
-    assert producer_settings({"delivery.timeout.ms": "5000"}) == {"message.timeout.ms": "5000"}
+    assert producer_settings({"delivery.timeout.ms": "5000"}) == {
+        "message.timeout.ms": "5000",
+        "enable.idempotence": "true",  # acks=all: a run's events handed over without waiting
+    }
+    assert producer_settings({"enable.idempotence": "false"})["enable.idempotence"] == "false"
     kept = producer_settings({"acks": "1", "bootstrap.servers": "b:9092", "linger.ms": 0})
-    assert kept == {
+    assert kept == {  # acks=1: no idempotence (librdkafka would refuse it), each report awaited
         "acks": "1",
         "bootstrap.servers": "b:9092",
         "linger.ms": 0,

@@ -125,3 +125,67 @@ class Statements:
             finally:
                 cur.close()
                 self._db.autocommit = False
+
+
+class _Work:
+    """One thread's statements waiting for a grouped commit (`Grouped`)."""
+
+    def __init__(self, work: Callable[[Any], Any]) -> None:
+        self.work = work
+        self.done = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class Grouped:
+    """Transactions of several threads committed together on `owner`'s connection: on SQLite
+    one commit -- one disk sync -- for what every thread queued while the one before ran (the
+    spool's group commit, for a store's writes: a worker keeping each COMPLETE's lineage no
+    longer waits for a sync of its own behind the others). Each `run` still returns only once
+    its statements are committed, and raises their error alone: when a batch fails, each of its
+    works is run again in a transaction of its own. On PostgreSQL each runs in its own
+    transaction, pipelined (one round trip)."""
+
+    def __init__(self, owner: Statements) -> None:
+        self._owner = owner
+        self._queued: list[_Work] = []
+        self._queue_lock = threading.Lock()  # a leaf: guards `_queued` only
+
+    def run(self, work: Callable[[Any], T]) -> T:
+        """`work(cursor)` in a transaction committed with those queued meanwhile; its result."""
+        owner = self._owner
+        if owner.placeholder != "?":
+            with owner._transaction(batched=True) as cur:
+                return work(cur)
+        entry = _Work(work)
+        with self._queue_lock:
+            self._queued.append(entry)
+        with owner._lock:  # the one committing now commits what queued behind it next
+            if not entry.done:
+                with self._queue_lock:
+                    batch, self._queued = self._queued, []
+                self._commit(batch)
+        if entry.error is not None:
+            raise entry.error
+        return entry.result  # type: ignore[no-any-return]
+
+    def _commit(self, batch: list[_Work]) -> None:
+        db = self._owner._db
+        cur = db.cursor()
+        try:
+            for entry in batch:
+                entry.result = entry.work(cur)
+            db.commit()
+        except Exception:
+            db.rollback()
+            for entry in batch:  # each alone: only the one that fails fails
+                try:
+                    entry.result = entry.work(cur)
+                    db.commit()
+                except Exception as exc:
+                    db.rollback()
+                    entry.error = exc
+        finally:
+            cur.close()
+            for entry in batch:
+                entry.done = True

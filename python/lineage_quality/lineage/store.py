@@ -30,7 +30,7 @@ import attrs
 
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, LineageBounds
 from lineage_quality.errors import ConfigError
-from lineage_quality.history.database import Statements, connect, made
+from lineage_quality.history.database import Grouped, Statements, connect, made
 from lineage_quality.history.store import MAX_RUN_ID, key
 from lineage_quality.lineage.model import (
     Failure,
@@ -161,6 +161,7 @@ class LineageStore(Statements):
         self.read_only = read_only
         self.placeholder = placeholder
         self._lock = threading.Lock()
+        self._grouped = Grouped(self)  # the workers' records: one commit for those queued
         self._kept = self.bounds.check_every - 1  # events kept since the bounds were checked
         if not read_only:
             self._migrate()
@@ -198,8 +199,9 @@ class LineageStore(Statements):
     # -- writing --------------------------------------------------------------------------------
 
     def record(self, observed: Observed, now_ms: int | None = None) -> int:
-        """Keep one event's writes and edges, in one transaction, bounds applied in it; returns
-        the rows kept (none when its time is past the retention or too far ahead)."""
+        """Keep one event's writes and edges, in one transaction (with the records other threads
+        queued meanwhile: `Grouped`), bounds applied in it; returns the rows kept (none when its
+        time is past the retention or too far ahead)."""
         if self.read_only:
             raise ConfigError("this lineage store was opened read-only")
         now = int(time.time() * 1000) if now_ms is None else now_ms
@@ -233,7 +235,8 @@ class LineageStore(Statements):
                     run.run, "outputs", w.dataset, run.job, w.version, run.event_ms, columns, now
                 )
             )
-        with self._transaction(batched=True) as cur:
+
+        def write(cur: Any) -> int:
             if writes:
                 cur.executemany(self._sql(_WRITE_UPSERT), writes)
             if edges:
@@ -242,7 +245,9 @@ class LineageStore(Statements):
             if self._kept >= self.bounds.check_every:  # the first event, then every n-th
                 self._expire(cur, now)
                 self._kept = 0
-        return len(writes) + len(edges)
+            return len(writes) + len(edges)
+
+        return self._grouped.run(write)
 
     def evaluated_late(
         self, dataset: str, run: str, failures: Sequence[Failure], evaluated: bool = True

@@ -5,7 +5,9 @@
 environment variables; file, console, http (Marquez), kafka, composite... (a plain `http://`
 sink over kept-alive connections: http_fast.py; `kafka` acknowledged by the broker:
 kafka/transport.py). `Delivery` sends one spooled event until the
-sink takes it, dead-letters what a sink refuses for good, and deletes it from the spool after."""
+sink takes it, dead-letters what a sink refuses for good, and deletes it from the spool after;
+a sink that keeps a run's order by itself (Kafka out) is handed a first attempt without waiting
+for its answer (outbound.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
 from openlineage.client import OpenLineageClient
 from openlineage.client.serde import Serde
 from openlineage.client.transport import Transport, get_default_factory
@@ -27,6 +30,7 @@ from lineage_quality.errors import ConfigError
 from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.http_fast import FastHttp
 from lineage_quality.producer.kafka import KafkaAckedTransport
+from lineage_quality.producer.outbound import Outbound, pipelined
 from lineage_quality.producer.poison import describe, deterministic
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool, SpooledEvent
@@ -164,6 +168,27 @@ class Delivery:
         self._stop = stop
         self._count = count
         self._buried = buried
+        sink = pipelined(getattr(forwarder, "transport", None))  # a test's forwarder: none
+        self.outbound = (
+            None
+            if sink is None
+            else Outbound(sink, spool, settings.delivery.max_in_flight, count, stop)
+        )
+
+    def send(
+        self, item: SpooledEvent, body: str, event: Any, run_ids: Sequence[str], step: int
+    ) -> None:
+        """`forward` then `delete` (`run_ids`, `step`); a first attempt to a sink that keeps a
+        run's order by itself is handed over without waiting (outbound.py: deleted once taken;
+        `event`, the body's parse or None, gives its key)."""
+        outbound = self.outbound
+        if outbound is not None and not item.attempts and not item.refused:
+            outbound.send(item, body, event, run_ids, step)
+            return
+        if outbound is not None:  # a retry: refusals when handed over count too
+            item = attrs.evolve(item, refused=item.refused + outbound.refusals(item.id))
+        if self.forward(item, body):
+            self.delete(item, run_ids, step)
 
     def forward(self, item: SpooledEvent, body: str) -> bool:
         """Send `body` until the sink takes it (True); False when stopping or when the event

@@ -203,6 +203,12 @@ class Metrics:
         self.spool_bytes = Gauge(
             "lineage_quality_spool_bytes", "Bytes of the events in the spool", registry=r
         )
+        self.events_in_flight = Gauge(
+            "lineage_quality_events_in_flight",
+            "Events handed to the sink without waiting (Kafka out), not acknowledged yet: still "
+            "in the spool",
+            registry=r,
+        )
         self.alerts_pending = Gauge(
             "lineage_quality_alerts_pending", "Alerts waiting for delivery", registry=r
         )
@@ -240,6 +246,10 @@ class Metrics:
         """Read the spool's (events, bytes) at each scrape."""
         self.spool_events.set_function(lambda: float(usage()[0]))
         self.spool_bytes.set_function(lambda: float(usage()[1]))
+
+    def watch_in_flight(self, out: Callable[[], int]) -> None:
+        """Read the events out (outbound.py) at each scrape."""
+        self.events_in_flight.set_function(lambda: float(out()))
 
     def watch_alerts(self, pending: Callable[[], int]) -> None:
         self.alerts_pending.set_function(lambda: float(pending()))

@@ -119,6 +119,8 @@ class Producer:
             self._count,
             lambda item: self.runs.note(item, -1),
         )
+        outbound = self.delivery.outbound
+        self.metrics.watch_in_flight(lambda: 0 if outbound is None else outbound.out)
         self._counted = {
             "forwarded": self.metrics.events_forwarded,
             "forward_failures": self.metrics.forward_failures,
@@ -255,8 +257,7 @@ class Producer:
         evaluation (a follow-up waiting for its results), which releases it."""
         delivery = self.delivery
         if needs_no_parse(item):  # as received, of a type never evaluated: forward it as it is
-            if delivery.forward(item, item.body):
-                delivery.delete(item, item.run_ids, 0)
+            delivery.send(item, item.body, None, item.run_ids, 0)
             return True
         # parsed once: by the receiver (its envelope kept with the body), or here when read back
         # from the database
@@ -267,12 +268,11 @@ class Producer:
             if prepared is None:  # stopping, or a follow-up now held by its evaluation
                 return item.kind != LATE or self._stop.is_set()
             body = prepared
-        if delivery.forward(item, body):
-            # the run's waiting COMPLETE count drops in the delete's own transaction
-            # a follow-up (LATE) records nothing: its COMPLETE did
-            late = item.kind == LATE
-            ids = [] if late else envelope.run_ids
-            delivery.delete(item, ids, -1 if envelope.complete and not late else 0)
+        # the run's waiting COMPLETE count drops in the delete's own transaction; a follow-up
+        # (LATE) records nothing: its COMPLETE did
+        late = item.kind == LATE
+        step = -1 if envelope.complete and not late else 0
+        delivery.send(item, body, envelope.tree, [] if late else envelope.run_ids, step)
         return True
 
     def _needs_evaluation(self, envelope: Envelope) -> bool:

@@ -253,6 +253,15 @@ class DeliverySettings:
         group="reliability", metavar="SECONDS", zero_is_none=True, validator=_optional_positive,
     )  # fmt: skip
     write_through_timeout: float = _setting(1.0, validator=_positive)  # then: spooled
+    # a sink that keeps a run's order by itself (Kafka out with idempotence: outbound.py) is
+    # handed events without waiting for each answer; this many at most are out at once
+    max_in_flight: int = _setting(
+        1000, "--max-in-flight",
+        "hand at most N events at once to a sink that keeps their order by itself (Kafka out), "
+        "each deleted from the spool once the broker acknowledged it and the events before it "
+        "in its run (default %(default)s; 1: one at a time)",
+        group="reliability", metavar="N", validator=_positive,
+    )  # fmt: skip
     drain_seconds: float = _setting(
         30.0, "--drain-seconds", "on shutdown, wait this long for queued events to be forwarded",
         validator=_not_negative,
@@ -475,6 +484,7 @@ FLAT: dict[str, tuple[str, str]] = {
     "poison_after": ("delivery", "poison_after"),
     "write_through_below": ("delivery", "write_through_below"),
     "write_through_timeout": ("delivery", "write_through_timeout"),
+    "max_in_flight": ("delivery", "max_in_flight"),
     "drain_seconds": ("delivery", "drain_seconds"),
     "kafka_bootstrap_servers": ("kafka", "bootstrap_servers"),
     "kafka_topics": ("kafka", "topics"),

@@ -18,10 +18,15 @@ partitions (issue 43). This transport reads the same configuration (openlineage-
   `KafkaRefused` (a `backoff.RefusedForGood`) when the broker refused the message itself (too
   large for the topic, invalid, not authorized: dead-lettered after `--dead-letter-after`).
 
-One event per run is in flight at a time (a lane waits for its event's outcome), so a run's
-events reach their partition in the order they left the spool; a retried event may be written
-twice (at least once). librdkafka's own log lines and errors go through Python logging, where
-`serve` masks secrets; the SASL/SSL secrets of `config` are masked in every error raised here.
+`emit` is the path of a retry (and of any caller that waits). A run's first attempts go through
+`produce` instead (producer/outbound.py): handed to librdkafka without waiting, the outcome told
+to a callback on the reports thread, so the broker's acknowledgements of many events overlap.
+librdkafka keeps a partition's messages in the order they were produced, retries included, with
+`enable.idempotence` (set here unless the settings name it or ask for acks other than all; with
+it off, `pipelined` is False and every event waits for its report). A retried event may be
+written twice (at least once). librdkafka's own log lines and errors go through Python logging,
+where `serve` masks secrets; the SASL/SSL secrets of `config` are masked in every error raised
+here.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from openlineage.client.serde import Serde
@@ -103,10 +108,14 @@ class KafkaAckedTransport(Transport):
         self.settings = producer_settings(config.config)
         # how long an emit waits for its report: librdkafka reports every message by then
         self.timeout = float(self.settings["message.timeout.ms"]) / 1000 + _MARGIN
+        # a run's events may be handed over without waiting for each one's report (`produce`):
+        # only when librdkafka keeps their order through its retries
+        self.pipelined = _true(self.settings.get("enable.idempotence"))
         self._closed = threading.Event()
         self._interrupted = threading.Event()
         self._lock = threading.Lock()
         self._producer = _new_producer(self.settings, self._secrets)
+        self._retired: list[Producer] = []  # after a fatal error: polled until all reported
         self._reports = threading.Thread(
             target=self._serve_reports, name="kafka-delivery-reports", daemon=True
         )
@@ -114,23 +123,11 @@ class KafkaAckedTransport(Transport):
 
     def emit(self, event: Any) -> None:
         """Write `event` to the topic; return once the broker acknowledged it, raise if not."""
-        if self._closed.is_set() or self._interrupted.is_set():
-            raise KafkaNotDelivered("the Kafka transport is stopping or closed")
         text = Serde.to_json(event)  # a forwarded RawEvent: the text as received, enriched
         parsed = event if isinstance(event, Mapping) else json.loads(text)
         key = self.message_key or message_key(parsed)
         report = _Report()
-        try:
-            self._producer.produce(
-                self.topic, value=text.encode("utf-8"), key=key_bytes(key), on_delivery=report
-            )
-        except BufferError:
-            raise KafkaNotDelivered(
-                "librdkafka's queue is full (queue.buffering.max.messages/kbytes): the broker "
-                "has not taken the messages before it"
-            ) from None
-        except Exception as exc:  # confluent_kafka.KafkaException: refused before sending
-            raise self._failure(exc.args[0] if exc.args else exc, key) from None
+        used = self._produce(text, key, report)
         deadline = time.monotonic() + self.timeout
         while not report.done.wait(_POLL):
             if self._closed.is_set() or self._interrupted.is_set():
@@ -142,8 +139,47 @@ class KafkaAckedTransport(Transport):
                 )
         if report.error is not None:
             if report.error.fatal():  # e.g. idempotence lost: this producer can send no more
-                self._renew()
+                self._renew(used)
             raise self._failure(report.error, key)
+
+    def produce(
+        self, text: str, event: Any, told: Callable[[KafkaNotDelivered | None], None]
+    ) -> None:
+        """Hand the event `text` (`event`: its parse, None to parse it here for its key) to
+        librdkafka without waiting: `told(None)` once the broker acknowledged it, `told(error)`
+        when it did not (on the reports thread). Raises KafkaNotDelivered when it could not even
+        be queued (`told` is then never called)."""
+        parsed = event if isinstance(event, Mapping) else json.loads(text)
+        key = self.message_key or message_key(parsed)
+        used: list[Producer] = []
+
+        def report(error: KafkaError | None, _: Message) -> None:
+            if error is None:
+                told(None)
+                return
+            if error.fatal():
+                self._renew(used[0] if used else self._producer)
+            told(self._failure(error, key))
+
+        used.append(self._produce(text, key, report))
+
+    def _produce(self, text: str, key: str | None, report: Callable[..., None]) -> Producer:
+        """Queue one message in librdkafka; the producer it went to."""
+        if self._closed.is_set() or self._interrupted.is_set():
+            raise KafkaNotDelivered("the Kafka transport is stopping or closed")
+        producer = self._producer
+        try:
+            producer.produce(
+                self.topic, value=text.encode("utf-8"), key=key_bytes(key), on_delivery=report
+            )
+        except BufferError:
+            raise KafkaNotDelivered(
+                "librdkafka's queue is full (queue.buffering.max.messages/kbytes): the broker "
+                "has not taken the messages before it"
+            ) from None
+        except Exception as exc:  # confluent_kafka.KafkaException: refused before sending
+            raise self._failure(exc.args[0] if exc.args else exc, key) from None
+        return producer
 
     def interrupt(self) -> None:
         """Stopping: the emits waiting for a report raise now (their events stay in the spool;
@@ -162,11 +198,14 @@ class KafkaAckedTransport(Transport):
             log.warning("%d Kafka message(s) not acknowledged at close: sent again later", left)
         return not left
 
-    def _renew(self) -> None:
-        """A new producer for the next events, after a fatal error of this one (reports of
-        messages still in the old one never come: their emits time out and are retried)."""
+    def _renew(self, failed: Producer) -> None:
+        """A new producer for the next events, after a fatal error of `failed` (once: its other
+        messages fail too; their reports are still served, `_serve_reports`)."""
         with self._lock:
+            if self._producer is not failed:
+                return
             log.error("the Kafka producer hit a fatal error: starting a new one")
+            self._retired.append(self._producer)  # its other messages are failed: reports come
             self._producer = _new_producer(self.settings, self._secrets)
 
     def _serve_reports(self) -> None:
@@ -174,6 +213,10 @@ class KafkaAckedTransport(Transport):
         while not self._closed.is_set():
             try:
                 self._producer.poll(_POLL)
+                for old in list(self._retired):
+                    old.poll(0)
+                    if not len(old):
+                        self._retired.remove(old)
             except Exception:  # a callback's: never stop serving the others
                 log.exception("serving Kafka delivery reports failed")
 
@@ -205,6 +248,9 @@ def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
             "kafka transport: delivery.report.only.error=true hides the acknowledgements an "
             "event waits for: leave it unset"
         )
+    acks = str(settings.get("acks", settings.get("request.required.acks", "all"))).strip()
+    if acks in ("all", "-1"):  # idempotence needs acks=all: never changes what was asked
+        settings.setdefault("enable.idempotence", "true")
     for alias in ("delivery.timeout.ms", "message.timeout.ms"):
         if alias in settings:
             settings["message.timeout.ms"] = settings.pop(alias)
@@ -219,6 +265,10 @@ def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
             f"not {timeout!r} (0 would wait for ever: a run's events could not go on)"
         )
     return settings
+
+
+def _true(value: Any) -> bool:
+    return str(value).strip().lower() in ("true", "1")
 
 
 def _new_producer(settings: Mapping[str, Any], secrets: list[str]) -> Producer:

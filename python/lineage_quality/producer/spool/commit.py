@@ -139,16 +139,20 @@ class GroupCommit:
         self._enqueue(entries[0], entries[1:])
         return [entry.id for entry in entries]
 
-    def delete(self, deletion: Delete) -> None:
-        """Delete a forwarded event: with a commit in flight, queue it to ride with the next
-        commit and return at once (the event is out of its lane now); otherwise commit at once."""
+    def delete(self, deletion: Delete, ride: bool = False) -> None:
+        """Delete a forwarded event: with a commit in flight (or `ride`: the caller never waits
+        for a commit, e.g. the thread serving Kafka's delivery reports), queue it to ride with
+        the next commit and return at once (the event is out of its lane now); otherwise commit
+        at once."""
         with self._queue_lock:
-            deletion.riding = self._committing
+            deletion.riding = self._committing or ride
             if deletion.riding:
                 deletion.settled = True  # nobody waits for it
                 self._queue.append(deletion)
                 if self._flusher.ident is None:  # not started yet
                     self._flusher.start()
+                if not self._committing:  # nobody's commit carries it: the flusher's
+                    self._flush_wanted.set()
         if not deletion.riding:
             self._enqueue(deletion)
             return

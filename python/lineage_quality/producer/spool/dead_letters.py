@@ -170,6 +170,7 @@ class DeadLetters:
             self.bytes -= size
             with self.index.lock:
                 self.index.add(new_id[0], str(row[1]), size)
+                self.lanes.offer(str(row[1]))
                 self.lanes.wake_all()
             return new_id[0]
 

@@ -58,6 +58,9 @@ class Index:
         self.lock = threading.Lock()
         self.events: dict[int, tuple[str, int]] = {}  # id -> (lane, size), every stored event
         self.lanes: dict[str, collections.deque[int]] = {}  # lane -> its ids, oldest first
+        # lane -> how many of its oldest ids are out: sent without waiting for the sink's answer
+        # (lanes.py, `sending`), not handed out again; dropped with the lane
+        self.out: dict[str, int] = {}
         self.count = 0
         self.bytes = 0
         self._memory: dict[int, Kept] = {}
@@ -118,10 +121,19 @@ class Index:
         ids = self.lanes[lane]
         if ids[0] == event_id:
             ids.popleft()
+            at = 0
         else:
-            ids.remove(event_id)
+            at = ids.index(event_id)
+            del ids[at]
+        out = self.out.get(lane, 0)
+        if at < out:  # one of the lane's events out left
+            if out > 1:
+                self.out[lane] = out - 1
+            else:
+                del self.out[lane]
         if not ids:
             del self.lanes[lane]
+            self.out.pop(lane, None)
         self.count -= 1
         self.bytes -= size
         self._check_level()
@@ -132,6 +144,14 @@ class Index:
             self.events[event_id] = (known[0], size)
             self.bytes += size - known[1]
             self._check_level()
+
+    def head(self, lane: str) -> int | None:
+        """The oldest event of `lane` that is not out (None: none)."""
+        ids = self.lanes.get(lane)
+        if not ids:
+            return None
+        out = self.out.get(lane, 0)
+        return ids[out] if len(ids) > out else None
 
     def lane(self, event_id: int) -> str | None:
         known = self.events.get(event_id)

@@ -22,17 +22,35 @@ other runs pass it. The policy, in full:
   last event kept it longer than `helper_after` (a slow sink, a backlog after an outage) when it
   takes its next one (`_took`).
 
-Everything is guarded by the index's lock (index.py), shared by the two conditions here:
-`changed` (workers: something to claim) and `emptied` (`wait_empty`: its own, so a spool that
-drains after each event wakes no idle worker).
+- **The oldest free lane without a scan.** Each lane that may be claimable has an entry (its
+  oldest event not out, the lane) in a heap (`_heads`), cleaned lazily: an entry whose lane is
+  held, or whose head moved on, is dropped or fixed when it comes to the top. Every change that
+  can make a lane claimable (let go, a first event, a follow-up or a write-through ended, its
+  events out settled) offers the lane again (`offer`), so a claim costs O(log lanes) instead of
+  a scan over every lane (the same choice as the scan: tests/unit/test_lane_index.py).
+- **Events out, in order.** A sink that takes events without the sender waiting for each answer
+  (Kafka out: producer/outbound.py) is handed a lane's events one after the other (`sending`), at
+  most `window` (RUN_WINDOW) of a lane at once: they are out, not handed out again, until their
+  answers are settled (`reported`), in the lane's order: an event is deleted only once it and
+  every event sent before it in its lane were taken; then the lane is offered again.
+  When one was not, the lane is broken: nothing more of it is sent, and once every answer of it
+  came, it is claimable again from that event on (taken again, in order; those after it that
+  were taken are sent again: at least once).
+
+Everything is guarded by the index's lock (index.py), shared by the three conditions here:
+`changed` (workers: something to claim), `emptied` (`wait_empty`: its own, so a spool that
+drains after each event wakes no idle worker) and `direct_ended`.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import heapq
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from lineage_quality.producer.spool.index import Index
 
@@ -40,6 +58,12 @@ from lineage_quality.producer.spool.index import Index
 # of another lane waits for it rather than waking a second worker (see the module docstring).
 HELPER_AFTER = 0.002  # seconds
 LANE_STREAK = 16  # events of one lane a worker handles in a row before it claims afresh
+# Events of one lane out at once (sent, no answer yet). 1: a run's next event is sent once the
+# sink took the one before it; workers do not wait meanwhile, they take other runs' events. More
+# would not keep a run's order: librdkafka keeps a partition's order through its own retries,
+# but when the broker refuses a batch for good (an event over the topic's max.message.bytes
+# fails the events batched with it) a later batch of the same run may already be written.
+RUN_WINDOW = 1
 
 
 class Lanes:
@@ -58,6 +82,13 @@ class Lanes:
         self._direct: set[str] = set()  # lanes whose event the receiver forwards itself
         self._putting: dict[str, int] = {}  # lanes -> puts not committed yet
         self.direct_ended = threading.Condition(index.lock)  # `begin_direct` waiting its turn
+        # the lane index: (oldest event not out, lane) of lanes that may be claimable, a heap
+        self._heads: list[tuple[int, str]] = []
+        # lanes with events out -> [id, outcome (None: no answer yet, True: taken, False: not)]
+        # of each, in the order they were sent
+        self._flying: dict[str, collections.deque[list[Any]]] = {}
+        self._broken: dict[str, int] = {}  # lanes whose event out was not taken -> its id
+        self.window = RUN_WINDOW
 
     # -- taking events --------------------------------------------------------------------------
 
@@ -102,11 +133,8 @@ class Lanes:
             return self._next_in_lane(lane)
 
     def _next_in_lane(self, lane: str) -> int | None:
-        ids = self.index.lanes.get(lane)
-        head = ids[0] if ids else None
-        if head is not None and any(
-            held_lane == lane and head >= held_id for held_id, held_lane in self._held.items()
-        ):
+        head = None if self._waits(lane) else self.index.head(lane)
+        if head is not None and self._behind_held(lane, head):
             head = None  # at or behind a follow-up waiting for its evaluation
         if head is None:
             self._let_go(lane)
@@ -124,20 +152,56 @@ class Lanes:
         return min(heads) if heads else None
 
     def _claimable(self) -> int | None:
-        """The oldest event of a lane no worker holds, and not at or behind a held follow-up."""
-        held: dict[str, int] = {}
-        for held_id, lane in self._held.items():
-            held[lane] = min(held_id, held.get(lane, held_id))
-        best = None
-        for lane, ids in self.index.lanes.items():
-            if lane in self._busy or lane in self._direct:
-                continue
-            head = ids[0]
-            if lane in held and head >= held[lane]:
-                continue
-            if best is None or head < best:
-                best = head
-        return best
+        """The oldest event of a lane no worker holds, not out, and not at or behind a held
+        follow-up: the top of the lane index, once its stale entries are dropped or fixed."""
+        heads = self._heads
+        while heads:
+            head, lane = heads[0]
+            now = self._free_head(lane)
+            if now is None:
+                heapq.heappop(heads)
+            elif now != head:
+                heapq.heapreplace(heads, (now, lane))
+            else:
+                return head
+        return None
+
+    def _free_head(self, lane: str) -> int | None:
+        """`lane`'s oldest event not out, when the lane is claimable (else None)."""
+        if lane in self._busy or lane in self._direct or self._waits(lane):
+            return None
+        head = self.index.head(lane)
+        if head is None or self._behind_held(lane, head):
+            return None
+        return head
+
+    def _waits(self, lane: str) -> bool:
+        """`lane` sends nothing more now: it is broken, or its window of events out is full."""
+        return lane in self._broken or self.index.out.get(lane, 0) >= self.window
+
+    def _behind_held(self, lane: str, head: int) -> bool:
+        """`head` is at or behind a follow-up of its lane waiting for its evaluation."""
+        return any(lane == held and head >= held_id for held_id, held in self._held.items())
+
+    def offer(self, lane: str) -> None:
+        """`lane` may have become claimable: an entry for it in the lane index (caller holds
+        the index's lock). Past twice the lanes held (stale entries), the index is rebuilt."""
+        head = self._free_head(lane)
+        if head is None:
+            return
+        heads = self._heads
+        heapq.heappush(heads, (head, lane))
+        if len(heads) > 2 * len(self.index.lanes) + 64:
+            fresh = ((self._free_head(name), name) for name in self.index.lanes)
+            self._heads = [(h, name) for h, name in fresh if h is not None]
+            heapq.heapify(self._heads)
+
+    def rebuild(self) -> None:
+        """The lane index from what the index holds (after the spool read it at open)."""
+        with self.index.lock:
+            self._heads = []
+            for lane in self.index.lanes:
+                self.offer(lane)
 
     def _took(self, lane: str) -> None:
         """The calling worker took an event of `lane`, which it holds from now on. When its
@@ -154,6 +218,7 @@ class Lanes:
     def _let_go(self, lane: str) -> None:
         self._busy.pop(lane, None)
         self._parked.discard(lane)
+        self.offer(lane)
 
     # -- waiting workers ------------------------------------------------------------------------
 
@@ -234,6 +299,7 @@ class Lanes:
             self._direct.discard(lane)
             self.direct_ended.notify_all()
             if lane in self.index.lanes:  # its event went to the spool meanwhile
+                self.offer(lane)
                 self.changed.notify()
 
     # -- follow-ups held for their evaluation ---------------------------------------------------
@@ -245,8 +311,68 @@ class Lanes:
 
     def unhold(self, event_id: int) -> None:
         with self.index.lock:
-            self._held.pop(event_id, None)
+            lane = self._held.pop(event_id, None)
+            if lane is not None:
+                self.offer(lane)
             self.changed.notify_all()
+
+    # -- events out: sent without waiting for the sink's answer (producer/outbound.py) ----------
+
+    def sending(self, lane: str, event_id: int) -> bool:
+        """The worker holding `lane` sends `event_id` without waiting for the sink's answer:
+        True, the event out from now on; False (not to be sent) when it is not the lane's oldest
+        event not out, or the lane is broken: the lane was settled meanwhile, `go_on` gives its
+        next event."""
+        with self.index.lock:
+            if self._waits(lane) or self.index.head(lane) != event_id:
+                return False
+            self.index.out[lane] = self.index.out.get(lane, 0) + 1
+            self._flying.setdefault(lane, collections.deque()).append([event_id, None])
+            return True
+
+    def reported(
+        self, lane: str, event_id: int, taken: bool
+    ) -> tuple[list[int], list[int], list[int]]:
+        """The sink's answer for `event_id`, out: the lane's answers settled in the order its
+        events were sent. Returns the events settled: (taken, out of the lane now: their deletes
+        are the caller's; not taken; taken after one that was not: both kept in the lane, sent
+        again in order). Once no answer of a broken lane is awaited, it is claimable again from
+        its oldest event."""
+        settled: list[int] = []
+        failed: list[int] = []
+        again: list[int] = []
+        with self.index.lock:
+            flying = self._flying.get(lane)
+            if flying is None:
+                return settled, failed, again
+            for entry in flying:
+                if entry[0] == event_id:
+                    entry[1] = taken
+                    break
+            if not taken:
+                self._broken[lane] = min(event_id, self._broken.get(lane, event_id))
+            broken_at = self._broken.get(lane)
+            while flying and flying[0][1] is not None:
+                sent, ok = flying.popleft()
+                if not ok:
+                    failed.append(sent)
+                elif broken_at is None or sent < broken_at:
+                    settled.append(sent)
+                    self.index.remove(sent)  # never handed out again; its delete rides
+                else:  # taken after one that was not: sent again after it, in order
+                    again.append(sent)
+            if not flying:
+                del self._flying[lane]
+                if broken_at is not None:  # from its oldest event on, in order
+                    del self._broken[lane]
+                    self.index.out.pop(lane, None)
+            if settled or not flying:  # room in its window: its next event for a worker
+                self.offer(lane)
+                if lane not in self._busy:
+                    self.changed.notify()
+            if settled:
+                self.removed()
+        return settled, failed, again
 
     # -- what commits tell (caller holds the index's lock) --------------------------------------
 
@@ -255,6 +381,8 @@ class Lanes:
         (waking them all costs a GIL handoff each; a lane a worker holds is gone on with by that
         worker), and none while a worker that will be back within `helper_after` can take them."""
         fresh = {lane for lane in lanes if lane not in self._busy and lane not in self._direct}
+        for lane in fresh:
+            self.offer(lane)
         if fresh and not self._engaged():
             self.changed.notify(len(fresh))
 

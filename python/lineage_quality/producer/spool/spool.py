@@ -61,6 +61,7 @@ class Spool:
         with self.index.lock:
             for event_id, lane, size in self.store.stored():
                 self.index.add(event_id, lane, size)
+        self.lanes.rebuild()
 
     # -- events in ------------------------------------------------------------------------------
 
@@ -123,12 +124,28 @@ class Spool:
                 putting.enter_context(self.lanes.putting(entry.lane))
             return self.commit.put_many(entries)
 
-    def done(self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0) -> None:
+    def done(
+        self, event_id: int, run_ids: Sequence[str] = (), pending: int = 0, ride: bool = False
+    ) -> None:
         """The event was forwarded (or is not needed any more): delete it, and record `run_ids`
-        as by `run_seen` in the same transaction. With a commit in flight it returns at once and
-        the delete rides with the next commit (commit.py); after a crash or a power cut before
-        that commit the event is forwarded once more, never lost."""
-        self.commit.delete(Delete(event_id, tuple(run_ids), pending))
+        as by `run_seen` in the same transaction. With a commit in flight (or `ride`) it returns
+        at once and the delete rides with the next commit (commit.py); after a crash or a power
+        cut before that commit the event is forwarded once more, never lost."""
+        self.commit.delete(Delete(event_id, tuple(run_ids), pending), ride)
+
+    def sending(self, item: SpooledEvent) -> bool:
+        """`item` (its lane held by the caller) is sent without waiting for the sink's answer:
+        True, out from now on (never handed out again) until `reported`; False when it must
+        not be sent now (lanes.py, `sending`)."""
+        return self.lanes.sending(item.lane, item.id)
+
+    def reported(
+        self, lane: str, event_id: int, taken: bool
+    ) -> tuple[list[int], list[int], list[int]]:
+        """The sink's answer for an event out (lanes.py, `reported`): the events of `lane`
+        settled: (taken, to delete with `done(..., ride=True)`; not taken, to count as
+        attempted; taken after one that was not, kept to be sent again)."""
+        return self.lanes.reported(lane, event_id, taken)
 
     def forwarded_directly(self, run_ids: Sequence[str]) -> None:
         """An event of `run_ids` went to the sink without the spool (write_through.py): record
@@ -197,6 +214,7 @@ class Spool:
                 self.index.resize(event_id, size)
                 self.lanes.hold(late_id, lane)  # before any worker can see it
                 self.index.add(late_id, lane, late_size)
+                self.lanes.offer(lane)
                 self.lanes.wake_all()
             return late_id
 
