@@ -35,6 +35,10 @@ from lineage_quality.producer.spool import Spool, SpooledEvent
 log = logging.getLogger(__name__)
 
 _ROOM_POLL = 0.1  # s: how soon a worker waiting for room sees the stop
+# Refusal counts kept for retries to come: an event settled by another path (dead-lettered,
+# deleted) never asks for its count, so the oldest are forgotten past this. A forgotten count
+# only lets its event be refused once more before it is dead-lettered.
+MAX_REFUSED = 10_000
 
 
 class Pipelined(Protocol):
@@ -116,6 +120,8 @@ class Outbound:
             if error is not None:  # before the lane is settled: its retry knows
                 if refused_for_good(error):
                     self._refused[event_id] = self._refused.get(event_id, 0) + 1
+                    while len(self._refused) > MAX_REFUSED:  # the oldest first (insertion order)
+                        del self._refused[next(iter(self._refused))]
                 self.spool.attempted(event_id)
                 self._count("forward_failures")
             taken, failed, again = self.spool.reported(lane, event_id, error is None)
