@@ -18,6 +18,9 @@ jars `make kafka-jars` fetches). Events are the captured listener events (bench/
 - **paced**: `PACED` events written at `PACED_RATE` events/s (well below either capacity); p50 and
   p99 of each event's time from its write to the input topic to serve's write to the output
   topic (the two messages' CreateTime stamps, ms).
+- **CPU**: the CPU time (user + system, from /proc) the `serve` (or relay) processes spent over
+  the burst, per event (`cpu_us_per_event`): on a shared machine the events/s move with the
+  neighbours' load, the CPU an event costs much less.
 Prints one JSON line per round.
 """
 
@@ -214,6 +217,19 @@ def _write(broker: KafkaBroker, topic: str, bodies: list[bytes], rate: float | N
         raise RuntimeError("the input topic did not take every event")
 
 
+def _cpu(processes: list[subprocess.Popen[bytes]]) -> float:
+    """CPU seconds (user + system) `processes` used so far; 0.0 where /proc is not there."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0
+    for p in processes:
+        try:
+            fields = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (proc(5))
+    return total / ticks
+
+
 def _stamps(broker: KafkaBroker, topic: str, count: int, timeout: float) -> dict[bytes, int]:
     """value -> CreateTime (ms) of the first `count` distinct values of `topic`."""
     from confluent_kafka import Consumer
@@ -273,13 +289,14 @@ def kafka_path(
                 time.sleep(0.5)
             time.sleep(2)  # the group settled (a last rebalance)
             bodies = producer.own_runs(events, producer.CLIENTS, count, f"{case}-{consumers}")
-            started = time.time()
+            started, cpu = time.time(), _cpu(serves)
             _write(broker, topic_in, bodies, rate)
             sent = _stamps(broker, topic_in, count, 120)
             out = _stamps(broker, topic_out, count, 600)
             if case == "burst":
                 figures["burst_events"] = count
                 figures["burst_per_second"] = count / ((max(out.values()) / 1000) - started)
+                figures["cpu_us_per_event"] = 1e6 * (_cpu(serves) - cpu) / count
             else:
                 lat = sorted(out[v] - sent[v] for v in sent)
                 figures["paced_events"] = count
@@ -364,20 +381,21 @@ def markdown(doc: dict[str, Any]) -> list[str]:
         f"{PACED} events at {PACED_RATE:.0f}/s, from the write to the input topic to serve's write "
         "to the output topic. One broker (KRaft), the producers and the clients share 2 cores.",
         "",
-        "| path | consumers | events/s | p50 ms | p99 ms |",
-        "|---|---:|---:|---:|---:|",
+        "| path | consumers | events/s | p50 ms | p99 ms | CPU us/event |",
+        "|---|---:|---:|---:|---:|---:|",
         f"| HTTP -> serve -> HTTP sink (forwarded) | - | {http['forwarded_per_second']:.0f} | "
-        f"{http['p50_ms']:.1f} (POST) | {http['p99_ms']:.1f} (POST) |",
+        f"{http['p50_ms']:.1f} (POST) | {http['p99_ms']:.1f} (POST) | |",
     ]
     for n in (1, 2):
         r, k = doc[f"relay_{n}"], doc[f"kafka_{n}"]
         rows.append(
             f"| topic -> bare relay -> topic (the floor) | {n} | {r['burst_per_second']:.0f} | "
-            f"{r['p50_ms']:.0f} | {r['p99_ms']:.0f} |"
+            f"{r['p50_ms']:.0f} | {r['p99_ms']:.0f} | {r['cpu_us_per_event']:.0f} |"
         )
         rows.append(
             f"| topic -> serve -> topic | {n} | {k['burst_per_second']:.0f} "
-            f"({100 * k['of_relay']:.0f} % of the relay) | {k['p50_ms']:.0f} | {k['p99_ms']:.0f} |"
+            f"({100 * k['of_relay']:.0f} % of the relay) | {k['p50_ms']:.0f} | {k['p99_ms']:.0f} "
+            f"| {k['cpu_us_per_event']:.0f} |"
         )
     return [*rows, ""]
 

@@ -111,7 +111,7 @@ def check_event(event: Any) -> str:
     the first problem. A spec-valid event passes whatever (custom) facets it carries."""
     if not _is_object(event):
         raise InvalidEventError("an OpenLineage event is a JSON object")
-    if not any(k in event for k in ("run", "job", "dataset")):
+    if "run" not in event and "job" not in event and "dataset" not in event:
         raise InvalidEventError("not an OpenLineage event: no `run`, `job` or `dataset`")
     _check_time(event)
     _require_str(event, "producer", "")

@@ -13,11 +13,11 @@ from __future__ import annotations
 import datetime
 import time
 from collections.abc import Mapping
-from functools import cached_property
 from typing import Any
 
 import attrs
 
+from lineage_quality.values.cached import cached_property
 from lineage_quality.values.json_number import JsonNumber
 from lineage_quality.values.refs import DatasetRef, table_names
 
@@ -25,6 +25,8 @@ _EMPTY: Mapping[str, Any] = {}
 
 
 def _object(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict:  # what the parse gives: no ABC `isinstance` (a Python-level call)
+        return value
     return value if isinstance(value, Mapping) else _EMPTY
 
 

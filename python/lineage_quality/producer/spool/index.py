@@ -22,8 +22,10 @@ log = logging.getLogger(__name__)
 
 # Events put by this process are also kept in memory, up to this many bytes of their bodies, until
 # they leave the spool, are attempted or enriched: a worker then takes them without reading the
-# database, and without parsing them (see `Kept.event_type`, `Kept.event`).
-MEMORY_BYTES = 16 * 1024 * 1024
+# database, and without parsing them (see `Kept.event_type`, `Kept.event`). 64 MiB: a burst of
+# a few thousand listener events (~3.6 KB each, a COMPLETE kept parsed) is not read back and
+# parsed again (at 16 MiB a 3,000-event burst from Kafka was, in part).
+MEMORY_BYTES = 64 * 1024 * 1024
 # An event kept parsed costs this many times its body's bytes (Python objects: ~3.4x for a real
 # listener event); counted so against MEMORY_BYTES.
 PARSED_COST = 4
