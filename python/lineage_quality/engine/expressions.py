@@ -305,8 +305,9 @@ def _eager(columns: Sequence[Expr]) -> list[Column]:
     def value(a: Any, node: Expr) -> Any:
         if isinstance(a, Expr):
             return built[id(a)]
-        if isinstance(a, list) and node.kind == "m":
-            # as Column.isin passes its values: a Seq of literal columns (the same expressions)
+        if isinstance(a, list) and node.kind in ("m", "f"):
+            # as Column.isin passes its values, and a function its columns (`least`): a Seq of
+            # columns, literals made literal columns (the same expressions)
             lit = _member("f", "lit")
             return _to_seq(sc, [built[id(v)] if isinstance(v, Expr) else lit(v) for v in a])
         return a  # a helper's list: py4j converts it to a java.util.List

@@ -22,6 +22,16 @@ def expr(text: str) -> Expr:
     return function("expr", text)
 
 
+def least(*columns: Expr) -> Expr:
+    return Expr("f", "least", (list(columns),))  # Column* is a Seq: one list argument
+
+
+def call_function(name: str, *columns: Expr) -> Expr:
+    """`functions.call_function(name, *columns)`: a SQL function by its name, resolved by the
+    analyzer as the SQL parser's call of it would be."""
+    return Expr("f", "call_function", (name, list(columns)))
+
+
 def when(condition: Expr, value: Expr) -> Expr:
     return function("when", condition, value)
 
