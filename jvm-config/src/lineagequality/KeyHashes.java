@@ -97,7 +97,7 @@ public final class KeyHashes {
     int[] none = new int[columns];
     Arrays.fill(none, -1);
     return summarizePacked(
-        hashes, bits, listed, maxCandidates, partitions, none, none, 0L, false, 0L, -1L);
+        hashes, bits, listed, maxCandidates, partitions, none, none, 0L, false, 0L, 0L);
   }
 
   /**
@@ -235,8 +235,9 @@ public final class KeyHashes {
     final long bitmapped = bitmaps && kinds.length <= sets ? unchecked : 0;
     int[] keyWidth = new int[kinds.length];
     for (int s = 0; s < kinds.length; s++) {
-      keyWidth[s] = keyed[s] != 0 ? 0 : -1;
-      for (int i = starts[s]; keyed[s] != 0 && i < starts[s + 1]; i++) {
+      // kind 1: a bigint's values past the hash bits, a slot almost always empty
+      keyWidth[s] = kinds[s] == 1 ? -2 : keyed[s] != 0 ? 0 : -1;
+      for (int i = starts[s]; kinds[s] != 1 && keyed[s] != 0 && i < starts[s + 1]; i++) {
         keyWidth[s] += LocalExchange.width(fields[flat[i]].dataType());
       }
     }

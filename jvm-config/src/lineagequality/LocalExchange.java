@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -27,9 +26,11 @@ import scala.Tuple2;
  * same partition's count.
  *
  * <p>The chunks wait in the heap between the two jobs, so the exchange is bounded: all exchanges
- * of the JVM together hold at most a quarter of its largest heap ({@link #budget}), and a pass
- * whose expected size does not fit is not tried. A map task that would pass the bound gives the
- * exchange up (the caller then shuffles as usual), so the heap is never asked for more.
+ * of the JVM together hold at most {@link #budget} bytes, and a pass whose expected size does not
+ * fit is not tried. A map task that would pass the bound gives the exchange up, and so does a map
+ * task that finds no exchange open (a task cancelled after its pass ended, or tasks that loaded a
+ * copy of this class of their own): the caller then shuffles as usual. The reduce tasks' working
+ * sets come on top, as with a shuffle.
  */
 final class LocalExchange {
   private LocalExchange() {}
@@ -45,9 +46,21 @@ final class LocalExchange {
   // a map task reserves its bytes in steps of this, so the bound holds while it runs
   private static final long STEP = 1 << 20;
 
-  /** The bytes all exchanges of this JVM may hold at once: a quarter of its largest heap. */
+  /**
+   * The bytes all exchanges of this JVM may hold at once: half of what Spark's memory manager
+   * leaves to user code (1 - spark.memory.fraction of the heap past its 300 MiB reserve; the
+   * fused scan beside the pass may take the rest), at most a quarter of the heap. 554 MiB of a
+   * 3 GiB heap.
+   */
   static long budget() {
-    return Runtime.getRuntime().maxMemory() / 4;
+    long heap = Runtime.getRuntime().maxMemory();
+    double fraction = 0.6;
+    org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+    if (env != null) {
+      fraction = env.conf().getDouble("spark.memory.fraction", 0.6);
+    }
+    long user = (long) ((1 - fraction) * Math.max(0, heap - (300L << 20)) / 2);
+    return Math.min(heap / 4, user);
   }
 
   static long[] counts() {
@@ -61,35 +74,39 @@ final class LocalExchange {
 
   /**
    * About the heap bytes of one row's chunks: per hash column c a hash and a key's end (12
-   * bytes), its key's keyWidth[c] bytes (-1: none travels); an integer key in `bitmapped` about 2
-   * (most of its values are bits of a bitmap).
+   * bytes) and its key's keyWidth[c] bytes (-1: none travels; -2: a slot almost always empty,
+   * a bigint's values past the hash bits); an integer key in `bitmapped` about 4 (dense ids are
+   * bits of a bitmap; sparse ones travel as values, and a pass that then passes its bound gives
+   * up on the way).
    */
   static long perRow(int[] keyWidth, long bitmapped) {
     long bytes = 0;
     for (int c = 0; c < keyWidth.length; c++) {
-      bytes += (bitmapped >>> c & 1) != 0 ? 2 : 12 + Math.max(0, keyWidth[c]);
+      if (keyWidth[c] == -2) {
+        continue;
+      }
+      bytes += (bitmapped >>> c & 1) != 0 ? 4 : 12 + Math.max(0, keyWidth[c]);
     }
     return bytes;
   }
 
   private static final class Exchange {
     final AtomicReferenceArray<List<KeyChunks.Chunk>[]> byMap;
-    final AtomicIntegerArray taken;
     final int partitions;
     final long limit;
     final AtomicLong held = new AtomicLong();
     volatile boolean overflowed;
+    private boolean closed; // guarded by this: nothing is reserved or freed once closed
 
     Exchange(int maps, int partitions, long limit) {
       this.byMap = new AtomicReferenceArray<>(maps);
-      this.taken = new AtomicIntegerArray(partitions);
       this.partitions = partitions;
       this.limit = limit;
     }
 
     /** Reserves `bytes`; false (and the exchange given up) past this one's or the JVM's bound. */
-    boolean reserve(long bytes) {
-      if (overflowed) {
+    synchronized boolean reserve(long bytes) {
+      if (closed || overflowed) {
         return false;
       }
       if (held.addAndGet(bytes) > limit | HELD.addAndGet(bytes) > budget()) {
@@ -97,6 +114,27 @@ final class LocalExchange {
         return false;
       }
       return true;
+    }
+
+    synchronized void free(long bytes) {
+      if (!closed) {
+        held.addAndGet(-bytes);
+        HELD.addAndGet(-bytes);
+      }
+    }
+
+    /** A map task's chunks, replacing an earlier attempt's; false once closed. */
+    synchronized List<KeyChunks.Chunk>[] store(int map, List<KeyChunks.Chunk>[] chunks) {
+      return closed ? null : byMap.getAndSet(map, chunks);
+    }
+
+    synchronized boolean isClosed() {
+      return closed;
+    }
+
+    synchronized void close() {
+      closed = true;
+      HELD.addAndGet(-held.getAndSet(0));
     }
   }
 
@@ -113,8 +151,8 @@ final class LocalExchange {
    * The chunks of `chunks` delivered to `n` partitions in memory, each partition's handed to
    * `reduce`, and the results collected. Null, and nothing left held, where this cannot be: Spark
    * is not in local mode, `localBudget` is 0 (off; below 0: the JVM's {@link #budget}; above: at
-   * most that many bytes), the `expected` bytes (0: unknown) do not fit, or the map tasks'
-   * chunks passed the bound.
+   * most that many bytes, for tests), the `expected` bytes (0: unknown) do not fit, or the map
+   * tasks' chunks passed the bound.
    */
   static <T> List<T> exchange(
       JavaPairRDD<Integer, KeyChunks.Chunk> chunks,
@@ -137,7 +175,11 @@ final class LocalExchange {
     try {
       chunks.foreachPartition(
           (Iterator<Tuple2<Integer, KeyChunks.Chunk>> it) -> handOver(id, it));
-      if (ex.overflowed) {
+      boolean complete = !ex.overflowed;
+      for (int m = 0; complete && m < ex.byMap.length(); m++) {
+        complete = ex.byMap.get(m) != null; // a task that found no exchange stored nothing
+      }
+      if (!complete) {
         GIVEN_UP.incrementAndGet();
         return null;
       }
@@ -153,7 +195,7 @@ final class LocalExchange {
       return out;
     } finally {
       OPEN.remove(id);
-      HELD.addAndGet(-ex.held.get());
+      ex.close();
     }
   }
 
@@ -162,16 +204,11 @@ final class LocalExchange {
     Iterator<T> apply(Iterator<KeyChunks.Chunk> chunks) throws Exception;
   }
 
-  private static Exchange open(long id) {
-    Exchange ex = OPEN.get(id);
-    if (ex == null) { // not this JVM's exchange, or closed: never count without the chunks
-      throw new IllegalStateException("local exchange " + id + " is not open in this JVM");
-    }
-    return ex;
-  }
-
   private static void handOver(long id, Iterator<Tuple2<Integer, KeyChunks.Chunk>> it) {
-    Exchange ex = open(id);
+    Exchange ex = OPEN.get(id);
+    if (ex == null) { // closed, or another copy of this class: store nothing (the caller shuffles)
+      return;
+    }
     @SuppressWarnings("unchecked")
     List<KeyChunks.Chunk>[] mine = new List[ex.partitions];
     long unreserved = 0;
@@ -193,7 +230,7 @@ final class LocalExchange {
     if (ex.overflowed || !ex.reserve(unreserved)) {
       return;
     }
-    List<KeyChunks.Chunk>[] earlier = ex.byMap.getAndSet(TaskContext.getPartitionId(), mine);
+    List<KeyChunks.Chunk>[] earlier = ex.store(TaskContext.getPartitionId(), mine);
     if (earlier != null) { // a retry: the earlier attempt's chunks are let go
       long freed = 0;
       for (List<KeyChunks.Chunk> l : earlier) {
@@ -201,29 +238,24 @@ final class LocalExchange {
           freed += size(c);
         }
       }
-      ex.held.addAndGet(-freed);
-      HELD.addAndGet(-freed);
+      ex.free(freed);
     }
   }
 
   /**
-   * Partition p's chunks from every map task, each released as it is taken. A partition is taken
-   * once: a retried reduce task fails instead of counting what is no longer there.
+   * Partition p's chunks from every map task. They stay held until the pass ends: a retried
+   * reduce task takes them again.
    */
   private static Iterator<KeyChunks.Chunk> taken(long id, int p) {
-    Exchange ex = open(id);
-    if (ex.taken.getAndSet(p, 1) != 0) {
-      throw new IllegalStateException("local exchange " + id + ": partition " + p + " taken twice");
+    Exchange ex = OPEN.get(id);
+    if (ex == null || ex.isClosed()) {
+      throw new IllegalStateException("local exchange " + id + " is closed");
     }
     List<KeyChunks.Chunk> out = new ArrayList<>();
     for (int m = 0; m < ex.byMap.length(); m++) {
       List<KeyChunks.Chunk>[] lists = ex.byMap.get(m);
-      if (lists == null) {
-        throw new IllegalStateException("local exchange " + id + ": map task " + m + " missing");
-      }
       if (lists[p] != null) {
         out.addAll(lists[p]);
-        lists[p] = null;
       }
     }
     return out.iterator();
