@@ -157,6 +157,7 @@ def _shuffled_bytes(spark: Any, run: Any) -> int:
 
 
 def test_dense_ids_travel_as_bitmaps(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", "0")  # a shuffle, to weigh its bytes
     df = spark.range(0, 400_000, 1, 2).selectExpr("id", "CAST(NULL AS STRING) AS name")
     sizes = {}
     for bitmaps in (True, False):

@@ -83,6 +83,14 @@ class _Spy:
         return getattr(self.inner, name)
 
 
+@pytest.fixture(params=["in memory", "shuffled"], autouse=True)
+def exchange(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every case both ways: chunks exchanged in memory (local mode, as here) and shuffled (as
+    on a cluster)."""
+    if request.param == "shuffled":
+        monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", "0")
+
+
 def _counts(df: Any, sets: list[list[str]], mp: pytest.MonkeyPatch, columns: bool) -> Any:
     mp.setenv("LINEAGE_QUALITY_KEY_COLUMNS", "1" if columns else "0")
     spy = _Spy()

@@ -28,7 +28,8 @@ final class KeyChunks {
   // a buffer is sent once its keys reach this, however few: a map task's buffers (one per
   // target partition) stay small with long keys too
   private static final int FLUSH_BYTES = 1 << 16;
-  private static final int BITMAPS_PER_CHUNK = 64; // 512 KiB
+  // 504 KiB: under half a 1 MiB G1 region, so a chunk's words are not a humongous object
+  private static final int BITMAPS_PER_CHUNK = 63;
   private static final InternalRow EMPTY = new GenericInternalRow(0);
 
   /**

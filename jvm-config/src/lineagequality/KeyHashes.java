@@ -31,7 +31,8 @@ import scala.reflect.ClassTag$;
  * share of `maxCandidates` such hashes stops listing them and says so (the caller then falls
  * back), so the driver never collects much more than `maxCandidates` hashes. Several key sets
  * share one shuffle (lineage_quality.engine.key_sets): the top bits of each hash name its key
- * set, and everything is counted per key set ({@link #summarizePacked}).
+ * set, and everything is counted per key set ({@link #summarizePacked}). Where Spark runs in local
+ * mode, that shuffle's chunks go from task to task in the heap instead ({@link LocalExchange}).
  */
 public final class KeyHashes {
   private KeyHashes() {}
@@ -96,7 +97,7 @@ public final class KeyHashes {
     int[] none = new int[columns];
     Arrays.fill(none, -1);
     return summarizePacked(
-        hashes, bits, listed, maxCandidates, partitions, none, none, 0L, false);
+        hashes, bits, listed, maxCandidates, partitions, none, none, 0L, false, 0L, 0L);
   }
 
   /**
@@ -106,7 +107,8 @@ public final class KeyHashes {
    * keys fit `keyBudget` bytes ({@link KeyChunks#joined}); past it, it lists them as without keys.
    * Column c's hashes are key set c's (its slot in the top bits). With `bitmaps`, the sets not in
    * `listed` (an integer key, its values their own hashes) travel mostly as bitmaps ({@link
-   * KeyBitmaps}).
+   * KeyBitmaps}). `expectedRows` (0: unknown) and `localBudget` say whether the chunks may be
+   * exchanged in memory ({@link LocalExchange#exchange}).
    */
   public static Packed summarizePacked(
       Dataset<Row> hashes,
@@ -117,7 +119,9 @@ public final class KeyHashes {
       int[] keyOf,
       int[] keyFields,
       long keyBudget,
-      boolean bitmaps) {
+      boolean bitmaps,
+      long expectedRows,
+      long localBudget) {
     final int sets = 1 << bits;
     long unchecked = 0;
     for (int c = 0; c < keyOf.length; c++) {
@@ -130,6 +134,14 @@ public final class KeyHashes {
     for (int i = 0; i < fields.length; i++) {
       fixed[i] = UnsafeRow.isFixedLength(fields[i].dataType());
     }
+    int[] keyWidth = new int[keyOf.length];
+    for (int c = 0; c < keyOf.length; c++) {
+      keyWidth[c] = keyOf[c] < 0 ? -1 : 0;
+      for (int k = keyOf[c]; k >= 0 && k < keyOf[c] + keyFields[c]; k++) {
+        keyWidth[c] += LocalExchange.width(fields[k].dataType());
+      }
+    }
+    final long expected = expectedRows * LocalExchange.perRow(keyWidth, bitmapped);
     JavaRDD<InternalRow> rows =
         JavaRDD.fromRDD(
             hashes.queryExecution().toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
@@ -149,7 +161,9 @@ public final class KeyHashes {
               bits,
               listed,
               limit,
-              bitmapped);
+              bitmapped,
+              expected,
+              localBudget);
     } else {
       parts =
           rows.mapPartitions(
@@ -170,8 +184,9 @@ public final class KeyHashes {
    * the hashes computed here from the key columns `names` of `data`: slot s (a column of the
    * row path) is of kind kinds[s] on the columns flat[starts[s] .. starts[s + 1]), its key's
    * bytes travelling with it where keyed[s] != 0. `modulus` > 0 (tests only) weakens the hashes
-   * as lineage_quality.engine.uniqueness.key_hash does. Null where the scan is not a plain
-   * columnar one of such columns: the caller takes the row path.
+   * as lineage_quality.engine.uniqueness.key_hash does. `expectedRows` and `localBudget` as in
+   * {@link #summarizePacked}. Null where the scan is not a plain columnar one of such columns: the
+   * caller takes the row path.
    */
   public static Packed summarizeColumns(
       Dataset<Row> data,
@@ -186,18 +201,22 @@ public final class KeyHashes {
       int partitions,
       long keyBudget,
       boolean bitmaps,
-      long modulus) {
+      long modulus,
+      long expectedRows,
+      long localBudget) {
     if (partitions <= 0) {
       return null;
     }
     KeyColumns spec;
     RDD<ColumnarBatch> scanned;
+    StructField[] fields;
     try { // planning only: whatever fails here, the row path may still count
       Column[] picked = new Column[names.length];
       for (int c = 0; c < names.length; c++) {
         picked[c] = data.col("`" + names[c].replace("`", "``") + "`");
       }
       Dataset<Row> selected = data.select(picked);
+      fields = selected.schema().fields();
       spec = KeyColumns.of(selected, bits, kinds, starts, flat, keyed, modulus);
       scanned = spec == null ? null : KeyColumns.batches(selected);
     } catch (RuntimeException e) {
@@ -214,6 +233,15 @@ public final class KeyHashes {
       unchecked |= (listed >>> s & 1) == 0 && keyOf[s] < 0 ? 1L << s : 0;
     }
     final long bitmapped = bitmaps && kinds.length <= sets ? unchecked : 0;
+    int[] keyWidth = new int[kinds.length];
+    for (int s = 0; s < kinds.length; s++) {
+      // kind 1: a bigint's values past the hash bits, a slot almost always empty
+      keyWidth[s] = kinds[s] == 1 ? -2 : keyed[s] != 0 ? 0 : -1;
+      for (int i = starts[s]; kinds[s] != 1 && keyed[s] != 0 && i < starts[s + 1]; i++) {
+        keyWidth[s] += LocalExchange.width(fields[flat[i]].dataType());
+      }
+    }
+    final long expected = expectedRows * LocalExchange.perRow(keyWidth, bitmapped);
     JavaRDD<ColumnarBatch> batches =
         JavaRDD.fromRDD(scanned, ClassTag$.MODULE$.apply(ColumnarBatch.class));
     final int n = partitions;
@@ -228,11 +256,17 @@ public final class KeyHashes {
             bits,
             listed,
             limit,
-            bitmapped);
+            bitmapped,
+            expected,
+            localBudget);
     return tallied(parts, bits, maxCandidates, true);
   }
 
-  /** The map side's chunks shuffled to `n` partitions, each counted. */
+  /**
+   * The map side's chunks delivered to `n` partitions, each counted: in memory where Spark runs
+   * in this JVM and they fit ({@link LocalExchange}; `expected` bytes, 0: unknown), else by a
+   * shuffle.
+   */
   private static List<long[]> shuffled(
       JavaPairRDD<Integer, KeyChunks.Chunk> chunks,
       int n,
@@ -240,7 +274,20 @@ public final class KeyHashes {
       int bits,
       long listed,
       int limit,
-      long bitmapped) {
+      long bitmapped,
+      long expected,
+      long localBudget) {
+    List<long[]> inMemory =
+        LocalExchange.exchange(
+            chunks,
+            n,
+            expected,
+            localBudget,
+            (Iterator<KeyChunks.Chunk> it) ->
+                partition(KeyChunks.joined(it, keyBudget), bits, listed, limit, bitmapped));
+    if (inMemory != null) {
+      return inMemory;
+    }
     return chunks
         .partitionBy(new HashPartitioner(n))
         .values()
@@ -465,6 +512,14 @@ public final class KeyHashes {
       }
     }
     return Arrays.copyOf(keys, n);
+  }
+
+  /**
+   * How this JVM's key-set passes exchanged their chunks so far: {in memory, declined before the
+   * pass (more than the budget expected), given up during it (past the budget), bytes held now}.
+   */
+  public static long[] localExchanges() {
+    return LocalExchange.counts();
   }
 
   /** The key set a hash belongs to: its top `bits`. */

@@ -218,6 +218,13 @@ def columnar() -> bool:
     return os.environ.get("LINEAGE_QUALITY_KEY_COLUMNS", "1") != "0"
 
 
+def local_budget() -> int:
+    """The bytes a pass may hold in memory to exchange its hashes where Spark runs in local mode
+    (KeyHashes' LocalExchange): -1, the JVM's own bound (a quarter of its heap);
+    `LINEAGE_QUALITY_LOCAL_EXCHANGE=0`: none, every pass shuffles (to compare timings)."""
+    return 0 if os.environ.get("LINEAGE_QUALITY_LOCAL_EXCHANGE", "1") == "0" else -1
+
+
 def _by_columns(
     df: DataFrame, key_sets: Sequence[Sequence[str]], p: _Pass
 ) -> tuple[list[str], list[int], list[int], list[int]]:
@@ -297,6 +304,8 @@ def packed_key_counts(
             KEY_BYTES_PER_PARTITION,
             bitmapped(),
             uniqueness.WEAK_HASH_MODULUS,
+            rows or 0,
+            local_budget(),
         )
     if summary is None:
         # the helper shuffles the hashes itself, as arrays of longs (KeyHashes.summarizePacked)
@@ -311,6 +320,8 @@ def packed_key_counts(
             _ints(gateway, fields),
             KEY_BYTES_PER_PARTITION,
             bitmapped(),
+            rows or 0,
+            local_budget(),
         )
     hidden = _hidden_keys(df, key_sets, p, summary) if summary.candidateCount() > 0 else {}
     read = int(summary.read())
