@@ -85,6 +85,12 @@ def wait_until(predicate: Any, timeout: float, step: float = 0.2) -> bool:
     return bool(predicate())
 
 
+# the group's session as the tests keep it (the broker's group.min.session.timeout.ms is 6 s)
+SHORT_SESSION = [
+    "--kafka-conf", "session.timeout.ms=6000", "--kafka-conf", "heartbeat.interval.ms=1000",
+]  # fmt: skip
+
+
 def kafka_serve(
     broker: KafkaBroker,
     topic: str,
@@ -99,6 +105,10 @@ def kafka_serve(
     `folder` (named `name`)."""
     folder.mkdir(parents=True, exist_ok=True)
     config = openlineage_yml(folder / f"{name}.openlineage.yml", sink)
+    if not any("session.timeout.ms" in arg for arg in extra):
+        # a restart after a kill -9 rejoins the group once the killed member's session ends:
+        # librdkafka's 45 s would outlast the tests' waits under load
+        extra = [*extra, *SHORT_SESSION]
     return ServeProcess(
         [
             "--contracts", str(contracts),

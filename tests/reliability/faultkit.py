@@ -110,7 +110,10 @@ def check_run_order(events: list[dict[str, Any]]) -> None:
             continue  # a duplicate (at least once)
         seen.add(key)
         run, seq = key
-        assert seq > last.get(run, -1), f"run {run}: event {seq} forwarded after {last[run]}"
+        assert seq > last.get(run, -1), (
+            f"run {run}: event {seq} forwarded after {last[run]}; the run's events as "
+            f"forwarded: {[key_of(e)[1] for e in events if key_of(e)[0] == run]}"
+        )
         last[run] = seq
 
 
