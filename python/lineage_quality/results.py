@@ -86,7 +86,9 @@ class RuleResult:
     message: str | None = None
     skip_reason: str | None = None
     code: str | None = None  # machine-readable failure cause: FIELD_MISSING, TYPE_MISMATCH, ...
-    observed: str | None = None  # a non-numeric observation (a column's type), shown as actual
+    # a non-numeric observation (a column's type), or a masked column's value as shown
+    # (masked_values.py: then `actual` is None); shown as actual
+    observed: str | None = None
     quarantine: Quarantined | None = None  # failing rows written aside (action QUARANTINE)
     scope: str | None = None  # which data the verdict covers, where that needs saying
     # History rules: what the value was compared with (the band, the previous value), and the

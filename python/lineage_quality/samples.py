@@ -5,9 +5,10 @@ A contract says which columns are personal (`SamplePolicy`, read by contracts/od
 `classification`, a `pii` tag or custom property); the engine masks their values as it collects
 them (engine/samples.py), so a raw value of such a column never reaches a `Samples` value, and so
 no output (check's JSON and table, the history store, the view, facets, alerts, logs) can show
-it. Masking is a keyed hash (`hmac:` and 16 hex digits of HMAC-SHA256 under the producer's sample
-key: equal values stay equal, so a repeated value is still recognised) or `redact` (`***`); a
-column opts in to be shown with `lineageQuality.samples: show`.
+it; its min, max or median, each one row's value, is masked alike where a verdict shows it
+(masked_values.py). Masking is a keyed hash (`hmac:` and 16 hex digits of HMAC-SHA256 under the
+producer's sample key: equal values stay equal, so a repeated value is still recognised) or
+`redact` (`***`); a column opts in to be shown with `lineageQuality.samples: show`.
 """
 
 from __future__ import annotations

@@ -69,6 +69,10 @@ def test_the_postgresql_store_upgrades_and_keeps_its_bounds(url: str) -> None:
     ]  # fmt: skip
     store.append([Measured("file:/a", "r", "run4", "rowCount", 3, "PASSED", RECENT + 4 * DAY)])
     assert [p.value for p in store.series("file:/a", "r", finite_only=True)] == [5.0, 3.0]
+    # a masked column's value: kept raw, with the text its readers show (the column added)
+    masked = Measured("file:/m", "r", "m1", "statistic", 987653, "PASSED", RECENT, shown="***")
+    store.append([masked])
+    assert [(p.value, p.shown) for p in store.series("file:/m", "r")] == [(987653.0, "***")]
 
     assert store.append([Measured("file:/z", "r", "z", "rowCount", 1, "PASSED", YEAR_9999)]) == 0
     long_name, long_rule = "file:/b" + "x" * 600, "r" * 600

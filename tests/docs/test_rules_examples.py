@@ -124,3 +124,30 @@ def test_the_samples_example_shows_what_the_page_says(
                 row[column] = "hmac:…"
 
         assert samples == entry["samples"]
+
+
+@pytest.mark.spark
+def test_the_masked_statistics_example_shows_what_the_page_says(
+    tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON under "An order statistic of a masked column" is what `check` prints (the hash
+    aside), and the maximum itself (120) is in none of it."""
+    text = DOC.read_text()
+    body = next(b for t, b, _ in EXAMPLES if t == "masked-statistics.odcs.yaml")
+    shown = text.split("```yaml title=masked-statistics.odcs.yaml", 1)[1].split("```json\n", 1)[1]
+    documented = [json.loads(line) for line in shown.split("```")[0].splitlines() if line]
+    (tmp_path / "orders.csv").write_text(SAMPLE)
+    (tmp_path / "masked.odcs.yaml").write_text(body)
+    argv = ["check", "--contract", str(tmp_path / "masked.odcs.yaml"), "--dataset",
+            str(tmp_path / "orders.csv"), "--format", "csv", "--output", "json"]  # fmt: skip
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    report = {r["name"]: r for r in json.loads(out)["results"]}
+    assert len(documented) == 2
+    for entry in documented:
+        got = {key: report[entry["name"]][key] for key in entry}
+        if entry["actual"] == "hmac:…":
+            assert got["actual"].startswith("hmac:") and len(got["actual"]) == len("hmac:") + 16
+            got["actual"] = "hmac:…"
+        assert got == entry
+    assert "120" not in out

@@ -140,3 +140,39 @@ def test_a_store_of_an_older_version_is_read_then_upgraded(tmp_path: Path) -> No
         [Measured("file:/a", "r", "run3", "rowCount", math.nan, "FAILED", RECENT + 3 * DAY)]
     )
     assert len(store.series("file:/a", "r")) == 4
+
+
+# The form before masked values were kept (no `shown`).
+BEFORE_SHOWN = """CREATE TABLE lq_history (
+    dataset TEXT NOT NULL, rule_id TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL,
+    value DOUBLE PRECISION, nonfinite TEXT, status TEXT NOT NULL, event_ms BIGINT NOT NULL,
+    version TEXT, lower_bound DOUBLE PRECISION, upper_bound DOUBLE PRECISION,
+    recorded_ms BIGINT NOT NULL, row_bytes BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (dataset, rule_id, run_id))"""
+
+
+def test_a_store_written_before_masked_values_gains_their_column(tmp_path: Path) -> None:
+    """Read as it is, then a writer adds `shown` and keeps a masked value's text beside its raw
+    value (docs/rules.md, "Failing-row samples")."""
+    db = tmp_path / "h.db"
+    with sqlite3.connect(db) as raw:
+        raw.execute(BEFORE_SHOWN)
+        raw.execute(
+            "INSERT INTO lq_history (dataset, rule_id, run_id, metric, value, status, event_ms, "
+            "recorded_ms, row_bytes) VALUES ('file:/a', 'r', 'run0', 'statistic', 5.0, 'PASSED', "
+            "?, 0, 80)",
+            (RECENT,),
+        )
+    raw.close()
+    reader = open_history(db, read_only=True)
+    assert [(p.value, p.shown) for p in reader.series("file:/a", "r")] == [(5.0, None)]
+    reader.close()
+    store = open_history(db)
+    store.append(
+        [Measured("file:/a", "r", "run1", "statistic", 6.0, "PASSED", RECENT + DAY, shown="***")]
+    )
+    points = store.series("file:/a", "r")
+    (_, _, run1) = store.of_run("file:/a", "run1")[0]
+    store.close()
+    assert [(p.value, p.shown) for p in points] == [(5.0, None), (6.0, "***")]
+    assert (run1.value, run1.shown) == (6.0, "***")

@@ -38,6 +38,7 @@ from lineage_quality.errors import ContractError, SparkStartError
 from lineage_quality.evaluation.jvm_output import JvmOutput
 from lineage_quality.history.judge import NOT_IN_CHECK, judge_and_record, without_history
 from lineage_quality.history.store import HistoryStore, open_history
+from lineage_quality.masked_values import masked_results
 from lineage_quality.producer.result_sinks import ResultSink, close_sinks, emit_results
 from lineage_quality.report import to_json, to_table
 from lineage_quality.results import RuleResult, Status
@@ -209,8 +210,10 @@ def _evaluate(
         run_id = str(uuid.uuid4())
         results = judge_and_record(
             store, f"{namespace}:{name}", run_id, int(time.time() * 1000), results,
-            minimums=minimums,
+            minimums=minimums, masking=sampling,
         )  # fmt: skip
+    # judged (and kept) raw; shown masked where a masked column's row value would show
+    results = masked_results(results, sampling)
     _publish(sinks, namespace, name, results, err)
     if output == "json":
         out.write(json.dumps(to_json(dataset, results), indent=2) + "\n")

@@ -174,10 +174,13 @@ def run(args: argparse.Namespace) -> int:
         print("time\trun\tvalue\tstatus\tband\tnote")
         for p in points:
             band = "" if p.lower is None and p.upper is None else f"{_g(p.lower)}..{_g(p.upper)}"
+            value = _g(p.value)
+            if p.shown is not None:  # a masked column's value: its masked text, no band
+                band, value = "", inert(p.shown)
             note = _note(p.run_id, p.event_ms, state)
             # fields from events made inert one by one: the tabs between them stay tabs
             print(
-                f"{iso_ms(p.event_ms)}\t{inert(p.run_id)}\t{_g(p.value)}\t{inert(p.status)}\t"
+                f"{iso_ms(p.event_ms)}\t{inert(p.run_id)}\t{value}\t{inert(p.status)}\t"
                 f"{band}\t{inert(note)}"
             )
         if records:

@@ -67,6 +67,7 @@ from lineage_quality.evaluation.written import (
 from lineage_quality.history.judge import NO_HISTORY_STORE, judge_and_record, without_history
 from lineage_quality.history.states import StateStore
 from lineage_quality.history.store import HistoryStore
+from lineage_quality.masked_values import masked_results
 from lineage_quality.results import (
     DATASET_REMOVED,
     Cause,
@@ -108,6 +109,9 @@ class Evaluator:
         # failing-row samples: the settings' rows, key and facets; each dataset's contracts
         # add their policy (`_sampling`). None: no samples.
         self.sampling = sampling
+        # how a masked column's values are shown, samples or not (`_masking`): the settings'
+        # key, else one of this process
+        self._masks = sampling if sampling is not None else Sampling(rows=0)
         self.history = history  # every evaluation's values; history rules read it
         self.history_minimums = history_minimums  # of bands declaring none (settings)
         self.profile = profile  # every column's cheap metrics, in the same scan
@@ -285,13 +289,18 @@ class Evaluator:
         key = (evaluation_key(event, ref), files, tuple(id(g) for g in groups))
         where: list[tuple[str | None, AsOf | None, LeftByRun | None]] = []
 
+        masking = self._masking(groups)
+
         def judged() -> list[RuleResult]:
             found = where[0] if where else None
             results = self._evaluate_dataset(event, ref, groups, listing, found)
             shown, hidden = visible(results), [r for r in results if r.rule.origin == HIDDEN]
             if self.history is not None:  # the hidden rules of reconciliations are not kept
-                return [*self._against_history(event, ref, shown), *hidden]
-            return [*without_history(shown, Status.ERROR, NO_HISTORY_STORE), *hidden]
+                shown = self._against_history(event, ref, shown, masking)
+            else:
+                shown = without_history(shown, Status.ERROR, NO_HISTORY_STORE)
+            # judged (and kept in the history) raw; masked before they are kept for reuse
+            return masked_results([*shown, *hidden], masking)
 
         def once_per_version() -> list[RuleResult]:
             version = self._version_key(event, ref, groups, listing, where)
@@ -311,7 +320,8 @@ class Evaluator:
                 ref.key, version, rules, event.run_id or "", declared, judged, fits
             )
 
-        return self.once.results(key, once_per_version, ref.key)
+        # and as they leave: verdicts reused from before a column was masked (masked_values.py)
+        return masked_results(self.once.results(key, once_per_version, ref.key), masking)
 
     def _version_key(
         self,
@@ -498,10 +508,11 @@ class Evaluator:
         return self.increments.judge_table(output, version, at, appended)
 
     def _sampling(self, groups: Sequence[BoundRules]) -> Sampling | None:
-        if self.sampling is None:
-            return None
+        return None if self.sampling is None else self._masking(groups)
+
+    def _masking(self, groups: Sequence[BoundRules]) -> Sampling:
         policy = SamplePolicy.merged(g.samples for g in groups)
-        return attrs.evolve(self.sampling, policy=policy)
+        return attrs.evolve(self._masks, policy=policy)
 
     def _where(
         self,
@@ -538,9 +549,14 @@ class Evaluator:
         return self.read(ref, event.dataset(ref).facets, fmt, as_of, table, left)
 
     def _against_history(
-        self, given: Event | Mapping[str, Any], ref: DatasetRef, results: list[RuleResult]
+        self,
+        given: Event | Mapping[str, Any],
+        ref: DatasetRef,
+        results: list[RuleResult],
+        masking: Sampling | None = None,
     ) -> list[RuleResult]:
-        """History rules judged on their earlier values; every measured value kept."""
+        """History rules judged on their earlier values; every measured value kept (a masked
+        column's with the text its readers show: `masking`)."""
         assert self.history is not None
         event = Event.of(given)
         return judge_and_record(
@@ -551,6 +567,7 @@ class Evaluator:
             results,
             event.dataset(ref).version,
             self.history_minimums,
+            masking,
         )
 
 

@@ -13,7 +13,8 @@ Everything the store holds came from events or from other producers sharing the 
 is written escaped for HTML and XML, control characters escaped as visible text (`\\x1b`, as the
 terminal output) so the SVG stays well-formed XML, and a value that is not a finite number (NaN,
 an infinity) is drawn as a mark of its own at the plot's edge (`class="nonfinite"`), out of the
-scale and the line.
+scale and the line. So is a masked column's value (`class="masked"`, mid-height, its masked text:
+masked_values.py): neither its number nor its band is drawn.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def band(points: Sequence[Point]) -> list[tuple[float, float] | None]:
     """Per point, the band its verdict held it to (both ends known and finite), else None."""
     return [
         (p.lower, p.upper)
-        if p.lower is not None
+        if p.shown is None
+        and p.lower is not None
         and p.upper is not None
         and math.isfinite(p.lower)
         and math.isfinite(p.upper)
@@ -48,7 +50,7 @@ def svg(title: str, points: Sequence[Point], feedback: Sequence[Feedback] = ()) 
     bands = band(points)
     state = FeedbackState.of(feedback)
     why = {r.run_id: r for r in feedback if r.action is Action.ACCEPT}
-    values = [p.value for p in points if math.isfinite(p.value)]
+    values = [p.value for p in points if _plotted(p)]
     values += [v for b in bands if b for v in b]
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
     if math.isclose(low, high):
@@ -60,6 +62,9 @@ def svg(title: str, points: Sequence[Point], feedback: Sequence[Feedback] = ()) 
         if len(points) < 2:
             return WIDTH / 2
         return PAD + (WIDTH - 2 * PAD) * (points[i].event_ms - points[0].event_ms) / span_t
+
+    def at(p: Point) -> float:
+        return HEIGHT / 2 if p.shown is not None else y(p.value)
 
     def y(v: float) -> float:
         if math.isnan(v):  # the mid-height of the plot, with its own mark
@@ -73,7 +78,8 @@ def svg(title: str, points: Sequence[Point], feedback: Sequence[Feedback] = ()) 
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" data-points="{len(points)}" '
         f'data-failed="{sum(p.status == "FAILED" for p in points)}" '
-        f'data-nonfinite="{sum(not math.isfinite(p.value) for p in points)}" '
+        f'data-nonfinite="{sum(p.shown is None and not math.isfinite(p.value) for p in points)}" '
+        f'data-masked="{sum(p.shown is not None for p in points)}" '
         f'data-accepted="{sum(p.run_id in state.accepted for p in points)}">',
         f"<title>{safe_title}</title>",
         f'<text x="{PAD}" y="24" font-family="sans-serif" font-size="14">{safe_title}</text>',
@@ -90,7 +96,7 @@ def svg(title: str, points: Sequence[Point], feedback: Sequence[Feedback] = ()) 
             f'<polygon class="band" points="{upper} {lower}" fill="#9ecae1" '
             f'fill-opacity="0.4" data-band-points="{len(banded)}"/>'
         )
-    line = [(i, p) for i, p in enumerate(points) if math.isfinite(p.value)]
+    line = [(i, p) for i, p in enumerate(points) if _plotted(p)]
     if len(line) > 1:
         path = " ".join(f"{x(i):.1f},{y(p.value):.1f}" for i, p in line)
         parts.append(f'<polyline points="{path}" fill="none" stroke="#3182bd"/>')
@@ -112,7 +118,7 @@ def svg(title: str, points: Sequence[Point], feedback: Sequence[Feedback] = ()) 
         if p.run_id in state.accepted and p.run_id in why:
             record = why[p.run_id]
             parts.append(
-                f'<circle class="accepted" cx="{x(i):.1f}" cy="{y(p.value):.1f}" r="9" '
+                f'<circle class="accepted" cx="{x(i):.1f}" cy="{at(p):.1f}" r="9" '
                 f'fill="none" stroke="#31a354" stroke-width="2" data-run="{text(p.run_id)}" '
                 f'data-by="{text(record.by)}" data-why="{text(record.why)}">'
                 f"<title>accepted as normal by {text(record.by)}: {text(record.why)}</title>"
@@ -120,18 +126,19 @@ def svg(title: str, points: Sequence[Point], feedback: Sequence[Feedback] = ()) 
             )
         when = text(iso_ms(p.event_ms))
         status = text(p.status)
-        value = _value(p.value)
-        cx, cy = x(i), y(p.value)
+        value = text(p.shown) if p.shown is not None else _value(p.value)
+        cx, cy = x(i), at(p)
         parts.append(
             f'<circle class="point" cx="{cx:.1f}" cy="{cy:.1f}" r="{5 if failed else 3}" '
             f'fill="{"#d62728" if failed else "#3182bd"}" data-status="{status}" '
             f'data-value="{value}" data-time="{when}" data-run="{text(p.run_id)}">'
-            f"<title>{when} {_shown(p.value)} {status}</title></circle>"
+            f"<title>{when} {_label(p)} {status}</title></circle>"
         )
-        if not math.isfinite(p.value):
+        if not _plotted(p):
+            mark = "masked" if p.shown is not None else "nonfinite"
             parts.append(
-                f'<text class="nonfinite" x="{cx:.1f}" y="{cy - 8:.1f}" text-anchor="middle" '
-                f'font-size="11" fill="#d62728" data-time="{when}">{_shown(p.value)}</text>'
+                f'<text class="{mark}" x="{cx:.1f}" y="{cy - 8:.1f}" text-anchor="middle" '
+                f'font-size="11" fill="#d62728" data-time="{when}">{_label(p)}</text>'
             )
         if failed:
             parts.append(
@@ -167,5 +174,12 @@ def _value(value: float) -> str:
     return repr(value) if math.isfinite(value) else NON_FINITE[repr(value)]
 
 
-def _shown(value: float) -> str:
-    return f"{value:.6g}" if math.isfinite(value) else NON_FINITE[repr(value)]
+def _plotted(p: Point) -> bool:
+    """Whether a point has a place on the scale: a finite value, not masked."""
+    return p.shown is None and math.isfinite(p.value)
+
+
+def _label(p: Point) -> str:
+    if p.shown is not None:
+        return text(p.shown)
+    return f"{p.value:.6g}" if math.isfinite(p.value) else NON_FINITE[repr(p.value)]

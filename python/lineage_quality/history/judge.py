@@ -17,6 +17,7 @@ from lineage_quality.history.feedback import FeedbackState
 from lineage_quality.history.points import Point
 from lineage_quality.history.store import HistoryStore, Measured
 from lineage_quality.history.verdicts import history_verdict, history_window_ms
+from lineage_quality.masked_values import kept_text
 from lineage_quality.results import (
     HISTORY_TOO_SHORT,
     Cause,
@@ -27,6 +28,7 @@ from lineage_quality.results import (
 )
 from lineage_quality.rules import Operator
 from lineage_quality.rules.history import DEFAULT_MINIMUMS, Compare, HistoryMinimums
+from lineage_quality.samples import Sampling
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +50,13 @@ def judge_and_record(
     results: Sequence[RuleResult],
     version: str | None = None,
     minimums: HistoryMinimums = DEFAULT_MINIMUMS,
+    masking: Sampling | None = None,
 ) -> list[RuleResult]:
     """`results` with each history rule judged on its past; every PASSED or FAILED value kept.
-    `minimums`: the minimum history of the stddev and seasonal rules that declare none."""
+    `minimums`: the minimum history of the stddev and seasonal rules that declare none.
+    `masking`: the contracts' masking, for the text the store's readers show instead of a
+    masked column's value (masked_values.py); the raw value is kept, and returned, for the
+    caller to mask."""
     judged: list[RuleResult] = []
     try:
         for result in results:
@@ -98,6 +104,7 @@ def judge_and_record(
             version=version,
             lower=band_of(r)[0],
             upper=band_of(r)[1],
+            shown=None if masking is None else kept_text(r, masking),
         )
         for r in judged
         if _kept(r) and (value := r.measured if r.measured is not None else r.actual) is not None

@@ -16,3 +16,6 @@ class Point:
     status: str  # PASSED / FAILED, or SKIPPED (a history rule with too little history yet)
     lower: float | None = None  # the band the verdict used, in the value's terms, if any
     upper: float | None = None
+    # a masked column's value as people see it (masked_values.py): readers show this, never
+    # `value` or the band (which stay raw for the baselines)
+    shown: str | None = None

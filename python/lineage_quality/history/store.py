@@ -15,6 +15,9 @@ and by `MAX_FEEDBACK` rows (the oldest go).
 A measured value that is not a finite number (NaN, an infinity) is kept as no number: `value`
 NULL and its name in `nonfinite`. It is shown by the viewer and the chart, never read into a
 baseline (`series(finite_only=True)`).
+
+A masked column's order statistic (masked_values.py) is kept raw for the baselines, with `shown`:
+the masked text its readers (view, `history`, chart) show instead of the value and its band.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ _TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     upper_bound DOUBLE PRECISION,
     recorded_ms BIGINT NOT NULL,
     row_bytes BIGINT NOT NULL DEFAULT 0,
+    shown TEXT,
     PRIMARY KEY (dataset, rule_id, run_id)
 )"""
 _INDEXES = (
@@ -63,15 +67,15 @@ _INDEXES = (
 )
 _COLUMNS = (
     "dataset, rule_id, run_id, metric, value, nonfinite, status, event_ms, version, "
-    "lower_bound, upper_bound, recorded_ms, row_bytes"
+    "lower_bound, upper_bound, recorded_ms, row_bytes, shown"
 )
 _UPSERT = (
-    f"INSERT INTO lq_history ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    f"INSERT INTO lq_history ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (dataset, rule_id, run_id) DO UPDATE SET metric = excluded.metric, "
     "value = excluded.value, nonfinite = excluded.nonfinite, status = excluded.status, "
     "event_ms = excluded.event_ms, version = excluded.version, "
     "lower_bound = excluded.lower_bound, upper_bound = excluded.upper_bound, "
-    "recorded_ms = excluded.recorded_ms, row_bytes = excluded.row_bytes"
+    "recorded_ms = excluded.recorded_ms, row_bytes = excluded.row_bytes, shown = excluded.shown"
 )
 # The oldest rows, as many as `?` rows or until `?` bytes are gone (whichever is more).
 _EXPIRE_OLDEST = (
@@ -98,14 +102,14 @@ _FEEDBACK_INDEX = (
 _FEEDBACK_COLUMNS = "dataset, rule_id, action, run_id, since_ms, by_whom, why, at_ms"
 MAX_FEEDBACK = 100_000  # feedback rows kept at most (the oldest go)
 MAX_WHY = 1000  # characters of a feedback's why (and 128 of its who)
-# The columns the readers select (the viewer reads a store of any version: `nonfinite` and
-# `row_bytes` came later); a writer needs every one of its table's columns.
+# The columns the readers select (the viewer reads a store of any version: `nonfinite`,
+# `row_bytes` and `shown` came later); a writer needs every one of its table's columns.
 _READ = {"dataset", "rule_id", "run_id", "metric", "value", "status", "event_ms"}
 _READ |= {"lower_bound", "upper_bound"}
 _WRITTEN = {c.strip() for c in _COLUMNS.split(",")}
 _FEEDBACK_NEEDED = {c.strip() for c in _FEEDBACK_COLUMNS.split(",")}
 _SERIES_COLUMNS = (
-    "run_id", "event_ms", "value", "nonfinite", "status", "lower_bound", "upper_bound",
+    "run_id", "event_ms", "value", "nonfinite", "status", "lower_bound", "upper_bound", "shown",
 )  # fmt: skip
 
 MAX_NAME = 512  # a dataset name or rule id longer than this is cut and ends in a hash
@@ -143,6 +147,7 @@ class Measured:
     version: str | None = None
     lower: float | None = None  # the band the verdict used, in the value's terms
     upper: float | None = None
+    shown: str | None = None  # a masked column's value as its readers show it (masked_values.py)
 
 
 def key(text: str, limit: int = MAX_NAME) -> str:
@@ -183,6 +188,8 @@ class SqlHistory(Statements):
         if not read_only:
             with self._transaction() as cur:
                 cur.execute(_TABLE.format(name="lq_history"))
+            if "shown" not in self._columns():
+                self._add_shown()
             if not {"nonfinite", "row_bytes"} <= self._columns():
                 self._upgrade()
             with self._transaction() as cur:
@@ -209,6 +216,7 @@ class SqlHistory(Statements):
                     "column " + ", ".join(sorted(missing)) + ")"
                 )
         self._marker = "nonfinite" if "nonfinite" in columns else "NULL"
+        self._shown = "shown" if "shown" in columns else "NULL"  # an older store: none masked
 
     def _columns(self, table: str = "lq_history") -> set[str]:
         with self._transaction() as cur:
@@ -228,8 +236,19 @@ class SqlHistory(Statements):
     def _row_bytes_sql(self) -> str:
         texts = ["dataset", "rule_id", "run_id", "metric", "status"]
         parts = [self.octets.format(t) for t in texts]
-        parts += [f"COALESCE({self.octets.format(t)}, 0)" for t in ("version", "nonfinite")]
+        optional = ("version", "nonfinite", "shown")
+        parts += [f"COALESCE({self.octets.format(t)}, 0)" for t in optional]
         return f"{ROW_OVERHEAD} + " + " + ".join(parts)
+
+    def _add_shown(self) -> None:
+        """A store written before masked values were kept (no `shown`): the column added, by
+        this process or, meanwhile, by another one."""
+        try:
+            with self._transaction() as cur:
+                cur.execute("ALTER TABLE lq_history ADD COLUMN shown TEXT")
+        except Exception:  # each DB-API module has its own classes
+            if "shown" not in self._columns():
+                raise
 
     def _upgrade(self) -> None:
         """A store written before non-finite values and bytes were kept apart (value NOT NULL, no
@@ -252,7 +271,7 @@ class SqlHistory(Statements):
                 f"metric, {finite('value')}, CASE WHEN value IS NULL THEN 'NaN' "
                 f"WHEN value > {big} THEN 'Infinity' WHEN value < -{big} THEN '-Infinity' END, "
                 f"status, event_ms, version, {finite('lower_bound')}, {finite('upper_bound')}, "
-                "recorded_ms, 0 FROM lq_history"
+                "recorded_ms, 0, shown FROM lq_history"
             )
             cur.execute("DROP TABLE lq_history")
             cur.execute("ALTER TABLE lq_history_upgrade RENAME TO lq_history")
@@ -318,8 +337,8 @@ class SqlHistory(Statements):
         if finite_only:
             where.append("value IS NOT NULL")
         query = (
-            f"SELECT run_id, event_ms, value, {self._marker}, status, lower_bound, upper_bound "
-            "FROM lq_history WHERE " + " AND ".join(where) + " ORDER BY event_ms DESC"
+            f"SELECT run_id, event_ms, value, {self._marker}, status, lower_bound, upper_bound, "
+            f"{self._shown} FROM lq_history WHERE {' AND '.join(where)} ORDER BY event_ms DESC"
         )
         if limit is not None:
             query += " LIMIT ?"
@@ -345,6 +364,7 @@ class SqlHistory(Statements):
             row.text("status"),
             row.optional_real("lower_bound"),
             row.optional_real("upper_bound"),
+            row.optional_text("shown"),
         )
 
     def record(self, feedback: Feedback) -> None:
@@ -450,7 +470,8 @@ class SqlHistory(Statements):
         """(rule id, metric, point) of every value `run_id` kept for the dataset, by rule."""
         query = (
             f"SELECT rule_id, metric, run_id, event_ms, value, {self._marker}, status, "
-            "lower_bound, upper_bound FROM lq_history WHERE dataset = ? AND run_id = ? "
+            f"lower_bound, upper_bound, {self._shown} FROM lq_history WHERE dataset = ? "
+            "AND run_id = ? "
             "ORDER BY rule_id LIMIT ?"
         )
         rows = self._read("lq_history", query, (key(dataset), key(run_id, MAX_RUN_ID), limit))
@@ -548,7 +569,9 @@ def _params(r: Measured, now: int) -> tuple[Any, ...]:
         _cut(r.status, 16) or "",
     )
     version = _cut(r.version, 256)
-    size = ROW_OVERHEAD + sum(len(t.encode("utf-8")) for t in (*texts, version or "", marker or ""))
+    shown = _cut(r.shown, 64)
+    optional = (version or "", marker or "", shown or "")
+    size = ROW_OVERHEAD + sum(len(t.encode("utf-8")) for t in (*texts, *optional))
     return (
         *texts[:4],
         value if finite else None,
@@ -560,6 +583,7 @@ def _params(r: Measured, now: int) -> tuple[Any, ...]:
         _finite_or_none(r.upper),
         now,
         size,
+        shown,
     )
 
 

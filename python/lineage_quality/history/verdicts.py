@@ -221,7 +221,7 @@ def _band(
         *_account(chosen, window, check),
     )
     passed = not math.isnan(value) and lower <= value <= upper
-    expected = f"between {lower:.6g} and {upper:.6g} ({check.describe()})"
+    expected = check.band_text(f"{lower:.6g}", f"{upper:.6g}")
     return _judged(result, passed, value, expected, baseline)
 
 

@@ -124,6 +124,11 @@ class HistoryCheck:
         """Kinds whose baseline is a set of earlier values (stddev, seasonal), not one run."""
         return self.compare in (Compare.STDDEV, Compare.SEASONAL)
 
+    def band_text(self, lower: str, upper: str) -> str:
+        """A band verdict's expected text, its ends as shown (numbers, or masked:
+        masked_values.py)."""
+        return f"between {lower} and {upper} ({self.describe()})"
+
     def describe(self) -> str:
         if self.compare is Compare.STDDEV:
             return f"within {self.k:g} sd of the last {self.runs} runs"

@@ -101,16 +101,20 @@ def resolve(stores: Stores, name: str) -> str | None:
 
 
 def point_doc(p: Point) -> dict[str, Any]:
+    """A kept value; a masked column's (`masked`: its masked text) without its number or band,
+    which the store keeps raw for the baselines (masked_values.py)."""
+    masked = p.shown is not None
     finite = math.isfinite(p.value)
     return {
         "run": p.run_id,
         "time": when(p.event_ms),
         "eventMs": p.event_ms,
-        "value": p.value if finite else None,
-        "nonFinite": None if finite else repr(p.value),
+        "value": p.value if finite and not masked else None,
+        "nonFinite": None if finite or masked else repr(p.value),
+        "masked": p.shown,
         "status": p.status,
-        "lower": p.lower,
-        "upper": p.upper,
+        "lower": None if masked else p.lower,
+        "upper": None if masked else p.upper,
     }
 
 

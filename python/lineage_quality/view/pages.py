@@ -15,6 +15,8 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from lineage_quality.history import chart
 from lineage_quality.history.feedback import Feedback
 from lineage_quality.history.points import Point
@@ -71,7 +73,7 @@ def layout(title: str, body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<title>{e(title)} - lineage-quality</title><link rel="stylesheet" href="/view.css">'
-        f'</head><body><header>{link("/", "lineage-quality")} quality view</header>'
+        f"</head><body><header>{link('/', 'lineage-quality')} quality view</header>"
         f"<main>{body}</main></body></html>\n"
     )
 
@@ -129,7 +131,9 @@ def datasets_page(doc: Mapping[str, Any]) -> str:
 
 def _point(doc: Mapping[str, Any]) -> Point:
     value = doc["value"] if doc["value"] is not None else float(doc["nonFinite"] or "nan")
-    return Point(doc["run"], doc["eventMs"], value, doc["status"], doc["lower"], doc["upper"])
+    found = Point(doc["run"], doc["eventMs"], value, doc["status"], doc["lower"], doc["upper"])
+    # a masked column's value: its text alone (the NaN above is never shown)
+    return attrs.evolve(found, shown=doc.get("masked"))
 
 
 def _number(value: float | None) -> str:
@@ -144,7 +148,7 @@ def expected(doc: Mapping[str, Any]) -> str:
 
 
 def actual(doc: Mapping[str, Any]) -> str:
-    return doc["nonFinite"] or _number(doc["value"])
+    return doc.get("masked") or doc["nonFinite"] or _number(doc["value"])
 
 
 def dataset_page(
@@ -179,7 +183,7 @@ def dataset_page(
         for f in latest.get("failures", ())
     )
     charts = "".join(
-        f"<h3>{e(rule['rule'])} <span class=\"muted\">({e(rule['metric'])}, "
+        f'<h3>{e(rule["rule"])} <span class="muted">({e(rule["metric"])}, '
         f"{rule['points']} values kept)</span></h3>"
         + _history_table(rule["history"])
         + chart.svg(rule["rule"], points.get(rule["rule"], ()), said.get(rule["rule"], ()))
@@ -194,7 +198,9 @@ def dataset_page(
         + _failing_table(failing)
         + (f"<p>Marks from upstream: {_marks(latest['marks'])}</p>" if latest.get("marks") else "")
         + f'<h2>Rules x runs</h2><table class="grid"><tr><th>rule</th>{head}</tr>'
-        + "".join(grid) + "</table><h2>History</h2>" + charts
+        + "".join(grid)
+        + "</table><h2>History</h2>"
+        + charts
     )
     return layout(name, body)
 
@@ -209,8 +215,7 @@ def _failing_table(rows: str) -> str:
     if not rows:
         return "<p>none</p>"
     return (
-        "<table><tr><th>rule</th><th>column</th><th>status</th><th>action</th></tr>"
-        f"{rows}</table>"
+        f"<table><tr><th>rule</th><th>column</th><th>status</th><th>action</th></tr>{rows}</table>"
     )
 
 
@@ -274,7 +279,7 @@ def _neighbours(items: Sequence[Mapping[str, Any]]) -> str:
         f'<li class="neighbour">{link(path("lineage", n["dataset"]), n["dataset"])} '
         f"{badge(n['health'] or 'unknown')}"
         f"{' marked: ' + e(', '.join(n['markedColumns'])) if n['markedColumns'] else ''}"
-        f" <span class=\"muted\">({e(n['job'])}, run "
+        f' <span class="muted">({e(n["job"])}, run '
         f"{link(path('runs', n['run']), n['run'][:8])})</span></li>"
         for n in items
     )
