@@ -172,17 +172,24 @@ def test_a_spool_full_at_the_failure_keeps_the_run_waiting_and_tries_again(
     assert _spooled(spool) == [0, 1] and offsets.committable(P) == 2  # 2 was never kept
 
 
-def test_a_lane_the_spool_has_stays_there_and_the_bound_spools_new_runs(parts: Any) -> None:
+def test_a_lane_the_spool_has_stays_there_and_the_bound_stops_fetching(parts: Any) -> None:
     relay, sink, spool, offsets, _, _ = parts
     spool.put(_body(1, 0), lane=Envelope.read(_body(1, 0)).lane)
     _take(relay, offsets, (0, _body(1, 1)), (1, _body(4, 0, "FAIL")), (2, _body(4, 1)))
     assert sink.seqs() == [] and _spooled(spool) == [0, 1, 0, 1]  # a FAIL is remembered first
     assert offsets.committable(P) == 3
-    for run in range(10, 14):  # the bound: 4 out
+    for run in range(10, 13):
         _take(relay, offsets, (run, _body(run, 0, "START")))
-    assert relay.full() and len(sink.produced) == 4
-    _take(relay, offsets, (14, _body(14, 0, "START")))
-    assert len(sink.produced) == 4 and spool.pending() == 5
+    assert not relay.full()
+    _take(relay, offsets, (13, _body(13, 0, "START")), (14, _body(13, 1)))
+    assert relay.full() and len(sink.produced) == 4  # the bound, 4: Kafka in fetches no more
+    sink.answer(0)
+    relay.pump()
+    assert relay.full()  # 13's second waits behind its first
+    sink.answer(3)
+    relay.pump()
+    assert len(sink.produced) == 5 and not relay.full()
+    assert spool.pending() == 4 and offsets.committable(P) == 11  # 11 and 12 still out
 
 
 def test_the_stop_leaves_what_was_not_acknowledged_pending_and_frees_the_lanes(

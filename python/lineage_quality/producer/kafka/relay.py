@@ -21,9 +21,9 @@ A run's order (its lane, `events.lane_of`), whichever way each event goes:
   lane's waiting events behind it, in one commit (a refusal for good counts towards its dead
   letter); workers retry it from there as any spooled event, in order.
 
-Bounded: at most `limit` events out or waiting; past it events are spooled (`take`) and Kafka in
-waits before fetching more (`full`). Everything here runs on Kafka in's thread but the delivery
-reports, which are queued for it (`pump`).
+Bounded: past `limit` events out or waiting, Kafka in fetches nothing more until acknowledgements
+came (`full`): at most `limit` plus one batch of Kafka in (its `_BATCH`). Everything here runs on
+Kafka in's thread but the delivery reports, which are queued for it (`pump`).
 """
 
 from __future__ import annotations
@@ -130,7 +130,6 @@ class Relay:
                 continue
             if (
                 name in spooling
-                or self.full()
                 or not relayable(item.envelope)
                 or not self.spool.begin_direct(name)  # the spool or a worker has its run
             ):
