@@ -12,9 +12,9 @@
   committed), the rest is read again from the last commit: nothing lost.
 - SIGKILL while a burst is taken in batches (one spool commit each): what is committed is in the
   spool or forwarded, and the restart brings every event: nothing lost mid-batch.
-- Topic -> serve -> topic, SIGKILL while an event of each of 40 runs is handed to Kafka out and
-  not yet acknowledged: none had left the spool; the restart brings every event, each run in
-  order.
+- Topic -> serve -> topic through the spool (`--kafka-relay off`; the relay: test_kafka_relay.py),
+  SIGKILL while an event of each of 40 runs is handed to Kafka out and not yet acknowledged: none
+  had left the spool; the restart brings every event, each run in order.
 """
 
 from __future__ import annotations
@@ -232,6 +232,7 @@ def test_topic_in_serve_topic_out_keeps_each_run_in_order_through_a_kill_with_se
                 "--openlineage-config", str(config),
                 "--kafka-bootstrap-servers", running_broker.bootstrap,
                 "--kafka-topic", topic_in, "--kafka-group-id", group,
+                "--kafka-relay", "off",  # every event through the spool: test_kafka_relay.py
             ],
             tmp_path / f"serve-{linger_ms}.log",
         )  # fmt: skip

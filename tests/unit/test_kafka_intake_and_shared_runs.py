@@ -327,7 +327,7 @@ def test_a_message_held_for_room_is_given_up_when_its_partition_is_revoked(
         ("pause", [1]),
         ("resume", [1]),  # the held message given up: consumption goes on
     ]
-    assert intake._kept == {} and intake.pauses == 1
+    assert intake._offsets.all_committable() == {} and intake.pauses == 1  # partition 0 forgotten
 
 
 def test_a_bad_message_is_dead_lettered_and_its_offset_committed(
@@ -406,3 +406,61 @@ def test_a_batch_drops_the_messages_of_a_partition_revoked_while_it_was_fetched(
     intake._commit()
     assert len(batches) == 1 and len(batches[0]) == 2  # partition 1's only
     assert consumer.calls == [("commit", [(1, 10)])]  # nothing for partition 0: not ours
+
+
+def test_with_the_relay_offsets_are_committed_up_to_the_first_event_not_acknowledged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kafka in relaying to Kafka out (kafka/relay.py): a START relayed, the run's next event
+    waiting behind it, a FAIL spooled, a bad message recorded; each partition's commit stops at
+    its first event Kafka out has not acknowledged, and moves on with the acknowledgements."""
+    from lineage_quality.producer.intake import Intake
+    from lineage_quality.producer.kafka import consumer as consumer_module
+    from lineage_quality.producer.kafka.offsets import Offsets
+    from lineage_quality.producer.kafka.relay import Relay
+    from lineage_quality.producer.metrics import Metrics
+    from lineage_quality.producer.write_through import SinkLatency, WriteThrough
+
+    class Sink:
+        pipelined = True
+
+        def __init__(self) -> None:
+            self.told: list[tuple[str, Any]] = []
+
+        def produce(self, text: str, event: Any, told: Any) -> None:
+            self.told.append((json.loads(text)["eventType"], told))
+
+    def event(run: str, event_type: str) -> bytes:
+        return json.dumps({**_event(run), "eventType": event_type, "outputs": []}).encode()
+
+    spool = Spool(tmp_path / "spool.db")
+    sink = Sink()
+    intake = Intake(spool, Evaluator(), WriteThrough(None, SinkLatency(1.0), None, 1.0),
+                    Metrics(), lambda name: None)  # fmt: skip
+    relay = Relay(sink, intake, Offsets(), limit=10)
+    consumer = Consumer([])
+    monkeypatch.setattr(consumer_module.KafkaIntake, "_new_consumer", lambda self: consumer)
+    kafka_in = consumer_module.KafkaIntake(
+        Settings.of(kafka_bootstrap_servers="b:1", kafka_topics="t"), lambda t, e: None, spool,
+        relay=relay,
+    )  # fmt: skip
+    kafka_in._take_all([
+        Message(0, 0, event("a", "START")), Message(0, 1, event("a", "RUNNING")),
+        Message(1, 0, event("b", "FAIL")), Message(0, 2, b"not json"),
+        Message(1, 1, event("c", "START")),
+    ])  # fmt: skip
+    assert [kind for kind, _ in sink.told] == ["START", "START"] and spool.pending() == 1
+    assert kafka_in.taken == 4 and kafka_in.dead_lettered == 1
+    kafka_in._commit()
+    assert consumer.calls == [("commit", [(0, 0), (1, 1)])]  # a's START, c's START: out
+    sink.told[0][1](None)  # a's START acknowledged: its RUNNING goes
+    sink.told[1][1](None)
+    relay.pump()
+    assert [kind for kind, _ in sink.told] == ["START", "START", "RUNNING"]
+    kafka_in._commit()
+    assert consumer.calls[-1] == ("commit", [(0, 1), (1, 2)])
+    sink.told[2][1](None)
+    relay.pump()
+    kafka_in._commit()
+    assert consumer.calls[-1] == ("commit", [(0, 3)])  # past the bad message too
+    spool.close()

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from lineage_quality.lineage.keeper import LineageKeeper
     from lineage_quality.producer import Producer
     from lineage_quality.producer.kafka.consumer import KafkaIntake
+    from lineage_quality.producer.kafka.relay import Relay
     from lineage_quality.producer.settings import OutputSpec, Settings
     from lineage_quality.producer.shared_runs import SharedRuns
     from lineage_quality.producer.shutdown import Stopping
@@ -262,7 +263,22 @@ def _kafka_intake(settings: Settings, producer: Producer) -> KafkaIntake | None:
         producer.spool,
         producer.metrics,
         producer.intake.accept_many,
+        _relay(settings, producer),
     )
+
+
+def _relay(settings: Settings, producer: Producer) -> Relay | None:
+    """Kafka in's relay to Kafka out (kafka/relay.py), when the sink is Kafka out and
+    `--kafka-relay` is on; its events out count in the in-flight gauge."""
+    from lineage_quality.producer.kafka.offsets import Offsets
+    from lineage_quality.producer.kafka.relay import Relay
+
+    outbound = producer.delivery.outbound
+    if outbound is None or settings.kafka.relay != "on":
+        return None
+    relay = Relay(outbound.transport, producer.intake, Offsets(), outbound.limit)
+    producer.metrics.watch_in_flight(lambda: outbound.out + relay.out)
+    return relay
 
 
 def _add_kafka_flags(serve: argparse.ArgumentParser) -> argparse._ArgumentGroup:

@@ -76,6 +76,38 @@ class Intake:
         self.metrics.events_received.inc(len(envelopes))
         return True
 
+    def relayable(self, envelope: Envelope) -> bool:
+        """Needs nothing but forwarding, and nothing here before it goes (Kafka in relayed to
+        Kafka out: kafka/relay.py): an event that is no COMPLETE nor FAIL, or a COMPLETE no rule
+        binds whose lineage is not kept here (no lineage kept, or it names no dataset). Its
+        lane's order is the caller's."""
+        if not envelope.is_event:
+            return False
+        if not envelope.kept:
+            return True
+        if not envelope.complete or envelope.bound(self.evaluator):
+            return False
+        return self.lineage is None or not _lists_datasets(envelope.tree)
+
+    def spool_many(self, envelopes: list[Envelope], refused: list[int] | None = None) -> None:
+        """Keep `envelopes` in the spool in one commit, in their order, all or none, behind
+        whatever their lanes hold (the caller keeps their order: kafka/relay.py); raises as
+        `Spool.put` does, none kept."""
+        self.spool.keep_many(envelopes, refused or ())
+        self.metrics.events_received.inc(len(envelopes))
+
+    def relayed(self, envelope: Envelope) -> None:
+        """`envelope` reached the sink without the spool (Kafka out acknowledged it): counted,
+        its runs recorded as a write-through's are."""
+        self.metrics.events_received.inc()
+        self.metrics.events_relayed.inc()
+        self._count("forwarded")
+        self.spool.forwarded_directly(list(envelope.run_ids))
+
+    def relay_failed(self) -> None:
+        """A relayed event was not taken by the sink (kafka/relay.py: spooled)."""
+        self._count("forward_failures")
+
     def _marked(self, envelope: Envelope) -> bool:
         """Keep the lineage of a COMPLETE nothing is evaluated on, its lane held (so after
         every earlier event of its run: a write evaluated there is kept before this read of it

@@ -121,6 +121,12 @@ class Metrics:
             "Events forwarded before their 201, without the spool (also counted as forwarded)",
             registry=r,
         )
+        self.events_relayed = Counter(
+            "lineage_quality_events_relayed",
+            "Events from Kafka in that Kafka out acknowledged without the spool (also counted as "
+            "forwarded)",
+            registry=r,
+        )
         self.events_refused = Counter(
             "lineage_quality_events_refused",
             "Requests to the lineage endpoint answered with an error, by reason",
@@ -206,7 +212,7 @@ class Metrics:
         self.events_in_flight = Gauge(
             "lineage_quality_events_in_flight",
             "Events handed to the sink without waiting (Kafka out), not acknowledged yet: still "
-            "in the spool",
+            "in the spool, or relayed from Kafka in with their offsets not committed",
             registry=r,
         )
         self.alerts_pending = Gauge(

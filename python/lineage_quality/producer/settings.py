@@ -312,6 +312,14 @@ class KafkaSettings:
         "default %(default)s)",
         group="kafka", metavar="SECONDS", validator=_positive,
     )  # fmt: skip
+    # Kafka in to Kafka out without the spool for what needs nothing else (kafka/relay.py)
+    relay: str = _setting(
+        "on", "--kafka-relay",
+        "with Kafka out as the sink, relay the events that need nothing but forwarding straight "
+        "from Kafka in, each offset committed once Kafka out acknowledged its event (default "
+        "%(default)s; off: every event through the spool)",
+        group="kafka", metavar="on|off", validator=attrs.validators.in_(("on", "off")),
+    )  # fmt: skip
 
 
 @attrs.frozen
@@ -493,6 +501,7 @@ FLAT: dict[str, tuple[str, str]] = {
     "kafka_bad_message_keep_bytes": ("kafka", "bad_message_keep_bytes"),
     "kafka_bad_messages_max": ("kafka", "bad_messages_max"),
     "kafka_commit_every": ("kafka", "commit_every"),
+    "kafka_relay": ("kafka", "relay"),
     "outputs": ("outputs", "specs"),
     "alert_min_rank": ("outputs", "alert_min_rank"),
     "marquez_web_url": ("outputs", "marquez_web_url"),

@@ -39,7 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from lineage_quality.errors import ConfigError
 from lineage_quality.masking import masked
+from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.intake import Accept, AcceptMany
+from lineage_quality.producer.kafka.offsets import Offsets
+from lineage_quality.producer.kafka.relay import NotKept, Relay, Taken
 from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.receiver.body import RejectedError, decode
 from lineage_quality.producer.secrets import client_secrets
@@ -56,6 +59,9 @@ _POLL = 0.2  # s: a poll; how soon a stop is seen
 _RETRY_FIRST, _RETRY_MAX = 0.2, 5.0  # s: a spool error other than "full", tried again
 _BATCH = 500  # messages kept in one spool commit at most (what librdkafka fetched already)
 _STOP_BOUND = 15.0  # s the stop waits for the thread (a commit, then close: leaves the group)
+# s the stop waits for relayed events' acknowledgements before its commit (within serve's 5 s
+# for Kafka in's stop: what is not acknowledged by then is read again after the restart)
+_RELAY_FINISH = 2.0
 Partition = tuple[str, int]
 
 
@@ -96,7 +102,8 @@ def topics_of(settings: Settings) -> list[str]:
 class KafkaIntake:
     """The Kafka input of one producer: `accept` is its intake's (`Intake.accept`), `spool`
     where bad messages go (its dead letters); `accept_many` its `Intake.accept_many` (None: one
-    message at a time)."""
+    message at a time); `relay`, when the sink is Kafka out: events that need nothing but
+    forwarding go there straight (relay.py), the others to the spool through it."""
 
     def __init__(
         self,
@@ -105,21 +112,23 @@ class KafkaIntake:
         spool: Spool,
         metrics: Metrics | None = None,
         accept_many: AcceptMany | None = None,
+        relay: Relay | None = None,
     ) -> None:
         self.topics = topics_of(settings)
         self._secrets = client_secrets(settings.kafka.config)
         self.settings = consumer_settings(settings)
         self._accept = accept
         self._accept_many = accept_many
+        self._relay = relay
         self._gone: set[Partition] = set()  # revoked while a batch is being taken
         self._spool = spool
         self._metrics = metrics or Metrics()  # serve's: /metrics shows them
         self._max_body = settings.receiver.max_body
         self._commit_every = settings.kafka.commit_every
         self._stop = threading.Event()
-        # per assigned partition: the offset after the last message kept, and the one committed
-        # (at most one entry per partition assigned: dropped when it is revoked)
-        self._kept: dict[Partition, int] = {}
+        # per assigned partition: the messages fetched and not kept yet (offsets.py; the
+        # relay's too), and the offset committed (dropped when the partition is revoked)
+        self._offsets = relay.offsets if relay is not None else Offsets()
         self._committed: dict[Partition, int] = {}
         self._held: Partition | None = None  # the partition of the message waiting for room
         self._held_revoked = False
@@ -163,21 +172,35 @@ class KafkaIntake:
 
     def _run(self) -> None:
         consumer = self._consumer
+        relay = self._relay
         last_commit = time.monotonic()
         try:
             while not self._stop.is_set():
                 self._gone = set()
-                message = consumer.poll(_POLL)
-                if message is not None:
-                    # and what else is fetched already: no wait for more
-                    more = consumer.consume(_BATCH - 1, 0) if self._accept_many else []
-                    self._take_all([message, *more])
+                wait = _POLL
+                if relay is not None:
+                    relay.pump()  # acknowledgements: offsets kept, lanes go on
+                    wait = relay.poll_timeout(_POLL)
+                if relay is not None and relay.full():  # nothing more until reports came
+                    relay.wait(_POLL)
+                else:
+                    message = consumer.poll(wait)
+                    if message is not None:
+                        # and what else is fetched already: no wait for more
+                        batched = self._accept_many or relay
+                        more = consumer.consume(_BATCH - 1, 0) if batched else []
+                        self._take_all([message, *more])
                 if time.monotonic() - last_commit >= self._commit_every:
                     self._commit()
                     last_commit = time.monotonic()
         except Exception:  # never silently: the log says the intake stopped, offsets are safe
             log.exception("the Kafka intake stopped on an unexpected error")
         finally:
+            if relay is not None:
+                try:  # what was acknowledged is committed below; the rest is read again
+                    relay.finish(_RELAY_FINISH)
+                except Exception:
+                    log.exception("Kafka in: ending the relay failed")
             self._commit()
             try:
                 consumer.close()  # leaves the group: a rebalance gives its partitions away now
@@ -187,13 +210,20 @@ class KafkaIntake:
     # -- a batch --------------------------------------------------------------------------------
 
     def _take_all(self, messages: list[Message]) -> None:
-        """Keep `messages` in one commit when they are all events (`_keep_batch`), else one at
-        a time (`_take`): a stop ends it (the rest is not committed: read again), a message of a
-        partition revoked meanwhile (in the `consume` that fetched the batch too) is the next
-        owner's: never kept nor committed here."""
+        """Keep `messages` in one commit when they are all events (`_keep_batch`; with a relay,
+        through it: `_relay_batch`), else one at a time (`_take`): a stop ends it (the rest is
+        not committed: read again), a message of a partition revoked meanwhile (in the `consume`
+        that fetched the batch too) is the next owner's: never kept nor committed here."""
         messages = [m for m in messages if (m.topic() or "", m.partition() or 0) not in self._gone]
         events = [m for m in messages if m.error() is None]
-        if len(events) > 1 and self._keep_batch(events):
+        for message in events:  # pending until kept: no commit passes one given up
+            self._offsets.fetched((message.topic() or "", message.partition() or 0),
+                                  message.offset() or 0)  # fmt: skip
+        if self._relay is not None and events:
+            rest = {id(m) for m in self._relay_batch(events)}
+            # the errors logged, and what the relay did not take one at a time, in order
+            messages = [m for m in messages if m.error() is not None or id(m) in rest]
+        elif len(events) > 1 and self._keep_batch(events):
             return
         for message in messages:
             if self._stop.is_set():
@@ -225,12 +255,54 @@ class KafkaIntake:
         except Exception:  # a full spool, a disk error: one at a time pauses or retries
             return False
         for message in messages:
-            self._kept[(message.topic() or "", message.partition() or 0)] = (
-                message.offset() or 0
-            ) + 1
+            self._offsets.kept((message.topic() or "", message.partition() or 0),
+                               message.offset() or 0)  # fmt: skip
         self.taken += len(messages)
         self._metrics.kafka_messages.labels(outcome="taken").inc(len(messages))
         return True
+
+    def _relay_batch(self, messages: list[Message]) -> list[Message]:
+        """Hand `messages`' events to the relay (relay.py: relayed, waiting behind their run's
+        event out, or spooled in one commit); bad messages kept aside as `_take` keeps them.
+        Returns the messages not taken (the spool refused them): taken one at a time then."""
+        relay = self._relay
+        assert relay is not None
+        items: list[Taken] = []
+        by_item: dict[int, Message] = {}
+        for message in messages:
+            where: Partition = (message.topic() or "", message.partition() or 0)
+            offset = message.offset() or 0
+            raw = message.value()
+            decoded = None
+            if raw is not None and len(raw) <= self._max_body:
+                try:
+                    decoded = decode(raw, None, self._max_body)
+                except RejectedError:
+                    decoded = None
+            if decoded is None:  # not an event: a bounded record of it (bad_messages.py)
+                try:
+                    if self._decode(message, where, offset) is None:
+                        self._offsets.kept(where, offset)
+                except _Abandoned:
+                    return []  # stopping or revoked: the rest is read again
+                continue
+            item = Taken(where, offset, Envelope.of(*decoded), relay.epoch(where))
+            by_item[id(item)] = message
+            items.append(item)
+        try:
+            relay.take(items)
+        except NotKept as exc:
+            rest = {id(item) for item in exc.rest}
+            taken = len(items) - len(rest)
+            self._count_taken(taken)
+            return [by_item[id(item)] for item in items if id(item) in rest]
+        self._count_taken(len(items))
+        return []
+
+    def _count_taken(self, n: int) -> None:
+        if n:
+            self.taken += n
+            self._metrics.kafka_messages.labels(outcome="taken").inc(n)
 
     # -- one message ----------------------------------------------------------------------------
 
@@ -245,7 +317,7 @@ class KafkaIntake:
         except _Abandoned:  # stopping or revoked before it could be kept aside: not committed
             return
         if decoded is None:  # dead-lettered: kept, like an event
-            self._kept[where] = offset + 1
+            self._offsets.kept(where, offset)
             return
         text, event = decoded
         self._held, self._held_revoked = where, False
@@ -253,7 +325,7 @@ class KafkaIntake:
         try:
             while True:
                 try:
-                    self._accept(text, event)
+                    self._keep_one(where, offset, text, event)
                 except SpoolFullError as exc:
                     if not self._paused:
                         self._pause(str(exc))
@@ -263,9 +335,7 @@ class KafkaIntake:
                                 "%.1fs", exc, delay)  # fmt: skip
                     wait, delay = delay, min(delay * 2, _RETRY_MAX)
                 else:
-                    self._kept[where] = offset + 1
-                    self.taken += 1
-                    self._metrics.kafka_messages.labels(outcome="taken").inc()
+                    self._count_taken(1)
                     return
                 if not self._serve_group(wait):
                     return  # stopping, or the partition went to another consumer: not kept
@@ -273,6 +343,19 @@ class KafkaIntake:
             self._held = None
             if self._paused:
                 self._resume()
+
+    def _keep_one(self, where: Partition, offset: int, text: str, event: Any) -> None:
+        """Hand one event to the relay (relay.py) or the intake, its offset marked kept when it
+        is (the relay marks its own); raises what refused it."""
+        relay = self._relay
+        if relay is None:
+            self._accept(text, event)
+            self._offsets.kept(where, offset)
+            return
+        try:
+            relay.take([Taken(where, offset, Envelope.of(text, event), relay.epoch(where))])
+        except NotKept as exc:
+            raise (exc.__cause__ or exc) from None
 
     def _decode(
         self, message: Message, where: Partition, offset: int
@@ -353,6 +436,8 @@ class KafkaIntake:
             left = deadline - time.monotonic()
             if left <= 0:
                 return True
+            if self._relay is not None:
+                self._relay.pump()  # the relayed events' reports go on being settled
             message = self._consumer.poll(min(_POLL, left))
             if self._paused:
                 self._pause_assigned()  # partitions assigned meanwhile too
@@ -373,7 +458,7 @@ class KafkaIntake:
 
         due = {
             where: offset
-            for where, offset in self._kept.items()
+            for where, offset in self._offsets.all_committable().items()
             if (only is None or where in only) and self._committed.get(where) != offset
         }
         if not due:
@@ -397,6 +482,8 @@ class KafkaIntake:
         """A rebalance takes `partitions` away: commit what was kept of them first, so the
         next owner starts after it; a message held for room is the next owner's now."""
         gone = {(p.topic, p.partition) for p in partitions}
+        if self._relay is not None:
+            self._relay.pump()  # what was acknowledged by now is committed too
         self._commit(only=gone)
         self._forget(gone)
         log.info("Kafka in: revoked %s", _names(partitions))
@@ -409,8 +496,10 @@ class KafkaIntake:
 
     def _forget(self, gone: set[Partition]) -> None:
         self._gone |= gone
+        self._offsets.forget(gone)
+        if self._relay is not None:
+            self._relay.forget(gone)
         for where in gone:
-            self._kept.pop(where, None)
             self._committed.pop(where, None)
         if self._held in gone:
             self._held_revoked = True

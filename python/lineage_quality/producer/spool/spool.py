@@ -104,9 +104,11 @@ class Spool:
             refused,
         )
 
-    def keep_many(self, envelopes: Sequence[Envelope]) -> list[int]:
+    def keep_many(self, envelopes: Sequence[Envelope], refused: Sequence[int] = ()) -> list[int]:
         """`keep` of several events in one commit (one disk sync), in their order, all or none
-        (Kafka in's batches: kafka/consumer.py); their ids. Raises as `put` does, none kept."""
+        (Kafka in's batches: kafka/consumer.py); their ids. `refused`: how many times the sink
+        refused each for good already (kafka/relay.py; missing: 0). Raises as `put` does, none
+        kept."""
         entries = [
             Put(
                 e.text,
@@ -116,8 +118,9 @@ class Spool:
                 +1 if e.complete else 0,
                 e.event_type,
                 e if e.kept else None,
+                refused[i] if i < len(refused) else 0,
             )
-            for e in envelopes
+            for i, e in enumerate(envelopes)
         ]
         with contextlib.ExitStack() as putting:
             for entry in entries:

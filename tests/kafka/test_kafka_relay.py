@@ -1,0 +1,140 @@
+"""Kafka in relayed to Kafka out with a real broker (producer/kafka/relay.py): topic -> serve ->
+topic, the events that need nothing but forwarding relayed from Kafka in's thread without the
+spool, the others (a run that begins with a FAIL: remembered by a worker) spooled.
+
+serve is killed -9 while one relayed event of each relayed run is held by librdkafka (linger 5 s)
+and the spooled runs' first events are in flight from the spool: the offsets committed at the
+kill pass only messages that are in the spool or on the output topic (the spooled runs' messages,
+written first, committed; none past a relayed event not acknowledged), and the restart on the
+same spool brings every event, byte for byte, each run's first arrivals in order."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from kafka_broker import KafkaBroker
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
+from faultkit import ServeProcess, check_run_order, make_event, record_fault
+from kafkakit import SHORT_SESSION, committed, end_offsets, produce, wait_until
+
+pytestmark = pytest.mark.kafka
+PARTITIONS = 3
+RELAYED, SPOOLED, PER_RUN = 30, 10, 5
+
+
+def _metric(url: str, name: str) -> float:
+    """The value of an unlabelled metric of serve's /metrics."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    for line in text.splitlines():
+        if line.startswith(f"{name} "):
+            return float(line.split()[1])
+    raise AssertionError(f"no metric {name}")
+
+
+def test_relayed_events_survive_a_kill_with_their_offsets_never_past_what_is_kept(
+    running_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    topic_in, topic_out, group = "relay-in", "relay-out", "lq-relay"
+    running_broker.create_topic(topic_in, partitions=PARTITIONS)
+    running_broker.create_topic(topic_out, partitions=2)
+    # the spooled runs first (a FAIL first: every event of the run goes through the spool), so
+    # that each partition begins with messages the spool keeps at once
+    spooled = [
+        make_event(run, seq, "FAIL" if seq == 0 else "RUNNING")
+        for seq in range(PER_RUN)
+        for run in range(RELAYED, RELAYED + SPOOLED)
+    ]
+    relayed = [
+        make_event(run, seq, "START" if seq == 0 else "COMPLETE" if seq == PER_RUN - 1
+                   else "RUNNING")
+        for seq in range(PER_RUN) for run in range(RELAYED)
+    ]  # fmt: skip
+    events = spooled + relayed
+    produce(running_broker, topic_in, events)
+    inputs = running_broker.read(topic_in, len(events), timeout=30)
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+
+    def serve(linger_ms: int) -> ServeProcess:
+        config = tmp_path / f"out-{linger_ms}.openlineage.yml"
+        config.write_text(
+            f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
+            f"    bootstrap.servers: '{running_broker.bootstrap}'\n"
+            f"    linger.ms: '{linger_ms}'\n"
+        )
+        return ServeProcess(
+            [
+                "--contracts", str(contracts), "--port", "0", "--spool", str(tmp_path / "s.db"),
+                "--openlineage-config", str(config),
+                "--kafka-bootstrap-servers", running_broker.bootstrap,
+                "--kafka-topic", topic_in, "--kafka-group-id", group, "--kafka-commit-every",
+                "0.2", *SHORT_SESSION,
+            ],
+            tmp_path / f"serve-{linger_ms}.log",
+        )  # fmt: skip
+
+    spooled_bodies = {json.dumps(e) for e in spooled}
+    spooled_prefix = {
+        p: sum(1 for m in inputs if m[0] == p and m[3] in spooled_bodies) for p in range(PARTITIONS)
+    }
+    first = serve(5000)  # librdkafka holds every message 5 s before it goes to the broker
+    try:
+        seen: list[tuple[float, dict[int, int]]] = []
+
+        def relayed_out_and_spooled_committed() -> bool:
+            out = _metric(first.url, "lineage_quality_events_in_flight")
+            seen.append((out, committed(running_broker, group, topic_in, PARTITIONS)))
+            # one relayed event of each relayed run out, one spooled of each spooled run
+            return out >= RELAYED + SPOOLED and seen[-1][1] == spooled_prefix
+
+        assert wait_until(relayed_out_and_spooled_committed, 60, step=0.1), seen[-3:]
+        relayed_before_kill = _metric(first.url, "lineage_quality_events_relayed_total")
+        first.kill9()
+    finally:
+        if first.proc.poll() is None:
+            first.stop()
+    at_kill = committed(running_broker, group, topic_in, PARTITIONS)
+    delivered = {m[3] for m in running_broker.read(topic_out, 0, timeout=10)}
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        in_spool = {body for (body,) in db.execute("SELECT body FROM events")}
+    # every message below a committed offset is kept: in the spool or on the output topic
+    for partition, offset, _, value in inputs:
+        if offset < at_kill.get(partition, 0):
+            assert value in in_spool or value in delivered, (partition, offset, at_kill)
+    assert at_kill == spooled_prefix  # and no commit passed a relayed event not acknowledged
+    assert relayed_before_kill == 0  # they were out, not acknowledged, at the kill
+    again = serve(1)
+    try:
+        assert wait_until(
+            lambda: (
+                _metric(again.url, "lineage_quality_spool_events") == 0
+                and _metric(again.url, "lineage_quality_events_in_flight") == 0
+                and committed(running_broker, group, topic_in, PARTITIONS)
+                == end_offsets(running_broker, topic_in, PARTITIONS)
+            ),
+            120,
+        )
+        relayed_after = _metric(again.url, "lineage_quality_events_relayed_total")
+        messages = running_broker.read(topic_out, len(events), timeout=30)
+    finally:
+        again.stop()
+    assert relayed_after >= RELAYED * PER_RUN  # the relayed runs went out without the spool
+    assert {m[3] for m in messages} == {json.dumps(e) for e in events}  # each, as sent
+    keys: dict[str, set[int]] = {}
+    for partition, _, key, _ in messages:
+        keys.setdefault(key, set()).add(partition)
+    assert all(len(p) == 1 for p in keys.values())  # a run in one partition
+    check_run_order([json.loads(m[3]) for m in sorted(messages, key=lambda m: (m[0], m[1]))])
+    record_fault(
+        "kafka relay: kill -9 with relayed events unacknowledged, restart",
+        len(events), len(events), len({m[3] for m in messages}),
+        committed_at_kill=sum(at_kill.values()), spooled_at_kill=len(in_spool),
+        duplicates=len(messages) - len(events),
+    )  # fmt: skip

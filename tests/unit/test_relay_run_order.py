@@ -1,0 +1,219 @@
+"""Kafka in relayed to Kafka out without the spool (producer/kafka/relay.py), with a real spool and
+a sink that answers when the test says: what needs nothing but forwarding is relayed and its
+offset kept only once acknowledged; a run has one event out at a time, the rest waiting behind
+it, relayed or spooled in order; a failed delivery is spooled before the run's later events (a
+refusal for good counted); a lane the spool has keeps its events there; no worker takes a lane
+while one of its events is out; the stop leaves what was not acknowledged to be read again."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lineage_quality import rawjson
+from lineage_quality.producer.backoff import RefusedForGood
+from lineage_quality.producer.envelope import Envelope
+from lineage_quality.producer.intake import Intake
+from lineage_quality.producer.kafka.offsets import Offsets
+from lineage_quality.producer.kafka.relay import NotKept, Relay, Taken
+from lineage_quality.producer.metrics import Metrics
+from lineage_quality.producer.settings import Settings
+from lineage_quality.producer.spool import Spool, SpoolFullError
+from lineage_quality.producer.write_through import SinkLatency, WriteThrough
+
+P = ("in", 0)
+
+
+class Sink:
+    """Kafka out that answers when told: `answer(i, error)` for the i-th event produced."""
+
+    pipelined = True
+
+    def __init__(self) -> None:
+        self.produced: list[tuple[str, Callable[[Exception | None], None]]] = []
+
+    def produce(self, text: str, event: Any, told: Callable[[Exception | None], None]) -> None:
+        assert isinstance(event, Mapping)  # the intake's parse: the key needs no parse again
+        self.produced.append((text, told))
+
+    def answer(self, i: int, error: Exception | None = None) -> None:
+        self.produced[i][1](error)
+
+    def seqs(self) -> list[int]:
+        return [_seq(text) for text, _ in self.produced]
+
+
+class Binder:
+    """Binds every COMPLETE whose job is "bound"."""
+
+    def bound(self, event: Any) -> Any:
+        return ["rule"] if event["job"]["name"] == "bound" else []
+
+
+def _body(run: int, seq: int, event_type: str = "RUNNING", job: str = "j") -> str:
+    return rawjson.dumps({
+        "eventType": event_type, "eventTime": "2026-12-06T00:00:00Z", "producer": "t",
+        "run": {"runId": f"00000000-0000-4000-8000-{run:012d}", "facets": {"seq": {"n": seq}}},
+        "job": {"namespace": "n", "name": job},
+    })  # fmt: skip
+
+
+def _seq(text: str) -> int:
+    return int(rawjson.loads_plain(text)["run"]["facets"]["seq"]["n"])
+
+
+@pytest.fixture
+def parts(tmp_path: Path) -> tuple[Relay, Sink, Spool, Offsets, Metrics, list[str]]:
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=5))
+    counted: list[str] = []
+    metrics = Metrics()
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), metrics,
+                    counted.append)  # fmt: skip
+    sink = Sink()
+    offsets = Offsets()
+    yield Relay(sink, intake, offsets, limit=4), sink, spool, offsets, metrics, counted
+    spool.close()
+
+
+def _take(relay: Relay, offsets: Offsets, *items: tuple[int, str]) -> None:
+    taken = []
+    for offset, body in items:
+        offsets.fetched(P, offset)
+        taken.append(Taken(P, offset, Envelope.read(body), relay.epoch(P)))
+    relay.take(taken)
+
+
+def _spooled(spool: Spool) -> list[int]:
+    with sqlite3.connect(spool.path) as db:
+        return [_seq(b) for (b,) in db.execute("SELECT body FROM events ORDER BY id")]
+
+
+def test_an_event_needing_nothing_is_relayed_and_its_offset_kept_once_acknowledged(
+    parts: Any,
+) -> None:
+    relay, sink, spool, offsets, metrics, counted = parts
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(2, 0, "COMPLETE")))
+    assert sink.seqs() == [0, 0] and spool.pending() == 0  # no spool row, no sync
+    assert offsets.committable(P) == 0 and relay.out == 2
+    sink.answer(1)
+    relay.pump()
+    assert offsets.committable(P) == 0  # offset 0 still out: the commit stops before it
+    sink.answer(0)
+    relay.pump()
+    assert offsets.committable(P) == 2 and relay.out == 0
+    assert counted == ["forwarded", "forwarded"]
+    assert metrics.events_relayed._value.get() == 2
+
+
+def test_a_run_has_one_event_out_the_next_relayed_after_its_ack_then_spooled_in_order(
+    parts: Any,
+) -> None:
+    relay, sink, spool, offsets, _, _ = parts
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)),
+          (2, _body(1, 2, "COMPLETE", job="bound")), (3, _body(1, 3)))  # fmt: skip
+    assert sink.seqs() == [0] and spool.pending() == 0  # the rest wait behind the one out
+    assert spool.claim(timeout=0) is None
+    sink.answer(0)
+    relay.pump()
+    assert sink.seqs() == [0, 1]  # needs nothing: relayed in its turn
+    sink.answer(1)
+    relay.pump()
+    # the COMPLETE needs its evaluation: it and everything after it go to the spool, in order
+    assert sink.seqs() == [0, 1] and _spooled(spool) == [2, 3]
+    assert offsets.committable(P) == 4
+    claimed = spool.claim(timeout=1)  # the lane is the spool's again: a worker takes it
+    assert claimed is not None and _seq(claimed.body) == 2
+    spool.release(claimed.lane)
+    _take(relay, offsets, (4, _body(1, 4)))  # its run is in the spool: behind it, there
+    assert sink.seqs() == [0, 1] and _spooled(spool) == [2, 3, 4]
+
+
+def test_a_failed_delivery_is_spooled_before_its_runs_later_events(parts: Any) -> None:
+    relay, sink, spool, offsets, _, counted = parts
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)), (2, _body(1, 2)),
+          (3, _body(2, 0, "START")))  # fmt: skip
+    assert sink.seqs() == [0, 0]
+    sink.answer(0, RefusedForGood("MSG_SIZE_TOO_LARGE"))
+    relay.pump()
+    assert _spooled(spool) == [0, 1, 2] and sink.seqs() == [0, 0]  # nothing of run 1 relayed
+    assert offsets.committable(P) == 3  # run 2's START is still out
+    assert counted == ["forward_failures"]
+    first = spool.claim(timeout=1)
+    assert first is not None and _seq(first.body) == 0 and first.refused == 1
+    spool.release(first.lane)
+    sink.answer(1)
+    relay.pump()
+    assert offsets.committable(P) == 4
+
+
+def test_a_spool_full_at_the_failure_keeps_the_run_waiting_and_tries_again(
+    parts: Any,
+) -> None:
+    relay, sink, spool, offsets, _, _ = parts
+    for n in range(5):  # the spool at its bound (5 events), by another run
+        spool.put(_body(9, n), lane="run:other")
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)))
+    sink.answer(0, RuntimeError("broker down"))
+    relay.pump()
+    assert offsets.committable(P) == 0 and relay.poll_timeout(0.2) < 0.2
+    with pytest.raises(NotKept) as refused:  # another run's event needing the spool
+        _take(relay, offsets, (2, _body(3, 0, "FAIL")))
+    assert isinstance(refused.value.__cause__, SpoolFullError)
+    for _ in range(5):
+        item = spool.claim(timeout=1)
+        assert item is not None
+        spool.done(item.id)
+        spool.release(item.lane)
+    relay.pump()
+    assert _spooled(spool) == [0, 1] and offsets.committable(P) == 2  # 2 was never kept
+
+
+def test_a_lane_the_spool_has_stays_there_and_the_bound_stops_fetching(parts: Any) -> None:
+    relay, sink, spool, offsets, _, _ = parts
+    spool.put(_body(1, 0), lane=Envelope.read(_body(1, 0)).lane)
+    _take(relay, offsets, (0, _body(1, 1)), (1, _body(4, 0, "FAIL")), (2, _body(4, 1)))
+    assert sink.seqs() == [] and _spooled(spool) == [0, 1, 0, 1]  # a FAIL is remembered first
+    assert offsets.committable(P) == 3
+    for run in range(10, 13):
+        _take(relay, offsets, (run, _body(run, 0, "START")))
+    assert not relay.full()
+    _take(relay, offsets, (13, _body(13, 0, "START")), (14, _body(13, 1)))
+    assert relay.full() and len(sink.produced) == 4  # the bound, 4: Kafka in fetches no more
+    sink.answer(0)
+    relay.pump()
+    assert relay.full()  # 13's second waits behind its first
+    sink.answer(3)
+    relay.pump()
+    assert len(sink.produced) == 5 and not relay.full()
+    assert spool.pending() == 4 and offsets.committable(P) == 11  # 11 and 12 still out
+
+
+def test_the_stop_leaves_what_was_not_acknowledged_pending_and_frees_the_lanes(
+    parts: Any,
+) -> None:
+    relay, sink, spool, offsets, _, _ = parts
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)), (2, _body(2, 0)))
+    sink.answer(1)  # run 2's
+    relay.finish(0.05)
+    assert offsets.committable(P) == 0  # run 1's events are read again after the restart
+    assert len(sink.produced) == 2  # nothing more relayed while stopping
+    lane = Envelope.read(_body(1, 1)).lane or ""
+    assert spool.begin_direct(lane)  # the lane is nobody's
+    spool.end_direct(lane)
+
+
+def test_a_revoked_partitions_waiting_events_are_dropped_and_its_reports_ignored(
+    parts: Any,
+) -> None:
+    relay, sink, spool, offsets, _, _ = parts
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)))
+    offsets.forget({P})
+    relay.forget({P})
+    sink.answer(0, RuntimeError("timed out"))
+    relay.pump()
+    assert spool.pending() == 0 and offsets.committable(P) is None  # the next owner's
+    assert relay.out == 0 and not relay.full()
