@@ -122,3 +122,31 @@ def kafka_serve(
         ],
         folder / f"{name}.log",
     )  # fmt: skip
+
+
+def in_out_serve(
+    broker: KafkaBroker,
+    folder: Path,
+    topics: tuple[str, str],
+    group: str,
+    linger_ms: int,
+    extra: list[str] = (),  # type: ignore[assignment]
+) -> ServeProcess:
+    """`serve` from topic `topics[0]` to Kafka out's topic `topics[1]` (librdkafka holding each
+    message `linger_ms` before it goes to the broker), as `group`, its spool `folder/s.db`."""
+    topic_in, topic_out = topics
+    config = folder / f"out-{linger_ms}.openlineage.yml"
+    config.write_text(
+        f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
+        f"    bootstrap.servers: '{broker.bootstrap}'\n"
+        f"    linger.ms: '{linger_ms}'\n"
+    )
+    return ServeProcess(
+        [
+            "--contracts", str(folder / "contracts"), "--port", "0",
+            "--spool", str(folder / "s.db"), "--openlineage-config", str(config),
+            "--kafka-bootstrap-servers", broker.bootstrap,
+            "--kafka-topic", topic_in, "--kafka-group-id", group, *SHORT_SESSION, *extra,
+        ],
+        folder / f"serve-{linger_ms}.log",
+    )  # fmt: skip

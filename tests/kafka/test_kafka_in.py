@@ -37,7 +37,7 @@ from faultkit import (
     make_event,
     record_fault,
 )
-from kafkakit import committed, end_offsets, kafka_serve, produce, wait_until
+from kafkakit import committed, end_offsets, in_out_serve, kafka_serve, produce, wait_until
 
 pytestmark = pytest.mark.kafka
 PARTITIONS = 3
@@ -220,21 +220,10 @@ def test_topic_in_serve_topic_out_keeps_each_run_in_order_through_a_kill_with_se
     contracts.mkdir()
 
     def serve(linger_ms: int) -> ServeProcess:
-        config = tmp_path / f"out-{linger_ms}.openlineage.yml"
-        config.write_text(
-            f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
-            f"    bootstrap.servers: '{running_broker.bootstrap}'\n"
-            f"    linger.ms: '{linger_ms}'\n"
-        )
-        return ServeProcess(
-            [
-                "--contracts", str(contracts), "--port", "0", "--spool", str(tmp_path / "s.db"),
-                "--openlineage-config", str(config),
-                "--kafka-bootstrap-servers", running_broker.bootstrap,
-                "--kafka-topic", topic_in, "--kafka-group-id", group,
-                "--kafka-relay", "off",  # every event through the spool: test_kafka_relay.py
-            ],
-            tmp_path / f"serve-{linger_ms}.log",
+        # every event through the spool (the relay's own test: test_kafka_relay.py)
+        return in_out_serve(
+            running_broker, tmp_path, (topic_in, topic_out), group, linger_ms,
+            ["--kafka-relay", "off"],
         )  # fmt: skip
 
     first = serve(3000)  # messages wait 3 s in librdkafka before they go to the broker

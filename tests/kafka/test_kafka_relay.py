@@ -21,7 +21,7 @@ from kafka_broker import KafkaBroker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 from faultkit import ServeProcess, check_run_order, make_event, record_fault
-from kafkakit import SHORT_SESSION, committed, end_offsets, produce, wait_until
+from kafkakit import committed, end_offsets, in_out_serve, produce, wait_until
 
 pytestmark = pytest.mark.kafka
 PARTITIONS = 3
@@ -63,21 +63,9 @@ def test_relayed_events_survive_a_kill_with_their_offsets_never_past_what_is_kep
     contracts.mkdir()
 
     def serve(linger_ms: int) -> ServeProcess:
-        config = tmp_path / f"out-{linger_ms}.openlineage.yml"
-        config.write_text(
-            f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
-            f"    bootstrap.servers: '{running_broker.bootstrap}'\n"
-            f"    linger.ms: '{linger_ms}'\n"
-        )
-        return ServeProcess(
-            [
-                "--contracts", str(contracts), "--port", "0", "--spool", str(tmp_path / "s.db"),
-                "--openlineage-config", str(config),
-                "--kafka-bootstrap-servers", running_broker.bootstrap,
-                "--kafka-topic", topic_in, "--kafka-group-id", group, "--kafka-commit-every",
-                "0.2", *SHORT_SESSION,
-            ],
-            tmp_path / f"serve-{linger_ms}.log",
+        return in_out_serve(
+            running_broker, tmp_path, (topic_in, topic_out), group, linger_ms,
+            ["--kafka-commit-every", "0.2"],
         )  # fmt: skip
 
     spooled_bodies = {json.dumps(e) for e in spooled}
