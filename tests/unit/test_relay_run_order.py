@@ -217,3 +217,73 @@ def test_a_revoked_partitions_waiting_events_are_dropped_and_its_reports_ignored
     relay.pump()
     assert spool.pending() == 0 and offsets.committable(P) is None  # the next owner's
     assert relay.out == 0 and not relay.full()
+
+
+def _complete_writing(run: int, seq: int, output: str) -> str:
+    return rawjson.dumps({
+        "eventType": "COMPLETE", "eventTime": "2026-12-06T00:00:00Z", "producer": "t",
+        "run": {"runId": f"00000000-0000-4000-8000-{run:012d}", "facets": {"seq": {"n": seq}}},
+        "job": {"namespace": "n", "name": "j"},
+        "outputs": [{"namespace": "file", "name": output}],
+    })  # fmt: skip
+
+
+@pytest.fixture
+def kept_lineage(
+    tmp_path: Path,
+) -> tuple[Relay, Sink, Spool, Offsets, list[tuple[int, int]], list[str]]:
+    """A relay whose intake keeps lineage: the step records (its call's seq, the events produced
+    by then) and says an output named "marked" is marked; one named "broken" raises."""
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
+    counted: list[str] = []
+    calls: list[tuple[int, int]] = []
+    sink = Sink()
+
+    def step(tree: Any) -> bool:
+        calls.append((_seq(rawjson.dumps(tree)), len(sink.produced)))
+        name = tree["outputs"][0]["name"]
+        if name == "broken":
+            raise OSError("disk gone")
+        return bool(name == "marked")
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    counted.append, lineage=step)  # fmt: skip
+    offsets = Offsets()
+    yield Relay(sink, intake, offsets, limit=8), sink, spool, offsets, calls, counted
+    spool.close()
+
+
+def test_a_complete_is_relayed_once_its_lineage_is_kept_after_its_runs_earlier_events(
+    kept_lineage: Any,
+) -> None:
+    relay, sink, spool, offsets, calls, counted = kept_lineage
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, _complete_writing(1, 1, "t")),
+          (2, _body(1, 2)))  # fmt: skip
+    assert sink.seqs() == [0] and calls == []  # its lineage waits for the START's turn
+    sink.answer(0)
+    relay.pump()
+    # kept when the START was acknowledged, before the COMPLETE went (one produced by then)
+    assert calls == [(1, 1)] and sink.seqs() == [0, 1] and spool.pending() == 0
+    sink.answer(1)
+    relay.pump()
+    sink.answer(2)
+    relay.pump()
+    assert sink.seqs() == [0, 1, 2] and offsets.committable(P) == 3
+    assert counted == ["forwarded"] * 3
+
+
+def test_a_complete_with_a_marked_output_is_spooled_with_its_runs_later_events(
+    kept_lineage: Any,
+) -> None:
+    relay, sink, spool, offsets, calls, counted = kept_lineage
+    _take(relay, offsets, (0, _complete_writing(1, 0, "marked")), (1, _body(1, 1)),
+          (2, _complete_writing(2, 0, "broken")), (3, _complete_writing(3, 0, "t")))  # fmt: skip
+    # the marked one and the one whose step failed go to a worker, the run's next behind it
+    assert [seq for seq, _ in calls] == [0, 0, 0]
+    # (run 1's COMPLETE, run 2's, then run 1's RUNNING: behind its run's COMPLETE)
+    assert sink.seqs() == [0] and _spooled(spool) == [0, 0, 1]
+    assert offsets.committable(P) == 3  # run 3's COMPLETE still out
+    assert "forward_failures" not in counted
+    claimed = spool.claim(timeout=1)
+    assert claimed is not None and _seq(claimed.body) == 0 and claimed.refused == 0
+    spool.release(claimed.lane)

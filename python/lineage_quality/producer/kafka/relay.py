@@ -1,9 +1,12 @@
 """`Relay`: events from Kafka in that need nothing but forwarding go straight to Kafka out, with no
 spool row and no disk sync; their input offsets are committed once Kafka out acknowledged them.
 
-An event of the listener's topic that no rule binds and whose lineage is not kept here (a START,
-a RUNNING, a COMPLETE nothing binds: `Intake.relayable`) is durable in its input topic until its
-offset is committed: the spool adds nothing to it but a disk sync and a worker's handoff. While
+An event of the listener's topic that no rule binds (a START, a RUNNING, a COMPLETE nothing
+binds: `Intake.relayable`) is durable in its input topic until its offset is committed: the spool
+adds nothing to it but a disk sync and a worker's handoff. A COMPLETE's lineage is kept first, on
+this thread, when its turn in its run comes, as a write-through keeps it; one with an output
+marked upstream is spooled instead, for a worker to add the marks (a kill -9 after the lineage
+was kept and before the acknowledgement keeps it again after the restart: the same rows). While
 the sink is Kafka out (a pipelined transport: producer/outbound.py), Kafka in's thread hands such
 an event to the sink itself, and its offset counts as kept (offsets.py) only once the broker
 acknowledged it: a kill -9 at any moment reads again what was not acknowledged.
@@ -65,14 +68,15 @@ class NotKept(Exception):
 
 
 class _Lane:
-    __slots__ = ("failed", "held", "name", "out", "refused")
+    __slots__ = ("first", "held", "name", "out", "refused")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.out: Taken | None = None  # relayed, its acknowledgement awaited
         self.held: collections.deque[Taken] = collections.deque()  # after it, in order
-        self.failed: Taken | None = None  # not taken by the broker, to spool before `held`
-        self.refused = 0  # of `failed`: refusals for good
+        # to spool before `held`: not taken by the broker, or a COMPLETE with a marked output
+        self.first: Taken | None = None
+        self.refused = 0  # of `first`: refusals for good
 
 
 class Relay:
@@ -182,8 +186,8 @@ class Relay:
             kept = [item for item in lane.held if self._current(item)]
             self._held -= len(lane.held) - len(kept)
             lane.held = collections.deque(kept)
-            if lane.failed is not None and not self._current(lane.failed):
-                lane.failed = None
+            if lane.first is not None and not self._current(lane.first):
+                lane.first = None
             if lane.out is None:
                 self._advance(lane)
 
@@ -209,7 +213,14 @@ class Relay:
     # -- lanes ----------------------------------------------------------------------------------
 
     def _send(self, lane: _Lane, item: Taken) -> None:
-        """Hand `item` to Kafka out; its report is queued for `pump`."""
+        """Hand `item` to Kafka out, its report queued for `pump`; a COMPLETE's lineage kept
+        first (`Intake.lineage_marked`: the lane is this relay's, nothing of its run before it
+        is out or spooled), spooled instead when an output of it is marked."""
+        envelope = item.envelope
+        if envelope.complete and self._marked(envelope):
+            lane.first, lane.refused = item, 0  # a worker adds the marks, in the run's order
+            self._advance(lane)
+            return
         lane.out = item
         self._out += 1
 
@@ -218,10 +229,18 @@ class Relay:
             self._reported.set()
 
         try:
-            envelope = item.envelope
             self.sink.produce(envelope.text, envelope.tree, told)
         except Exception as exc:  # not even queued (librdkafka's queue full, stopping)
             told(exc)
+
+    def _marked(self, envelope: Envelope) -> bool:
+        """Its lineage kept; True when it must be spooled (an output marked, or the step failed:
+        a worker keeps it again, the same rows)."""
+        try:
+            return self.intake.lineage_marked(envelope)
+        except Exception:
+            log.exception("Kafka in: keeping a relayed COMPLETE's lineage failed; spooled")
+            return True
 
     def _failed(self, lane: _Lane, item: Taken, error: Exception) -> None:
         self.intake.relay_failed()
@@ -232,7 +251,7 @@ class Relay:
             said[0][:300] if said else type(error).__name__,
         )
         if self._current(item):  # else the partition's next owner reads it again
-            lane.failed = item
+            lane.first = item
             lane.refused = 1 if refused_for_good(error) else 0
 
     def _advance(self, lane: _Lane) -> None:
@@ -242,16 +261,16 @@ class Relay:
             return
         if self._stopping:
             return
-        if lane.failed is None and lane.held:
+        if lane.first is None and lane.held:
             head = lane.held[0]
             if self.intake.relayable(head.envelope):
                 lane.held.popleft()
                 self._held -= 1
                 self._send(lane, head)
                 return
-        rest = ([] if lane.failed is None else [lane.failed]) + list(lane.held)
+        rest = ([] if lane.first is None else [lane.first]) + list(lane.held)
         if rest:
-            refused = [lane.refused] if lane.failed is not None else []
+            refused = [lane.refused] if lane.first is not None else []
             try:
                 self.intake.spool_many([item.envelope for item in rest], refused)
             except Exception as exc:  # a full spool, a disk error: the lane waits, tried again
@@ -263,7 +282,7 @@ class Relay:
             self._kept(rest)
             self._held -= len(lane.held)
             lane.held.clear()
-            lane.failed = None
+            lane.first = None
         self._end(lane)
 
     def _end(self, lane: _Lane) -> None:
