@@ -86,6 +86,10 @@ class Intake:
             return True
         return envelope.complete and not envelope.bound(self.evaluator)
 
+    def keeps_lineage(self, envelope: Envelope) -> bool:
+        """A COMPLETE whose lineage is kept here (`lineage_marked` before it is relayed)."""
+        return self.lineage is not None and envelope.complete and _lists_datasets(envelope.tree)
+
     def lineage_marked(self, envelope: Envelope) -> bool:
         """Before a relayable COMPLETE goes (kafka/relay.py; its lane held, so after every
         earlier event of its run): its lineage kept at once, as a write-through keeps it. True
@@ -94,9 +98,10 @@ class Intake:
 
     def spool_many(self, envelopes: list[Envelope], refused: list[int] | None = None) -> None:
         """Keep `envelopes` in the spool in one commit, in their order, all or none, behind
-        whatever their lanes hold (the caller keeps their order: kafka/relay.py); raises as
-        `Spool.put` does, none kept."""
-        self.spool.keep_many(envelopes, refused or ())
+        whatever their lanes hold (the caller keeps their order: kafka/relay.py), each parsed
+        as written first if it was not (`Envelope.exact_form`); raises as `Spool.put` does,
+        none kept."""
+        self.spool.keep_many([e.exact_form() for e in envelopes], refused or ())
         self.metrics.events_received.inc(len(envelopes))
 
     def relayed(self, envelope: Envelope) -> None:

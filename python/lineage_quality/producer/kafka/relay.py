@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import queue
 import threading
 import time
 
@@ -57,6 +58,17 @@ class Taken:
         self.offset = offset
         self.envelope = envelope
         self.epoch = epoch  # its partition's assignment (`Relay.forget` ends one)
+
+
+class _Marked(Exception):
+    """A report of the lineage thread: an output of the COMPLETE is marked (spool it)."""
+
+
+class _Stopped(Exception):
+    """A report of the lineage thread: stopping, the COMPLETE not sent (read again)."""
+
+
+_MARKED, _STOPPED = _Marked(), _Stopped()
 
 
 class NotKept(Exception):
@@ -95,6 +107,10 @@ class Relay:
         )
         self._reported = threading.Event()  # a report queued (`wait`)
         self._epochs: dict[Partition, int] = {}
+        # COMPLETEs whose lineage is kept before they go, in their turn, off Kafka in's thread
+        # (a store commit each: a disk sync Kafka in does not wait for)
+        self._keeping: queue.SimpleQueue[tuple[_Lane, Taken] | None] = queue.SimpleQueue()
+        self._keeper: threading.Thread | None = None
         self._out = 0
         self._held = 0
         self._stopping = False
@@ -162,7 +178,10 @@ class Relay:
                 if self._current(item):
                     self.offsets.kept(item.where, item.offset)
                 self.intake.relayed(item.envelope)
-            else:
+            elif error is _MARKED:
+                if self._current(item):  # a worker adds the marks, in the run's order
+                    lane.first, lane.refused = item, 0
+            elif error is not _STOPPED:  # stopped: left pending, read again
                 self._failed(lane, item, error)
             self._advance(lane)
         for name in list(self._stuck):
@@ -201,6 +220,9 @@ class Relay:
             self.wait(min(0.05, max(0.0, deadline - time.monotonic())))
             self.pump()
         self.pump()
+        if self._keeper is not None:
+            self._keeping.put(None)
+            self._keeper.join(max(0.0, deadline - time.monotonic()) + 0.1)
         for lane in list(self._lanes.values()):  # its event out, if any, is read again
             lane.out = None
             self._end(lane)
@@ -213,34 +235,55 @@ class Relay:
     # -- lanes ----------------------------------------------------------------------------------
 
     def _send(self, lane: _Lane, item: Taken) -> None:
-        """Hand `item` to Kafka out, its report queued for `pump`; a COMPLETE's lineage kept
-        first (`Intake.lineage_marked`: the lane is this relay's, nothing of its run before it
-        is out or spooled), spooled instead when an output of it is marked."""
-        envelope = item.envelope
-        if envelope.complete and self._marked(envelope):
-            lane.first, lane.refused = item, 0  # a worker adds the marks, in the run's order
-            self._advance(lane)
-            return
+        """Hand `item` to Kafka out, its report queued for `pump`; a COMPLETE whose lineage is
+        kept here goes to the lineage thread first (`_keep_lineage`: the lane is this relay's
+        meanwhile, nothing of its run before it is out or spooled)."""
         lane.out = item
         self._out += 1
+        if self.intake.keeps_lineage(item.envelope):
+            if self._keeper is None:
+                self._keeper = threading.Thread(
+                    target=self._keep_lineage, name="kafka-relay-lineage", daemon=True
+                )
+                self._keeper.start()
+            self._keeping.put((lane, item))
+            return
+        self._produce(lane, item)
 
+    def _produce(self, lane: _Lane, item: Taken) -> None:
         def told(error: Exception | None) -> None:  # on the reports thread
-            self._reports.append((lane, item, error))
-            self._reported.set()
+            self._report(lane, item, error)
 
         try:
-            self.sink.produce(envelope.text, envelope.tree, told)
+            self.sink.produce(item.envelope.text, item.envelope.tree, told)
         except Exception as exc:  # not even queued (librdkafka's queue full, stopping)
             told(exc)
 
-    def _marked(self, envelope: Envelope) -> bool:
-        """Its lineage kept; True when it must be spooled (an output marked, or the step failed:
-        a worker keeps it again, the same rows)."""
-        try:
-            return self.intake.lineage_marked(envelope)
-        except Exception:
-            log.exception("Kafka in: keeping a relayed COMPLETE's lineage failed; spooled")
-            return True
+    def _report(self, lane: _Lane, item: Taken, error: Exception | None) -> None:
+        self._reports.append((lane, item, error))
+        self._reported.set()
+
+    def _keep_lineage(self) -> None:
+        """The lineage thread: each COMPLETE in its turn, its lineage kept, then relayed; one
+        with an output marked (or whose step failed: a worker keeps it again, the same rows) is
+        reported back to be spooled (`_MARKED`)."""
+        while True:
+            job = self._keeping.get()
+            if job is None:
+                return
+            lane, item = job
+            if self._stopping:
+                self._report(lane, item, _STOPPED)
+                continue
+            try:
+                marked = self.intake.lineage_marked(item.envelope)
+            except Exception:
+                log.exception("Kafka in: keeping a relayed COMPLETE's lineage failed; spooled")
+                marked = True
+            if marked:
+                self._report(lane, item, _MARKED)
+            else:
+                self._produce(lane, item)
 
     def _failed(self, lane: _Lane, item: Taken, error: Exception) -> None:
         self.intake.relay_failed()
