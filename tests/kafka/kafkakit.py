@@ -26,9 +26,14 @@ def produce(
     for a message with no value: no key) in order, every one acknowledged; how many."""
     from confluent_kafka import Producer
 
-    producer = Producer(
-        {"bootstrap.servers": broker.bootstrap, "acks": "all", "logger": CLIENT_LOG}
-    )
+    # idempotent: librdkafka's default (retries with up to a million requests in flight) may
+    # write a retried batch after the ones behind it -- a run's event 0 after its event 9 on a
+    # topic just created, whose first requests fail until its leader is known -- and the tests'
+    # run-order checks take the topic's order as the order sent
+    producer = Producer({
+        "bootstrap.servers": broker.bootstrap, "acks": "all", "enable.idempotence": True,
+        "logger": CLIENT_LOG,
+    })  # fmt: skip
     failed: list[Any] = []
     count = 0
     for message in messages:

@@ -8,6 +8,7 @@ while one of its events is out; the stop leaves what was not acknowledged to be 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,113 @@ def test_a_revoked_partitions_waiting_events_are_dropped_and_its_reports_ignored
     relay.pump()
     assert spool.pending() == 0 and offsets.committable(P) is None  # the next owner's
     assert relay.out == 0 and not relay.full()
+
+
+def _complete_writing(run: int, seq: int, output: str) -> str:
+    return rawjson.dumps({
+        "eventType": "COMPLETE", "eventTime": "2026-12-06T00:00:00Z", "producer": "t",
+        "run": {"runId": f"00000000-0000-4000-8000-{run:012d}", "facets": {"seq": {"n": seq}}},
+        "job": {"namespace": "n", "name": "j"},
+        "outputs": [{"namespace": "file", "name": output}],
+    })  # fmt: skip
+
+
+@pytest.fixture
+def kept_lineage(
+    tmp_path: Path,
+) -> tuple[Relay, Sink, Spool, Offsets, list[tuple[int, int]], list[str]]:
+    """A relay whose intake keeps lineage: the step records (its call's seq, the events produced
+    by then) and says an output named "marked" is marked; one named "broken" raises."""
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
+    counted: list[str] = []
+    calls: list[tuple[int, int]] = []
+    sink = Sink()
+
+    def step(tree: Any) -> bool:
+        calls.append((_seq(rawjson.dumps(tree)), len(sink.produced)))
+        name = tree["outputs"][0]["name"]
+        if name == "broken":
+            raise OSError("disk gone")
+        return bool(name == "marked")
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    counted.append, lineage=step)  # fmt: skip
+    offsets = Offsets()
+    yield Relay(sink, intake, offsets, limit=8), sink, spool, offsets, calls, counted
+    spool.close()
+
+
+def _settle(relay: Relay, done: Callable[[], bool]) -> None:
+    """Pump the relay's reports until `done()` (the lineage thread works beside the test)."""
+    for _ in range(200):
+        relay.pump()
+        if done():
+            return
+        relay.wait(0.01)
+    raise AssertionError("the relay did not settle")
+
+
+def test_a_complete_is_relayed_once_its_lineage_is_kept_after_its_runs_earlier_events(
+    kept_lineage: Any,
+) -> None:
+    relay, sink, spool, offsets, calls, counted = kept_lineage
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, _complete_writing(1, 1, "t")),
+          (2, _body(1, 2)))  # fmt: skip
+    assert sink.seqs() == [0] and calls == []  # its lineage waits for the START's turn
+    sink.answer(0)
+    _settle(relay, lambda: len(sink.produced) == 2)
+    # kept once the START was acknowledged, before the COMPLETE went (one produced by then)
+    assert calls == [(1, 1)] and sink.seqs() == [0, 1] and spool.pending() == 0
+    sink.answer(1)
+    _settle(relay, lambda: len(sink.produced) == 3)
+    sink.answer(2)
+    relay.pump()
+    assert sink.seqs() == [0, 1, 2] and offsets.committable(P) == 3
+    assert counted == ["forwarded"] * 3
+
+
+def test_a_complete_with_a_marked_output_is_spooled_with_its_runs_later_events(
+    kept_lineage: Any,
+) -> None:
+    relay, sink, spool, offsets, calls, counted = kept_lineage
+    _take(relay, offsets, (0, _complete_writing(1, 0, "marked")), (1, _body(1, 1)),
+          (2, _complete_writing(2, 0, "broken")), (3, _complete_writing(3, 0, "t")))  # fmt: skip
+    _settle(relay, lambda: spool.pending() == 3 and len(sink.produced) == 1)
+    # the marked one and the one whose step failed go to a worker, run 1's next behind its own
+    assert sorted(seq for seq, _ in calls) == [0, 0, 0]
+    with sqlite3.connect(spool.path) as db:
+        rows = [(lane, _seq(body), refused) for lane, body, refused in
+                db.execute("SELECT lane, body, attempts FROM events ORDER BY id")]  # fmt: skip
+    by_run = {lane: [seq for name, seq, _ in rows if name == lane] for lane, _, _ in rows}
+    run1, run2 = (Envelope.read(_body(r, 0)).lane for r in (1, 2))
+    assert by_run == {run1: [0, 1], run2: [0]} and all(a == 0 for _, _, a in rows)
+    assert sink.seqs() == [0] and offsets.committable(P) == 3  # run 3's COMPLETE still out
+    assert "forward_failures" not in counted
+
+
+def test_the_stop_sends_no_complete_whose_lineage_was_not_kept_yet(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "spool.db", Settings.of())
+    entered, release = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    def slow_step(tree: Any) -> bool:
+        calls.append(_seq(rawjson.dumps(tree)))
+        entered.set()
+        release.wait(5)
+        return False
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    lambda _: None, lineage=slow_step)  # fmt: skip
+    sink, offsets = Sink(), Offsets()
+    relay = Relay(sink, intake, offsets, limit=8)
+    try:
+        _take(relay, offsets, (0, _complete_writing(1, 0, "t")), (1, _complete_writing(2, 1, "t")))
+        assert entered.wait(5)
+        threading.Timer(0.2, release.set).start()  # run 1's step ends while the stop waits
+        relay.finish(0.5)
+        # run 1's lineage was being kept: it went; run 2's was not begun: neither kept nor sent
+        assert calls == [0] and sink.seqs() == [0] and spool.pending() == 0
+        assert offsets.committable(P) == 0  # neither acknowledged: both read again
+    finally:
+        release.set()
+        spool.close()

@@ -99,7 +99,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lineage_quality.contracts import load_contracts
-    from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool
+    from lineage_quality.producer import Evaluator, Forwarder, Producer, Spool, gc_policy
     from lineage_quality.producer.alerts import parse_min_severity
     from lineage_quality.producer.outputs.factory import build_outputs, secrets_of
     from lineage_quality.producer.secrets import (
@@ -171,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         f"({sum(len(b.rules) for b in bindings)} rules on {len(bindings)} binding(s))",
         flush=True,
     )
+    gc_policy.steady()  # started: what exists now is never collected (gc_policy.py)
     stopping.requested.wait()
     exit_now(_stop(stopping, settings, producer, kafka_in))
 

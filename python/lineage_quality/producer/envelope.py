@@ -49,15 +49,23 @@ class Envelope:
     run_ids: tuple[str, ...]
     lane: str | None
     event: Event | None = None  # the event type's view of `tree` (None: not a JSON object)
+    # `tree` parsed with numbers as written (rawjson); False: Kafka in's quick parse (orjson:
+    # receiver/body.py `decode_quick`), for the facts and forwarding the text as received only
+    exact: bool = True
     _bound: list[Any] = attrs.field(factory=list, repr=False, alias="_bound")  # asked once
 
     @classmethod
-    def of(cls, text: str, tree: Any) -> Envelope:
-        """The envelope of `text`, given its parse."""
+    def of(cls, text: str, tree: Any, exact: bool = True) -> Envelope:
+        """The envelope of `text`, given its parse (`exact`: by rawjson)."""
         if not isinstance(tree, dict):
             return cls(text, tree, None, (), None)
         event = Event(tree)
-        return cls(text, tree, event.event_type, tuple(run_ids(event)), lane_of(tree), event)
+        return cls(text, tree, event.event_type, tuple(run_ids(event)), lane_of(tree), event, exact)
+
+    def exact_form(self) -> Envelope:
+        """This envelope with `tree` parsed as written: what the spool keeps, for a worker to
+        enrich and write back."""
+        return self if self.exact else Envelope.read(self.text)
 
     @classmethod
     def read(cls, text: str) -> Envelope:

@@ -77,23 +77,31 @@ class Intake:
         return True
 
     def relayable(self, envelope: Envelope) -> bool:
-        """Needs nothing but forwarding, and nothing here before it goes (Kafka in relayed to
-        Kafka out: kafka/relay.py): an event that is no COMPLETE nor FAIL, or a COMPLETE no rule
-        binds whose lineage is not kept here (no lineage kept, or it names no dataset). Its
-        lane's order is the caller's."""
+        """Needs nothing but forwarding (Kafka in relayed to Kafka out: kafka/relay.py), once
+        `lineage_marked` said no mark waits for it: an event that is no COMPLETE nor FAIL, or a
+        COMPLETE no rule binds. Its lane's order is the caller's."""
         if not envelope.is_event:
             return False
         if not envelope.kept:
             return True
-        if not envelope.complete or envelope.bound(self.evaluator):
-            return False
-        return self.lineage is None or not _lists_datasets(envelope.tree)
+        return envelope.complete and not envelope.bound(self.evaluator)
+
+    def keeps_lineage(self, envelope: Envelope) -> bool:
+        """A COMPLETE whose lineage is kept here (`lineage_marked` before it is relayed)."""
+        return self.lineage is not None and envelope.complete and _lists_datasets(envelope.tree)
+
+    def lineage_marked(self, envelope: Envelope) -> bool:
+        """Before a relayable COMPLETE goes (kafka/relay.py; its lane held, so after every
+        earlier event of its run): its lineage kept at once, as a write-through keeps it. True
+        when an output is marked: then it is spooled, for a worker to add the marks."""
+        return self._marked(envelope)
 
     def spool_many(self, envelopes: list[Envelope], refused: list[int] | None = None) -> None:
         """Keep `envelopes` in the spool in one commit, in their order, all or none, behind
-        whatever their lanes hold (the caller keeps their order: kafka/relay.py); raises as
-        `Spool.put` does, none kept."""
-        self.spool.keep_many(envelopes, refused or ())
+        whatever their lanes hold (the caller keeps their order: kafka/relay.py), each parsed
+        as written first if it was not (`Envelope.exact_form`); raises as `Spool.put` does,
+        none kept."""
+        self.spool.keep_many([e.exact_form() for e in envelopes], refused or ())
         self.metrics.events_received.inc(len(envelopes))
 
     def relayed(self, envelope: Envelope) -> None:

@@ -44,7 +44,7 @@ from lineage_quality.producer.intake import Accept, AcceptMany
 from lineage_quality.producer.kafka.offsets import Offsets
 from lineage_quality.producer.kafka.relay import NotKept, Relay, Taken
 from lineage_quality.producer.metrics import Metrics
-from lineage_quality.producer.receiver.body import RejectedError, decode
+from lineage_quality.producer.receiver.body import RejectedError, decode, decode_quick
 from lineage_quality.producer.secrets import client_secrets
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool, SpoolFullError
@@ -275,8 +275,8 @@ class KafkaIntake:
             raw = message.value()
             decoded = None
             if raw is not None and len(raw) <= self._max_body:
-                try:
-                    decoded = decode(raw, None, self._max_body)
+                try:  # parsed again as written only if it goes to the spool (intake.py)
+                    decoded = decode_quick(raw, self._max_body)
                 except RejectedError:
                     decoded = None
             if decoded is None:  # not an event: a bounded record of it (bad_messages.py)

@@ -1,9 +1,12 @@
 """`Relay`: events from Kafka in that need nothing but forwarding go straight to Kafka out, with no
 spool row and no disk sync; their input offsets are committed once Kafka out acknowledged them.
 
-An event of the listener's topic that no rule binds and whose lineage is not kept here (a START,
-a RUNNING, a COMPLETE nothing binds: `Intake.relayable`) is durable in its input topic until its
-offset is committed: the spool adds nothing to it but a disk sync and a worker's handoff. While
+An event of the listener's topic that no rule binds (a START, a RUNNING, a COMPLETE nothing
+binds: `Intake.relayable`) is durable in its input topic until its offset is committed: the spool
+adds nothing to it but a disk sync and a worker's handoff. A COMPLETE's lineage is kept first, on
+this thread, when its turn in its run comes, as a write-through keeps it; one with an output
+marked upstream is spooled instead, for a worker to add the marks (a kill -9 after the lineage
+was kept and before the acknowledgement keeps it again after the restart: the same rows). While
 the sink is Kafka out (a pipelined transport: producer/outbound.py), Kafka in's thread hands such
 an event to the sink itself, and its offset counts as kept (offsets.py) only once the broker
 acknowledged it: a kill -9 at any moment reads again what was not acknowledged.
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import queue
 import threading
 import time
 
@@ -56,6 +60,17 @@ class Taken:
         self.epoch = epoch  # its partition's assignment (`Relay.forget` ends one)
 
 
+class _Marked(Exception):
+    """A report of the lineage thread: an output of the COMPLETE is marked (spool it)."""
+
+
+class _Stopped(Exception):
+    """A report of the lineage thread: stopping, the COMPLETE not sent (read again)."""
+
+
+_MARKED, _STOPPED = _Marked(), _Stopped()
+
+
 class NotKept(Exception):
     """The spool refused `rest` (the events of `take` it was to keep); the cause says why."""
 
@@ -65,14 +80,15 @@ class NotKept(Exception):
 
 
 class _Lane:
-    __slots__ = ("failed", "held", "name", "out", "refused")
+    __slots__ = ("first", "held", "name", "out", "refused")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.out: Taken | None = None  # relayed, its acknowledgement awaited
         self.held: collections.deque[Taken] = collections.deque()  # after it, in order
-        self.failed: Taken | None = None  # not taken by the broker, to spool before `held`
-        self.refused = 0  # of `failed`: refusals for good
+        # to spool before `held`: not taken by the broker, or a COMPLETE with a marked output
+        self.first: Taken | None = None
+        self.refused = 0  # of `first`: refusals for good
 
 
 class Relay:
@@ -91,6 +107,10 @@ class Relay:
         )
         self._reported = threading.Event()  # a report queued (`wait`)
         self._epochs: dict[Partition, int] = {}
+        # COMPLETEs whose lineage is kept before they go, in their turn, off Kafka in's thread
+        # (a store commit each: a disk sync Kafka in does not wait for)
+        self._keeping: queue.SimpleQueue[tuple[_Lane, Taken] | None] = queue.SimpleQueue()
+        self._keeper: threading.Thread | None = None
         self._out = 0
         self._held = 0
         self._stopping = False
@@ -158,7 +178,10 @@ class Relay:
                 if self._current(item):
                     self.offsets.kept(item.where, item.offset)
                 self.intake.relayed(item.envelope)
-            else:
+            elif error is _MARKED:
+                if self._current(item):  # a worker adds the marks, in the run's order
+                    lane.first, lane.refused = item, 0
+            elif error is not _STOPPED:  # stopped: left pending, read again
                 self._failed(lane, item, error)
             self._advance(lane)
         for name in list(self._stuck):
@@ -182,8 +205,8 @@ class Relay:
             kept = [item for item in lane.held if self._current(item)]
             self._held -= len(lane.held) - len(kept)
             lane.held = collections.deque(kept)
-            if lane.failed is not None and not self._current(lane.failed):
-                lane.failed = None
+            if lane.first is not None and not self._current(lane.first):
+                lane.first = None
             if lane.out is None:
                 self._advance(lane)
 
@@ -197,6 +220,9 @@ class Relay:
             self.wait(min(0.05, max(0.0, deadline - time.monotonic())))
             self.pump()
         self.pump()
+        if self._keeper is not None:
+            self._keeping.put(None)
+            self._keeper.join(max(0.0, deadline - time.monotonic()) + 0.1)
         for lane in list(self._lanes.values()):  # its event out, if any, is read again
             lane.out = None
             self._end(lane)
@@ -209,19 +235,55 @@ class Relay:
     # -- lanes ----------------------------------------------------------------------------------
 
     def _send(self, lane: _Lane, item: Taken) -> None:
-        """Hand `item` to Kafka out; its report is queued for `pump`."""
+        """Hand `item` to Kafka out, its report queued for `pump`; a COMPLETE whose lineage is
+        kept here goes to the lineage thread first (`_keep_lineage`: the lane is this relay's
+        meanwhile, nothing of its run before it is out or spooled)."""
         lane.out = item
         self._out += 1
+        if self.intake.keeps_lineage(item.envelope):
+            if self._keeper is None:
+                self._keeper = threading.Thread(
+                    target=self._keep_lineage, name="kafka-relay-lineage", daemon=True
+                )
+                self._keeper.start()
+            self._keeping.put((lane, item))
+            return
+        self._produce(lane, item)
 
+    def _produce(self, lane: _Lane, item: Taken) -> None:
         def told(error: Exception | None) -> None:  # on the reports thread
-            self._reports.append((lane, item, error))
-            self._reported.set()
+            self._report(lane, item, error)
 
         try:
-            envelope = item.envelope
-            self.sink.produce(envelope.text, envelope.tree, told)
+            self.sink.produce(item.envelope.text, item.envelope.tree, told)
         except Exception as exc:  # not even queued (librdkafka's queue full, stopping)
             told(exc)
+
+    def _report(self, lane: _Lane, item: Taken, error: Exception | None) -> None:
+        self._reports.append((lane, item, error))
+        self._reported.set()
+
+    def _keep_lineage(self) -> None:
+        """The lineage thread: each COMPLETE in its turn, its lineage kept, then relayed; one
+        with an output marked (or whose step failed: a worker keeps it again, the same rows) is
+        reported back to be spooled (`_MARKED`)."""
+        while True:
+            job = self._keeping.get()
+            if job is None:
+                return
+            lane, item = job
+            if self._stopping:
+                self._report(lane, item, _STOPPED)
+                continue
+            try:
+                marked = self.intake.lineage_marked(item.envelope)
+            except Exception:
+                log.exception("Kafka in: keeping a relayed COMPLETE's lineage failed; spooled")
+                marked = True
+            if marked:
+                self._report(lane, item, _MARKED)
+            else:
+                self._produce(lane, item)
 
     def _failed(self, lane: _Lane, item: Taken, error: Exception) -> None:
         self.intake.relay_failed()
@@ -232,7 +294,7 @@ class Relay:
             said[0][:300] if said else type(error).__name__,
         )
         if self._current(item):  # else the partition's next owner reads it again
-            lane.failed = item
+            lane.first = item
             lane.refused = 1 if refused_for_good(error) else 0
 
     def _advance(self, lane: _Lane) -> None:
@@ -242,16 +304,16 @@ class Relay:
             return
         if self._stopping:
             return
-        if lane.failed is None and lane.held:
+        if lane.first is None and lane.held:
             head = lane.held[0]
             if self.intake.relayable(head.envelope):
                 lane.held.popleft()
                 self._held -= 1
                 self._send(lane, head)
                 return
-        rest = ([] if lane.failed is None else [lane.failed]) + list(lane.held)
+        rest = ([] if lane.first is None else [lane.first]) + list(lane.held)
         if rest:
-            refused = [lane.refused] if lane.failed is not None else []
+            refused = [lane.refused] if lane.first is not None else []
             try:
                 self.intake.spool_many([item.envelope for item in rest], refused)
             except Exception as exc:  # a full spool, a disk error: the lane waits, tried again
@@ -263,7 +325,7 @@ class Relay:
             self._kept(rest)
             self._held -= len(lane.held)
             lane.held.clear()
-            lane.failed = None
+            lane.first = None
         self._end(lane)
 
     def _end(self, lane: _Lane) -> None:
