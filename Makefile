@@ -25,9 +25,9 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 LISTENER_JAR := $(JARS)/openlineage-spark_$(SCALA)-1.53.0.jar
 ENGINE_JAR := $(JARS)/lineage-quality-engine.jar
-# One source tree for both lines, plus the one file that spells what differs (src-line/spark-*).
+# One source tree for both lines, plus the files that spell what differs (src-line/spark-*).
 ENGINE_SRC := $(wildcard jvm-config/src/lineagequality/*.java) \
-  jvm-config/src-line/spark-$(SPARK)/lineagequality/Line.java
+  $(wildcard jvm-config/src-line/spark-$(SPARK)/lineagequality/*.java)
 APT_STAMP := .stamp-system
 VENV_STAMP := $(VENV)/.stamp-install
 

@@ -1,7 +1,9 @@
 """Counting metrics behind a per-column gate (engine/row_gates.py): the same counts as without
 it, on values at the edges of what the gate tests at once (nulls, NaN, infinities, bounds of
 mixed types, longs past 2^53, lists with nothing in common, a union past 63 codes, patterns
-split over several match masks), and a gate only where it tests several rules at once."""
+split over several match masks), and a gate only where it tests several rules at once. A
+column's counts grouped in one aggregate (`Grouped`) give each metric's own count, with or
+without a gate, on an empty dataset too."""
 
 from __future__ import annotations
 
@@ -89,8 +91,15 @@ def frame(spark: Any) -> Any:
     return spark.createDataFrame(rows, schema)
 
 
-def _counts(frame: Any, metrics: list[Metric], monkeypatch: pytest.MonkeyPatch, on: bool) -> Any:
+def _counts(
+    frame: Any,
+    metrics: list[Metric],
+    monkeypatch: pytest.MonkeyPatch,
+    on: bool,
+    grouped: bool = True,
+) -> Any:
     monkeypatch.setenv("LINEAGE_QUALITY_ROW_GATES", "1" if on else "0")
+    monkeypatch.setenv("LINEAGE_QUALITY_GROUPED_COUNTS", "1" if grouped else "0")
     return _aggregate(frame, [ROWS, *metrics], time.time())
 
 
@@ -109,12 +118,56 @@ def test_gated_counts_equal_plain_counts(frame: Any, monkeypatch: pytest.MonkeyP
     )
 
 
-def test_each_column_has_its_gate_and_the_gates_hold_every_offending_row(frame: Any) -> None:
+def test_grouped_counts_equal_one_count_per_metric(
+    frame: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with the gates (every column here has one) and without (a column of a null count and
+    # one range gets none): each metric's element is its own count
+    metrics = _number_metrics() + _string_metrics()
+    metrics += [Metric(Measure.NULLS, "n"), Metric(Measure.OUT_OF_RANGE, "y", low=-1.0)]
+    ungated = [Metric(Measure.NULLS, "x"), Metric(Measure.OUT_OF_RANGE, "x", low=0.0)]
+    for chosen in (metrics, ungated):
+        grouped = _counts(frame, chosen, monkeypatch, on=True)
+        alone = _counts(frame, chosen, monkeypatch, on=True, grouped=False)
+        assert grouped == alone
+        assert all(isinstance(c, int) for c in grouped)
+        assert len(set(grouped[1:])) > len(chosen) // 3  # not one count copied to all
+
+
+def test_grouped_counts_on_an_empty_dataset_are_zero(
+    frame: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    metrics = _number_metrics() + _string_metrics()
+    empty = frame.limit(0)
+    grouped = _counts(empty, metrics, monkeypatch, on=True)
+    assert grouped == _counts(empty, metrics, monkeypatch, on=False)
+    assert grouped == [0] * (len(metrics) + 1)
+
+
+def test_one_grouped_aggregate_per_column(frame: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     metrics = [ROWS, *_number_metrics(), *_string_metrics()]
     now = time.time()
     shared_frame, shared = share(frame, metrics)
     conditions = [failing_condition(m, now, shared) for m in metrics]
-    gated_frame, counts = row_gates.gated_counts(shared_frame, metrics, conditions, shared)
+    _, counts, grouped = row_gates.gated_counts(shared_frame, metrics, conditions, shared)
+    assert all(c is None for c in counts)
+    assert sorted(i for g in grouped for i in g.metrics) == list(range(1, len(metrics)))
+    columns = [{metrics[i].column for i in g.metrics} for g in grouped]
+    assert all(len(c) == 1 for c in columns) and len(columns) == 8
+    monkeypatch.setenv("LINEAGE_QUALITY_GROUPED_COUNTS", "0")
+    _, counts, grouped = row_gates.gated_counts(shared_frame, metrics, conditions, shared)
+    assert grouped == [] and [i for i, c in enumerate(counts) if c is None] == [0]
+
+
+def test_each_column_has_its_gate_and_the_gates_hold_every_offending_row(
+    frame: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LINEAGE_QUALITY_GROUPED_COUNTS", "0")  # each count its own aggregate
+    metrics = [ROWS, *_number_metrics(), *_string_metrics()]
+    now = time.time()
+    shared_frame, shared = share(frame, metrics)
+    conditions = [failing_condition(m, now, shared) for m in metrics]
+    gated_frame, counts, _ = row_gates.gated_counts(shared_frame, metrics, conditions, shared)
     gates = [c for c in gated_frame.columns if c.startswith("lq_gate_")]
     columns = ["x", "y", "z", "n", "p", "v", "w", "u"]
     assert len(gates) == len(columns)
@@ -135,5 +188,8 @@ def test_no_gate_where_it_tests_nothing_at_once(frame: Any) -> None:
     metrics = [ROWS, Metric(Measure.NULLS, "x"), Metric(Measure.OUT_OF_RANGE, "x", low=0.0)]
     now = time.time()
     conditions = [failing_condition(m, now) for m in metrics]
-    same, counts = row_gates.gated_counts(frame, metrics, conditions, share(frame, metrics)[1])
+    same, counts, grouped = row_gates.gated_counts(
+        frame, metrics, conditions, share(frame, metrics)[1]
+    )
     assert same is frame and counts == [None, None, None]
+    assert [g.metrics for g in grouped] == [(1, 2)]  # grouped, with no gate

@@ -1,5 +1,8 @@
 package lineagequality;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
@@ -13,6 +16,29 @@ import scala.Option;
  */
 public final class RowGates {
   private RowGates() {}
+
+  /**
+   * One aggregate for several counts: element i counts the rows where conditions[i] is true
+   * (Counts, one per Spark line in src-line).
+   */
+  public static Column counts(List<Column> conditions) {
+    return Line.column(new Counts(expressions(conditions)).toAggregateExpression());
+  }
+
+  /** `counts` over only the rows where `gate` is true (null counts as false). */
+  public static Column counts(List<Column> conditions, Column gate) {
+    return Line.column(
+        new Counts(expressions(conditions))
+            .toAggregateExpression(false, Option.apply(Line.converted(gate))));
+  }
+
+  private static List<Expression> expressions(List<Column> columns) {
+    final List<Expression> out = new ArrayList<>();
+    for (Column c : columns) {
+      out.add(Line.converted(c));
+    }
+    return out;
+  }
 
   /** `aggregate` counting only the rows where `gate` is true (null counts as false). */
   public static Column filtered(Column aggregate, Column gate) {

@@ -310,7 +310,9 @@ def _eager(columns: Sequence[Expr]) -> list[Column]:
             # columns, literals made literal columns (the same expressions)
             lit = _member("f", "lit")
             return _to_seq(sc, [built[id(v)] if isinstance(v, Expr) else lit(v) for v in a])
-        return a  # a helper's list: py4j converts it to a java.util.List
+        if isinstance(a, list):  # a helper's list: py4j converts it to a java.util.List
+            return [built[id(v)] if isinstance(v, Expr) else v for v in a]
+        return a
 
     for root in columns:
         for node in _post_order(root, built):

@@ -14,6 +14,12 @@ column (one test of the intersection of their codes, engine/shared_columns.py), 
 maximum); any other condition is OR-ed in as it is. A gate may be true on a row that offends
 nothing (that only costs the conditions' evaluation), never false on one that offends: so the
 counts are those of the plain metrics.
+
+A column's counts are also one aggregate rather than one per metric (`Grouped`: JVM helper
+`RowGates.counts`, an array of counts with the gate as its one FILTER): Catalyst analyzes,
+optimizes and generates code for a node per column instead of ~10 per rule, and a row the gate
+passes costs one test for all of them. `LINEAGE_QUALITY_GROUPED_COUNTS=0` keeps a count per
+metric.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 from pyspark.sql import DataFrame
 
 from lineage_quality.engine import functions as F
@@ -38,42 +45,70 @@ def count_where(condition: Expr) -> Expr:
     return F.count(F.when(condition, F.lit(1)))
 
 
+@attrs.frozen
+class Grouped:
+    """One aggregate counting several metrics' conditions: an array, element j the count of
+    metric `metrics[j]`."""
+
+    aggregate: Expr
+    metrics: tuple[int, ...]
+
+
 def gated_counts(
     df: DataFrame,
     metrics: Sequence[Metric],
     conditions: Sequence[Expr | None],
     shared: Shared,
-) -> tuple[DataFrame, list[Expr | None]]:
+) -> tuple[DataFrame, list[Expr | None], list[Grouped]]:
     """`df` with a gate column for each column whose counting metrics its gate tests in fewer
-    tests than there are metrics, and per metric its count filtered by its column's gate, or
-    None where it is not gated (the caller's own expression counts it). `conditions[i]` is the
-    condition metric i counts, or None for a metric that is not a count. Without the helper
-    jar: `df` as it is and nothing gated."""
+    tests than there are metrics; per metric its count filtered by its column's gate, or None
+    where it is not gated or is grouped (the caller's own expression counts a metric that is
+    neither); and each column's grouped counts, one aggregate per column of two or more counts.
+    `conditions[i]` is the condition metric i counts, or None for a metric that is not a count.
+    Without the helper jar: `df` as it is, nothing gated or grouped."""
     gates_helper = jvm_helper("RowGates", "ROW_GATES")
+    grouping = jvm_helper("RowGates", "GROUPED_COUNTS") is not None
     groups: dict[str, list[int]] = {}
     for i, (m, condition) in enumerate(zip(metrics, conditions, strict=True)):
         if condition is not None and m.column is not None:
             groups.setdefault(m.column, []).append(i)
-    gated = {c: found for c, found in groups.items() if len(found) >= 2} if gates_helper else {}
+    several = {c: found for c, found in groups.items() if len(found) >= 2}
     taken = {name.lower() for name in df.columns}
     gates: dict[str, Expr] = {}
     counts: list[Expr | None] = [None] * len(metrics)
-    for column, found in gated.items():
+    grouped: list[Grouped] = []
+    for column, found in several.items():
+        gate: Expr | None = None
         terms = _terms(column, [(metrics[i], conditions[i]) for i in found], shared)
-        if len(terms) >= len(found):
-            # nothing tested at once: the gate would cost what it spares (measured on R30)
+        # where the gate tests nothing at once it would cost what it spares (measured on R30)
+        if gates_helper is not None and len(terms) < len(found):
+            n = len(gates)
+            while f"lq_gate_{n}" in taken:  # a name no column has (Spark compares case-blind)
+                n += 1
+            name = f"lq_gate_{n}"
+            taken.add(name)
+            gates[name] = _any(terms)
+            gate = F.col(name)
+        tested = [_condition(conditions[i]) for i in found]
+        if grouping and gates_helper is not None:
+            grouped.append(Grouped(_grouped(tested, gate), tuple(found)))
             continue
-        n = len(gates)
-        while f"lq_gate_{n}" in taken:  # a name no column has (Spark compares case-blind)
-            n += 1
-        name = f"lq_gate_{n}"
-        taken.add(name)
-        gates[name] = _any(terms)
-        for i in found:
-            condition = conditions[i]
-            assert condition is not None
-            counts[i] = helper("RowGates", "filtered", count_where(condition), F.col(name))
-    return with_columns(df, gates), counts
+        if gate is None:
+            continue
+        for i, condition in zip(found, tested, strict=True):
+            counts[i] = helper("RowGates", "filtered", count_where(condition), gate)
+    return with_columns(df, gates), counts, grouped
+
+
+def _condition(condition: Expr | None) -> Expr:
+    assert condition is not None  # grouped by the metrics that have one
+    return condition
+
+
+def _grouped(conditions: list[Expr], gate: Expr | None) -> Expr:
+    if gate is None:
+        return helper("RowGates", "counts", conditions)
+    return helper("RowGates", "counts", conditions, gate)
 
 
 def _terms(column: str, items: list[tuple[Metric, Expr | None]], shared: Shared) -> list[Expr]:

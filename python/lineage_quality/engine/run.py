@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from lineage_quality.engine import footer_bounds
 from lineage_quality.engine.analyzers import analyzer
 from lineage_quality.engine.dictionary_values import dictionary_columns, dictionary_counts
-from lineage_quality.engine.expressions import agg
+from lineage_quality.engine.expressions import Expr, agg
 from lineage_quality.engine.footer_bounds import bounded_columns, served_bounds
 from lineage_quality.engine.footer_nulls import footer_columns, footer_counts, served_nulls
 from lineage_quality.engine.key_sets import (
@@ -48,14 +48,25 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any
     """Each metric's aggregation (its analyzer's), in one `agg`; the row's values in order."""
     df, shared = share(df, metrics)
     conditions = [analyzer(m).counted(m, now, shared) for m in metrics]
-    df, gated = gated_counts(df, metrics, conditions, shared)
-    columns = [
-        analyzer(m).aggregation(m, now, shared, condition) if count is None else count
-        for m, condition, count in zip(metrics, conditions, gated, strict=True)
-    ]
+    df, gated, grouped = gated_counts(df, metrics, conditions, shared)
+    in_groups = {i for g in grouped for i in g.metrics}
+    alone = [i for i in range(len(metrics)) if i not in in_groups]
+    columns: list[Expr] = []
+    for i in alone:
+        own = gated[i]
+        if own is None:
+            own = analyzer(metrics[i]).aggregation(metrics[i], now, shared, conditions[i])
+        columns.append(own)
+    columns.extend(g.aggregate for g in grouped)
     row = agg(df, [c.alias(f"m{i}") for i, c in enumerate(columns)]).first()
     assert row is not None  # a global aggregation always yields one row
-    return list(row)
+    values: list[Any] = [None] * len(metrics)
+    for i, value in zip(alone, row, strict=False):
+        values[i] = value
+    for g, counts in zip(grouped, list(row)[len(alone) :], strict=True):
+        for i, count in zip(g.metrics, counts, strict=True):
+            values[i] = count
+    return values
 
 
 def _fused(
