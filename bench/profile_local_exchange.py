@@ -1,12 +1,14 @@
-"""RU with the key-set pass's chunks exchanged in memory and shuffled, beside floor (a).
+"""RU with the key-set pass's chunks exchanged in memory, through files and shuffled, beside
+floor (a).
 
     .venv/bin/python bench/profile_local_exchange.py [--rows 10000000] [--repeat 5]
 
-One process, the bench's Spark settings and the engine's jar: floor (a), lineage-quality with the
-chunks exchanged in memory (local mode, JVM helper `LocalExchange`), and lineage-quality with
-`LINEAGE_QUALITY_LOCAL_EXCHANGE=0` (a shuffle, as on a cluster), interleaved after two untimed
+One process, the bench's Spark settings and the engine's jar: floor (a), lineage-quality as it
+runs (local mode: the chunks exchanged in memory, JVM helper `LocalExchange`, or past its bound
+through files, `ChunkFiles`), lineage-quality with `LINEAGE_QUALITY_LOCAL_EXCHANGE=files` (files
+whatever the size) and with `=0` (a shuffle, as on a cluster), interleaved after two untimed
 rounds; min and median wall seconds, the minima's ratio to floor (a), and the JVM's count of
-exchanges (in memory, declined, given up, bytes held).
+exchanges (in memory, declined, given up, bytes held, through files, bytes written to files).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def main() -> None:
         str(HERE / "data" / f"orders_{args.rows}"),
         {
             "floor (a)": lambda df: floor_a.run(spark, df, rules),
-            "ours, in memory": ours_with("1"),
+            "ours": ours_with("1"),
+            "ours, files": ours_with("files"),
             "ours, shuffled": ours_with("0"),
         },
         args.repeat,
@@ -63,7 +66,10 @@ def main() -> None:
             f"  {min(runs) / floor:5.2f}x"
         )
     counts = list(spark._jvm.lineagequality.KeyHashes.localExchanges())
-    print("  exchanges (in memory, declined, given up, bytes held):", counts)
+    print(
+        "  exchanges (in memory, declined, given up, bytes held, through files, bytes written):",
+        counts,
+    )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The key-set pass hashed straight off a Parquet scan's column batches (JVM helper `KeyColumns`):
 the same counts as the row path and as a count in Python, for every column type it reads, with
-nulls, strings dictionary-encoded and plain, bigints past the hash bits, under hashes weakened
-so that nearly all collide (its hashes must be Spark's xxhash64 for the check pass to find their
-rows), and the row path wherever the scan is not a plain columnar one."""
+nulls, strings dictionary-encoded (first in a key or not) and plain, bigints past the hash bits,
+under hashes weakened so that nearly all collide (its hashes must be Spark's xxhash64 for the
+check pass to find their rows), and the row path wherever the scan is not a plain columnar one."""
 
 from __future__ import annotations
 
@@ -26,7 +26,10 @@ SCHEMA = (
 )
 WIDE = 1 << 61  # past the packed hash bits (2^59): a bigint key's second, checked slot
 NAMES = ["id", "small", "tiny", "sh", "name", "code", "day", "ts", "d"]
-SETS = [["id"], ["small"], ["tiny"], ["sh"], ["name"], ["code", "ts"], ["day", "small"], ["ts"]]
+SETS = [
+    ["id"], ["small"], ["tiny"], ["sh"], ["name"], ["code", "ts"], ["day", "small"], ["ts"],
+    ["ts", "code"],
+]  # fmt: skip
 
 
 def _rows(n: int, seed: int) -> list[tuple[Any, ...]]:
@@ -83,12 +86,12 @@ class _Spy:
         return getattr(self.inner, name)
 
 
-@pytest.fixture(params=["in memory", "shuffled"], autouse=True)
+@pytest.fixture(params=["in memory", "files", "shuffled"], autouse=True)
 def exchange(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every case both ways: chunks exchanged in memory (local mode, as here) and shuffled (as
-    on a cluster)."""
-    if request.param == "shuffled":
-        monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", "0")
+    """Every case three ways: chunks exchanged in memory (local mode, as here), through files (a
+    pass past its bound in memory) and shuffled (as on a cluster)."""
+    mode = {"in memory": "1", "files": "files", "shuffled": "0"}[request.param]
+    monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", mode)
 
 
 def _counts(df: Any, sets: list[list[str]], mp: pytest.MonkeyPatch, columns: bool) -> Any:
@@ -127,7 +130,7 @@ def test_collisions_never_change_the_counts(
     path, rows = parquet
     monkeypatch.setattr(uniqueness, "WEAK_HASH_MODULUS", modulus)
     monkeypatch.setenv("LINEAGE_QUALITY_KEY_BYTES", "1" if carried else "0")
-    sets = [["id"], ["name"], ["code", "ts"], ["day", "small"]]
+    sets = [["id"], ["name"], ["code", "ts"], ["day", "small"], ["day", "code"]]
     counted = _counts(spark.read.parquet(path), sets, monkeypatch, True)
     assert counted == [_expected(rows, k) for k in sets]
 

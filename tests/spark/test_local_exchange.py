@@ -1,13 +1,16 @@
 """The key-set pass's chunks exchanged in memory where Spark runs in local mode (JVM helper
 `LocalExchange`): the same counts and rows read as through a shuffle, for dense integer keys in
 bitmaps, sparse ones and bigints past the hash bits, composite keys carrying their bytes and keys
-whose hashes nearly all collide; a pass expected past its budget is not tried, a pass that passes
-it gives up and shuffles, two passes at once count alike, and a failed pass holds nothing."""
+whose hashes nearly all collide; a pass expected past its budget is not tried in memory and goes
+through files (JVM helper `ChunkFiles`), a pass that passes it on the way gives up and goes through
+files; without files, both shuffle; two passes at once count alike, and a failed pass holds
+nothing and leaves no file."""
 
 from __future__ import annotations
 
 import datetime as dt
 import random
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -58,8 +61,18 @@ def _expected(rows: list[tuple[Any, ...]]) -> list[KeyCounts]:
 
 
 def _exchanges(spark: Any) -> dict[str, int]:
-    used, declined, given_up, held = spark._jvm.lineagequality.KeyHashes.localExchanges()
-    return {"used": used, "declined": declined, "given_up": given_up, "held": held}
+    counts = spark._jvm.lineagequality.KeyHashes.localExchanges()
+    used, declined, given_up, held, files, written = counts
+    return {
+        "used": used, "declined": declined, "given_up": given_up, "held": held, "files": files,
+        "written": written,
+    }  # fmt: skip
+
+
+def _chunk_files(spark: Any) -> list[Path]:
+    """The folders of key-chunk files in Spark's first local folder (each pass deletes its own)."""
+    root = spark.sparkContext.getConf().get("spark.local.dir", tempfile.gettempdir())
+    return sorted(Path(root.split(",")[0]).glob("lq-key-chunks-*"))
 
 
 def _counted(df: Any, rows: int, told: int | None = None) -> list[Any]:
@@ -69,8 +82,12 @@ def _counted(df: Any, rows: int, told: int | None = None) -> list[Any]:
     return [KeyCounts(c.rows, c.distinct) if isinstance(c, KeyCounts) else c for c in found]
 
 
+NO_FILES = -(64 << 10)  # KeyHashes' localBudget for tests: 64 KiB in memory, then a shuffle
+FILES = 64 << 10  # 64 KiB in memory, then files
+
+
 @pytest.mark.parametrize("weak", [False, True], ids=["hashes", "nearly all colliding"])
-def test_in_memory_and_shuffled_count_alike(
+def test_in_memory_files_and_shuffled_count_alike(
     spark: Any, orders: tuple[Any, list[Any]], monkeypatch: pytest.MonkeyPatch, weak: bool
 ) -> None:
     df, rows = orders
@@ -84,38 +101,57 @@ def test_in_memory_and_shuffled_count_alike(
     monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", "0")
     shuffled = _counted(df, len(rows))
     assert _exchanges(spark)["used"] == after["used"]  # this one shuffled
-    assert in_memory == shuffled == _expected(rows)
+    monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", "files")
+    through_files = _counted(df, len(rows))
+    assert _exchanges(spark)["files"] == after["files"] + 1
+    assert in_memory == shuffled == through_files == _expected(rows)
     assert _exchanges(spark)["held"] == 0
+    assert _chunk_files(spark) == []
 
 
-def test_a_pass_expected_past_its_budget_shuffles_without_trying(
-    spark: Any, orders: tuple[Any, list[Any]], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("files", [True, False], ids=["then files", "then a shuffle"])
+def test_a_pass_expected_past_its_budget_is_not_tried_in_memory(
+    spark: Any, orders: tuple[Any, list[Any]], monkeypatch: pytest.MonkeyPatch, files: bool
 ) -> None:
     df, rows = orders
     monkeypatch.setattr(uniqueness, "HASHED_FROM_ROWS", 0)
-    monkeypatch.setattr(key_sets, "local_budget", lambda: 64 << 10)
+    monkeypatch.setattr(key_sets, "local_budget", lambda: FILES if files else NO_FILES)
     before = _exchanges(spark)
     assert _counted(df, len(rows)) == _expected(rows)
     after = _exchanges(spark)
     assert after["declined"] > before["declined"]
     assert after["used"] == before["used"] and after["given_up"] == before["given_up"]
+    assert after["files"] == before["files"] + (1 if files else 0)
+    assert (after["written"] > before["written"]) == files
+    assert _chunk_files(spark) == []
 
 
-def test_a_pass_past_its_budget_gives_up_and_shuffles(
-    spark: Any, orders: tuple[Any, list[Any]], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("files", [True, False], ids=["then files", "then a shuffle"])
+@pytest.mark.parametrize("weak", [False, True], ids=["hashes", "nearly all colliding"])
+def test_a_pass_past_its_budget_on_the_way_gives_up(
+    spark: Any,
+    orders: tuple[Any, list[Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    files: bool,
+    weak: bool,
 ) -> None:
     """Told of one row, the pass expects a few bytes and starts in memory; its chunks pass the
-    budget on the way: it gives up, shuffles, and counts the same."""
+    budget on the way: it gives up, and goes through files (or shuffles), and counts the same,
+    colliding hashes checked on the keys' bytes read back from the files."""
     df, rows = orders
+    if weak:
+        monkeypatch.setattr(uniqueness, "WEAK_HASH_MODULUS", 1_000)
     monkeypatch.setattr(uniqueness, "HASHED_FROM_ROWS", 0)
-    monkeypatch.setattr(key_sets, "local_budget", lambda: 64 << 10)
+    monkeypatch.setattr(key_sets, "local_budget", lambda: FILES if files else NO_FILES)
     before = _exchanges(spark)
     counted = _counted(df, len(rows), told=1)
     assert counted == _expected(rows)
     after = _exchanges(spark)
     assert after["given_up"] > before["given_up"]
     assert after["used"] == before["used"]
+    assert after["files"] == before["files"] + (1 if files else 0)
     assert after["held"] == 0  # what the given-up pass had reserved is let go
+    assert _chunk_files(spark) == []
 
 
 def test_two_passes_at_once_count_alike(
@@ -137,13 +173,15 @@ def test_two_passes_at_once_count_alike(
     assert after["used"] >= before["used"] + 2 and after["held"] == 0
 
 
+@pytest.mark.parametrize("exchange", ["1", "files"], ids=["in memory", "files"])
 def test_a_failed_pass_holds_nothing(
-    spark: Any, orders: tuple[Any, list[Any]], monkeypatch: pytest.MonkeyPatch
+    spark: Any, orders: tuple[Any, list[Any]], monkeypatch: pytest.MonkeyPatch, exchange: str
 ) -> None:
     """A row that fails its task, other tasks still running: the pass fails and reports it, and
-    what its tasks had reserved is let go, late ones included."""
+    what its tasks had reserved is let go, late ones included, and its files deleted."""
     df, rows = orders
     monkeypatch.setattr(uniqueness, "HASHED_FROM_ROWS", 0)
+    monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", exchange)
     failing = df.repartition(6).withColumn(
         "customer",
         F.when(F.col("id") == 40_000, F.raise_error(F.lit("boom"))).otherwise(F.col("customer")),
@@ -154,3 +192,4 @@ def test_a_failed_pass_holds_nothing(
     while _exchanges(spark)["held"] != 0 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _exchanges(spark)["held"] == 0
+    assert _chunk_files(spark) == []

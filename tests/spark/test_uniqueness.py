@@ -282,27 +282,28 @@ def _passes_over_source(spark: Any, fn: Any) -> tuple[Any, list[Any]]:
     return out, [s for _, s in new if s.inputRecords() > 0]
 
 
-@pytest.mark.parametrize("local", [False, True], ids=["shuffled", "in memory"])
+@pytest.mark.parametrize("exchange", ["0", "1", "files"], ids=["shuffled", "in memory", "files"])
 @pytest.mark.parametrize("carried", [True, False], ids=["keys carried", "keys not carried"])
 def test_all_key_sets_take_one_pass_over_the_data(
-    spark: Any, orders: Any, monkeypatch: pytest.MonkeyPatch, carried: bool, local: bool
+    spark: Any, orders: Any, monkeypatch: pytest.MonkeyPatch, carried: bool, exchange: str
 ) -> None:
     """Three key sets (an integer key, a compound key, a key with nulls): one stage reads the
     data and shuffles the hashes of all of them, the checked keys' bytes beside their hashes
-    (in local mode they go from task to task in memory instead: no shuffle). Without those
-    bytes, one more stage reads it to check the rows of repeated hashes by their real key.
-    Counted one by one, each key set reads it at least once."""
+    (in local mode they go from task to task in memory, or past its bound through files of
+    their own, instead: no shuffle). Without those bytes, one more stage reads it to check the
+    rows of repeated hashes by their real key. Counted one by one, each key set reads it at
+    least once."""
     if not carried:
         monkeypatch.setenv("LINEAGE_QUALITY_KEY_BYTES", "0")
-    if not local:
-        monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", "0")
+    monkeypatch.setenv("LINEAGE_QUALITY_LOCAL_EXCHANGE", exchange)
+    local = exchange != "0"
     df, n = orders
     key_sets = [["order_id"], ["customer_id", "created_at"], ["code"]]
     counted, reading = _passes_over_source(spark, lambda: key_set_counts(df, key_sets))
     assert counted == _separate(df, key_sets)
     assert len(reading) == (1 if carried else 2) and all(s.inputRecords() == n for s in reading)
     if local:
-        assert reading[0].shuffleWriteRecords() == 0  # handed over in memory
+        assert reading[0].shuffleWriteRecords() == 0  # handed over in memory or files
     else:
         assert all(s.shuffleWriteRecords() > 0 for s in reading)
         # the hashes go as arrays of longs: far fewer shuffle records than hashes

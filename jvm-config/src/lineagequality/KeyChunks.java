@@ -51,7 +51,7 @@ final class KeyChunks {
       this(hashes, ends, bytes, null, -1, null);
     }
 
-    private Chunk(long[] hashes, int[] ends, byte[] bytes, long[] words, long read, long[] set) {
+    Chunk(long[] hashes, int[] ends, byte[] bytes, long[] words, long read, long[] set) {
       this.hashes = hashes;
       this.ends = ends;
       this.bytes = bytes;

@@ -263,9 +263,9 @@ public final class KeyHashes {
   }
 
   /**
-   * The map side's chunks delivered to `n` partitions, each counted: in memory where Spark runs
-   * in this JVM and they fit ({@link LocalExchange}; `expected` bytes, 0: unknown), else by a
-   * shuffle.
+   * The map side's chunks delivered to `n` partitions, each counted: where Spark runs in this
+   * JVM, in memory where they fit, else through files ({@link LocalExchange}; `expected` bytes,
+   * 0: unknown); else by a shuffle.
    */
   private static List<long[]> shuffled(
       JavaPairRDD<Integer, KeyChunks.Chunk> chunks,
@@ -516,7 +516,8 @@ public final class KeyHashes {
 
   /**
    * How this JVM's key-set passes exchanged their chunks so far: {in memory, declined before the
-   * pass (more than the budget expected), given up during it (past the budget), bytes held now}.
+   * pass (more than the budget expected), given up during it (past the budget), bytes held now,
+   * through files (past the budget), bytes written to files}.
    */
   public static long[] localExchanges() {
     return LocalExchange.counts();

@@ -27,10 +27,12 @@ import scala.Tuple2;
  *
  * <p>The chunks wait in the heap between the two jobs, so the exchange is bounded: all exchanges
  * of the JVM together hold at most {@link #budget} bytes, and a pass whose expected size does not
- * fit is not tried. A map task that would pass the bound gives the exchange up, and so does a map
- * task that finds no exchange open (a task cancelled after its pass ended, or tasks that loaded a
- * copy of this class of their own): the caller then shuffles as usual. The reduce tasks' working
- * sets come on top, as with a shuffle.
+ * fit is not tried. A map task that would pass the bound gives the exchange up. Either way the
+ * chunks then go through files ({@link ChunkFiles}: written and read back as arrays, without
+ * the shuffle's serializer, compression and sort). A map task that finds no exchange open (a
+ * task cancelled after its pass ended, or tasks that loaded a copy of this class of their own)
+ * stores nothing: the caller then shuffles as usual. The reduce tasks' working sets come on top,
+ * as with a shuffle.
  */
 final class LocalExchange {
   private LocalExchange() {}
@@ -63,8 +65,10 @@ final class LocalExchange {
     return Math.min(heap / 4, user);
   }
 
+  /** {in memory, declined, given up, bytes held, through files, bytes written to files}. */
   static long[] counts() {
-    return new long[] {USED.get(), DECLINED.get(), GIVEN_UP.get(), HELD.get()};
+    long[] files = ChunkFiles.counts();
+    return new long[] {USED.get(), DECLINED.get(), GIVEN_UP.get(), HELD.get(), files[0], files[1]};
   }
 
   /** A key part's bytes in a chunk: 8 for a fixed-width type, else about its default size. */
@@ -148,11 +152,14 @@ final class LocalExchange {
   }
 
   /**
-   * The chunks of `chunks` delivered to `n` partitions in memory, each partition's handed to
-   * `reduce`, and the results collected. Null, and nothing left held, where this cannot be: Spark
-   * is not in local mode, `localBudget` is 0 (off; below 0: the JVM's {@link #budget}; above: at
-   * most that many bytes, for tests), the `expected` bytes (0: unknown) do not fit, or the map
-   * tasks' chunks passed the bound.
+   * The chunks of `chunks` delivered to `n` partitions in the heap, each partition's handed to
+   * `reduce`, and the results collected; where they do not fit (the `expected` bytes, 0:
+   * unknown, or the map tasks' chunks on the way), through files ({@link ChunkFiles}, the map
+   * side run again when given up on the way). Null, and nothing left held, where neither can be:
+   * Spark is not in local mode, or `localBudget` is 0 (off). -1: the JVM's {@link #budget},
+   * then files; -2: that budget, no files (past it the caller shuffles); 1: files at once (both
+   * to compare timings); above 1: at most that many bytes, then files; below -2: at most
+   * -localBudget bytes, no files (both for tests).
    */
   static <T> List<T> exchange(
       JavaPairRDD<Integer, KeyChunks.Chunk> chunks,
@@ -164,7 +171,26 @@ final class LocalExchange {
     if (localBudget == 0 || !sc.sc().isLocal()) {
       return null;
     }
-    long limit = localBudget < 0 ? budget() : Math.min(localBudget, budget());
+    if (localBudget == 1) {
+      return ChunkFiles.exchange(chunks, n, reduce);
+    }
+    boolean files = localBudget == -1 || localBudget > 0;
+    long bound = localBudget == -1 || localBudget == -2 ? budget() : Math.abs(localBudget);
+    List<T> inMemory = inMemory(chunks, n, expected, Math.min(bound, budget()), reduce);
+    if (inMemory != null || !files) {
+      return inMemory;
+    }
+    return ChunkFiles.exchange(chunks, n, reduce);
+  }
+
+  /** {@link #exchange} in the heap, with at most `limit` bytes; null where they do not fit. */
+  private static <T> List<T> inMemory(
+      JavaPairRDD<Integer, KeyChunks.Chunk> chunks,
+      int n,
+      long expected,
+      long limit,
+      ReduceFn<T> reduce) {
+    JavaSparkContext sc = JavaSparkContext.fromSparkContext(chunks.context());
     if (expected > limit || expected > budget() - HELD.get()) {
       DECLINED.incrementAndGet();
       return null;

@@ -220,9 +220,11 @@ def columnar() -> bool:
 
 def local_budget() -> int:
     """The bytes a pass may hold in memory to exchange its hashes where Spark runs in local mode
-    (KeyHashes' LocalExchange): -1, the JVM's own bound (a quarter of its heap);
-    `LINEAGE_QUALITY_LOCAL_EXCHANGE=0`: none, every pass shuffles (to compare timings)."""
-    return 0 if os.environ.get("LINEAGE_QUALITY_LOCAL_EXCHANGE", "1") == "0" else -1
+    (KeyHashes' LocalExchange): -1, the JVM's own bound (a quarter of its heap), then files.
+    To compare timings, `LINEAGE_QUALITY_LOCAL_EXCHANGE`: `0` none, every pass shuffles;
+    `memory` that bound, then a shuffle; `files` (1) every pass through files at once."""
+    mode = os.environ.get("LINEAGE_QUALITY_LOCAL_EXCHANGE", "1")
+    return {"0": 0, "memory": -2, "files": 1}.get(mode, -1)
 
 
 def _by_columns(
