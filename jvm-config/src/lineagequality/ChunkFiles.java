@@ -116,14 +116,7 @@ final class ChunkFiles {
           return null;
         }
       }
-      List<Integer> targets = new ArrayList<>(n);
-      for (int p = 0; p < n; p++) {
-        targets.add(p);
-      }
-      List<T> out =
-          sc.parallelize(targets, n)
-              .mapPartitions((Iterator<Integer> ps) -> reduce.apply(read(id, ps.next())))
-              .collect();
+      List<T> out = LocalExchange.reduceEach(sc, n, p -> reduce.apply(read(id, p)));
       USED.incrementAndGet();
       return out;
     } finally {

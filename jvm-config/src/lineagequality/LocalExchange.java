@@ -209,14 +209,7 @@ final class LocalExchange {
         GIVEN_UP.incrementAndGet();
         return null;
       }
-      List<Integer> targets = new ArrayList<>(n);
-      for (int p = 0; p < n; p++) {
-        targets.add(p);
-      }
-      List<T> out =
-          sc.parallelize(targets, n)
-              .mapPartitions((Iterator<Integer> ps) -> reduce.apply(taken(id, ps.next())))
-              .collect();
+      List<T> out = reduceEach(sc, n, p -> reduce.apply(taken(id, p)));
       USED.incrementAndGet();
       return out;
     } finally {
@@ -228,6 +221,22 @@ final class LocalExchange {
   /** A reduce task's work on its partition's chunks (serializable, as Spark's functions are). */
   interface ReduceFn<T> extends java.io.Serializable {
     Iterator<T> apply(Iterator<KeyChunks.Chunk> chunks) throws Exception;
+  }
+
+  /** What one reduce task gives for its target partition. */
+  interface TargetFn<T> extends java.io.Serializable {
+    Iterator<T> apply(int target) throws Exception;
+  }
+
+  /** One reduce task per target partition 0..n-1 (a job of its own); their results in order. */
+  static <T> List<T> reduceEach(JavaSparkContext sc, int n, TargetFn<T> reduce) {
+    List<Integer> targets = new ArrayList<>(n);
+    for (int p = 0; p < n; p++) {
+      targets.add(p);
+    }
+    return sc.parallelize(targets, n)
+        .mapPartitions((Iterator<Integer> ps) -> reduce.apply(ps.next()))
+        .collect();
   }
 
   private static void handOver(long id, Iterator<Tuple2<Integer, KeyChunks.Chunk>> it) {
