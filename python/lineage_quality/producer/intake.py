@@ -91,10 +91,14 @@ class Intake:
         return self.lineage is not None and envelope.complete and _lists_datasets(envelope.tree)
 
     def lineage_marked(self, envelope: Envelope) -> bool:
-        """Before a relayable COMPLETE goes (kafka/relay.py; its lane held, so after every
-        earlier event of its run): its lineage kept at once, as a write-through keeps it. True
-        when an output is marked: then it is spooled, for a worker to add the marks."""
-        return self._marked(envelope)
+        """Keep the lineage of a COMPLETE nothing is evaluated on, its lane held (so after
+        every earlier event of its run: a write evaluated there is kept before this read of it
+        is matched), as a write-through does and before the relay sends it (kafka/relay.py);
+        True when it must wait for a worker to add its marks (kept again there: the same rows,
+        idempotent)."""
+        if self.lineage is None or not self.keeps_lineage(envelope):
+            return False
+        return self.lineage(envelope.tree)
 
     def spool_many(self, envelopes: list[Envelope], refused: list[int] | None = None) -> None:
         """Keep `envelopes` in the spool in one commit, in their order, all or none, behind
@@ -116,15 +120,6 @@ class Intake:
         """A relayed event was not taken by the sink (kafka/relay.py: spooled)."""
         self._count("forward_failures")
 
-    def _marked(self, envelope: Envelope) -> bool:
-        """Keep the lineage of a COMPLETE nothing is evaluated on, its lane held (so after
-        every earlier event of its run: a write evaluated there is kept before this read of it
-        is matched); True when it must wait for a worker to add its marks (kept again there:
-        the same rows, idempotent)."""
-        if self.lineage is None or not envelope.complete or not _lists_datasets(envelope.tree):
-            return False
-        return self.lineage(envelope.tree)
-
     def _write_through(self, envelope: Envelope) -> None:
         """To the sink before its 201, its lane held; else spooled (write_through.py)."""
         spool = self.spool
@@ -133,7 +128,7 @@ class Intake:
             self._spool(envelope)  # behind its run's spooled events: a worker keeps its lineage
             return
         try:
-            if self._marked(envelope):
+            if self.lineage_marked(envelope):
                 self._spool(envelope)  # the lane still held: before its run's next event
                 return
             status = self.write_through.send(envelope.text)
