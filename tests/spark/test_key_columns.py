@@ -135,6 +135,31 @@ def test_collisions_never_change_the_counts(
     assert counted == [_expected(rows, k) for k in sets]
 
 
+@pytest.mark.parametrize("batch", [1000, 4096, 5000], ids=lambda b: f"batches of {b}")
+def test_buffers_handed_on_mid_batch_count_each_row_once(
+    spark: Any, parquet: tuple[str, list[Any]], monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """Under one hash all of a key set's rows go to one buffer, handed on full (4,096 hashes or
+    64 KiB of keys) in the middle of a batch or at its end, whatever the reader's batch size:
+    the helper takes a column's run of rows up again after the last row handed on, and each
+    row is counted once."""
+    path, rows = parquet
+    monkeypatch.setattr(uniqueness, "WEAK_HASH_MODULUS", 1)
+    key = "spark.sql.parquet.columnarReaderBatchSize"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, str(batch))
+    try:
+        sets = [["id"], ["name"], ["code", "ts"], ["day", "small"]]
+        counted = _counts(spark.read.parquet(path), sets, monkeypatch, True)
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+    assert counted == [_expected(rows, k) for k in sets]
+    assert all(c is not None and c.read == len(rows) for c in counted)
+
+
 def test_what_the_columns_cannot_hash_takes_the_row_path(
     spark: Any, parquet: tuple[str, list[Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,94 @@
+"""RU beside floor (a), wall and the JVM's CPU seconds per run, and what the key sets add.
+
+    .venv/bin/python bench/profile_ru_cpu.py [--rows 10000000] [--repeat 5] [--only NAMES]
+
+One process, the bench's Spark settings and the engine's jar: floor (a) on RU's columns,
+lineage-quality on R10, on RU and on RU's two uniqueness rules alone ("U"), interleaved after two
+untimed rounds. Per system the min and median wall seconds and the JVM's CPU seconds (user and
+system, from /proc) of each run, with their ratios to floor (a)'s. On a shared host the CPU
+seconds move less than the wall seconds with what else runs, so a change of a few per cent in
+the key-set pass shows there first. `--only` keeps some of the systems (comma-separated names).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "systems"))
+sys.path.insert(0, str(HERE.parent / "python"))
+
+import floor_a  # noqa: E402
+import ours  # noqa: E402
+from rulesets import ruleset  # noqa: E402
+from settings import session  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    spark = session(ours.conf())
+    ru, r10 = ruleset("RU"), ruleset("R10")
+    unique = [r for r in ru if r["kind"] == "unique"]
+    systems: dict[str, Callable[[Any], Any]] = {
+        "floor (a)": lambda df: floor_a.run(spark, df, ru),
+        "R10": lambda df: ours.run(spark, df, r10),
+        "RU": lambda df: ours.run(spark, df, ru),
+        "U": lambda df: ours.run(spark, df, unique),
+    }
+    if args.only:
+        systems = {k: v for k, v in systems.items() if k in args.only.split(",")}
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+    data = str(HERE / "data" / f"orders_{args.rows}")
+
+    def once(run: Callable[[Any], Any]) -> tuple[float, float]:
+        df = spark.read.parquet(data)
+        used, start = cpu(), time.perf_counter()
+        run(df)
+        return time.perf_counter() - start, cpu() - used
+
+    for _ in range(2):
+        for run in systems.values():
+            once(run)
+    wall: dict[str, list[float]] = {k: [] for k in systems}
+    cpus: dict[str, list[float]] = {k: [] for k in systems}
+    for _ in range(args.repeat):
+        for name, run in systems.items():
+            w, c = once(run)
+            wall[name].append(w)
+            cpus[name].append(c)
+    print(
+        f"{args.rows:,} rows, Spark {spark.version}, min / median of {args.repeat}"
+        f" (load {os.getloadavg()[0]:.1f}); ratios to floor (a):"
+    )
+    fw = wall.get("floor (a)") or [float("nan")]
+    fc = cpus.get("floor (a)") or [float("nan")]
+    for name in systems:
+        w, c = wall[name], cpus[name]
+        print(
+            f"  {name:10s} wall {min(w):5.2f} {statistics.median(w):5.2f} s"
+            f" ({min(w) / min(fw):4.2f}x, {statistics.median(w) / statistics.median(fw):4.2f}x)"
+            f"  CPU {min(c):5.2f} {statistics.median(c):5.2f} s"
+            f" ({min(c) / min(fc):4.2f}x, {statistics.median(c) / statistics.median(fc):4.2f}x)"
+        )
+
+
+if __name__ == "__main__":
+    main()
