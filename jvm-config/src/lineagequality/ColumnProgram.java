@@ -37,7 +37,8 @@ public final class ColumnProgram {
   private ColumnProgram() {}
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final List<String> HELPERS = Arrays.asList("RegexDfa", "ValueCodes", "RowGates");
+  private static final List<String> HELPERS =
+      Arrays.asList("RegexDfa", "ValueCodes", "RowGates", "ColumnStats");
   private static final Map<String, Method> RESOLVED = new ConcurrentHashMap<>();
   private static final Object EMPTY_SEQ = seq(new ArrayList<Object>());
 

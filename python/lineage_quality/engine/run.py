@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 
 from lineage_quality.engine import footer_bounds
 from lineage_quality.engine.analyzers import analyzer
+from lineage_quality.engine.column_stats import grouped_stats
 from lineage_quality.engine.dictionary_values import dictionary_columns, dictionary_counts
 from lineage_quality.engine.expressions import Expr, agg
 from lineage_quality.engine.footer_bounds import bounded_columns, served_bounds
@@ -50,6 +51,10 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any
     conditions = [analyzer(m).counted(m, now, shared) for m in metrics]
     df, gated, grouped = gated_counts(df, metrics, conditions, shared)
     in_groups = {i for g in grouped for i in g.metrics}
+    grouped.extend(
+        grouped_stats(df, metrics, [i for i in range(len(metrics)) if i not in in_groups])
+    )
+    in_groups = {i for g in grouped for i in g.metrics}
     alone = [i for i in range(len(metrics)) if i not in in_groups]
     columns: list[Expr] = []
     for i in alone:
@@ -63,9 +68,9 @@ def _aggregate(df: DataFrame, metrics: Sequence[Metric], now: float) -> list[Any
     values: list[Any] = [None] * len(metrics)
     for i, value in zip(alone, row, strict=False):
         values[i] = value
-    for g, counts in zip(grouped, list(row)[len(alone) :], strict=True):
-        for i, count in zip(g.metrics, counts, strict=True):
-            values[i] = count
+    for g, found in zip(grouped, list(row)[len(alone) :], strict=True):
+        for i, value in zip(g.metrics, found, strict=True):  # a list of counts or a struct
+            values[i] = value
     return values
 
 
