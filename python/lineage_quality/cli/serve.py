@@ -277,7 +277,10 @@ def _relay(settings: Settings, producer: Producer) -> Relay | None:
     outbound = producer.delivery.outbound
     if outbound is None or settings.kafka.relay != "on":
         return None
-    relay = Relay(outbound.transport, producer.intake, Offsets(), outbound.limit)
+    # a run's events go out together: through a producer that leaves no gap (kafka/transport.py)
+    gapless = getattr(outbound.transport, "gapless", None)
+    sink = gapless() if callable(gapless) else outbound.transport
+    relay = Relay(sink, producer.intake, Offsets(), outbound.limit)
     producer.metrics.watch_in_flight(lambda: outbound.out + relay.out)
     return relay
 

@@ -115,6 +115,8 @@ class KafkaAckedTransport(Transport):
         self._interrupted = threading.Event()
         self._lock = threading.Lock()
         self._producer = _new_producer(self.settings, self._secrets)
+        # the relay's (`gapless`): made when first asked for
+        self._gapless: Producer | None = None
         self._retired: list[Producer] = []  # after a fatal error: polled until all reported
         self._reports = threading.Thread(
             target=self._serve_reports, name="kafka-delivery-reports", daemon=True
@@ -143,12 +145,17 @@ class KafkaAckedTransport(Transport):
             raise self._failure(report.error, key)
 
     def produce(
-        self, text: str, event: Any, told: Callable[[KafkaNotDelivered | None], None]
+        self,
+        text: str,
+        event: Any,
+        told: Callable[[KafkaNotDelivered | None], None],
+        gapless: bool = False,
     ) -> None:
         """Hand the event `text` (`event`: its parse, None to parse it here for its key) to
         librdkafka without waiting: `told(None)` once the broker acknowledged it, `told(error)`
         when it did not (on the reports thread). Raises KafkaNotDelivered when it could not even
-        be queued (`told` is then never called)."""
+        be queued (`told` is then never called). `gapless`: through the relay's producer
+        (`gapless`)."""
         parsed = event if isinstance(event, Mapping) else json.loads(text)
         key = self.message_key or message_key(parsed)
         used: list[Producer] = []
@@ -157,17 +164,33 @@ class KafkaAckedTransport(Transport):
             if error is None:
                 told(None)
                 return
-            if error.fatal():
-                self._renew(used[0] if used else self._producer)
+            if error.fatal() and used:
+                self._renew(used[0])
             told(self._failure(error, key))
 
-        used.append(self._produce(text, key, report))
+        used.append(self._produce(text, key, report, gapless))
 
-    def _produce(self, text: str, key: str | None, report: Callable[..., None]) -> Producer:
+    def gapless(self) -> Gapless:
+        """Kafka out for several events of one run at once (kafka/relay.py): a producer of its
+        own with `enable.gapless.guarantee`, so that a message it could not write fails every
+        message behind it (a fatal error: a new producer takes the next ones) instead of
+        leaving a gap the next ones close over. The workers' events keep the other producer:
+        one of a run at a time, a refusal there stops nothing else."""
+        with self._lock:
+            if self._gapless is None:
+                self._gapless = _new_producer(_gapless_settings(self.settings), self._secrets)
+                threading.Thread(
+                    target=self._serve_gapless, name="kafka-relay-reports", daemon=True
+                ).start()
+        return Gapless(self)
+
+    def _produce(
+        self, text: str, key: str | None, report: Callable[..., None], gapless: bool = False
+    ) -> Producer:
         """Queue one message in librdkafka; the producer it went to."""
         if self._closed.is_set() or self._interrupted.is_set():
             raise KafkaNotDelivered("the Kafka transport is stopping or closed")
-        producer = self._producer
+        producer = self._gapless if gapless and self._gapless is not None else self._producer
         try:
             producer.produce(
                 self.topic, value=text.encode("utf-8"), key=key_bytes(key), on_delivery=report
@@ -191,7 +214,11 @@ class KafkaAckedTransport(Transport):
         then stop; an event not acknowledged by then is still in the spool."""
         if self._closed.is_set():
             return True
-        left = self._producer.flush(timeout if timeout >= 0 else _CLOSE_BOUND)
+        bound = timeout if timeout >= 0 else _CLOSE_BOUND
+        deadline = time.monotonic() + bound
+        left = self._producer.flush(bound)
+        if self._gapless is not None:
+            left += self._gapless.flush(max(0.0, deadline - time.monotonic()))
         self._closed.set()
         self._reports.join(timeout=1)
         if left:
@@ -202,11 +229,14 @@ class KafkaAckedTransport(Transport):
         """A new producer for the next events, after a fatal error of `failed` (once: its other
         messages fail too; their reports are still served, `_serve_reports`)."""
         with self._lock:
-            if self._producer is not failed:
+            if failed is self._producer:
+                self._producer = _new_producer(self.settings, self._secrets)
+            elif failed is self._gapless:  # a gap it would not leave: expected, rare
+                self._gapless = _new_producer(_gapless_settings(self.settings), self._secrets)
+            else:
                 return
             log.error("the Kafka producer hit a fatal error: starting a new one")
-            self._retired.append(self._producer)  # its other messages are failed: reports come
-            self._producer = _new_producer(self.settings, self._secrets)
+            self._retired.append(failed)  # its other messages are failed: reports come
 
     def _serve_reports(self) -> None:
         """Serve librdkafka's callbacks (delivery reports, logs, errors) until closed."""
@@ -217,6 +247,16 @@ class KafkaAckedTransport(Transport):
                     old.poll(0)
                     if not len(old):
                         self._retired.remove(old)
+            except Exception:  # a callback's: never stop serving the others
+                log.exception("serving Kafka delivery reports failed")
+
+    def _serve_gapless(self) -> None:
+        """Serve the relay producer's callbacks until closed (its renewal's too)."""
+        while not self._closed.is_set():
+            producer = self._gapless
+            try:
+                if producer is not None:
+                    producer.poll(_POLL)
             except Exception:  # a callback's: never stop serving the others
                 log.exception("serving Kafka delivery reports failed")
 
@@ -265,6 +305,24 @@ def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
             f"not {timeout!r} (0 would wait for ever: a run's events could not go on)"
         )
     return settings
+
+
+class Gapless:
+    """The transport's relay producer as a pipelined sink (producer/outbound.py `Pipelined`)."""
+
+    pipelined = True
+
+    def __init__(self, transport: KafkaAckedTransport) -> None:
+        self._transport = transport
+
+    def produce(
+        self, text: str, event: Any, told: Callable[[KafkaNotDelivered | None], None]
+    ) -> None:
+        self._transport.produce(text, event, told, gapless=True)
+
+
+def _gapless_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {**settings, "enable.gapless.guarantee": "true"}
 
 
 def _true(value: Any) -> bool:
