@@ -334,9 +334,9 @@ def test_the_stop_sends_no_complete_whose_lineage_was_not_kept_yet(tmp_path: Pat
     try:
         # a COMPLETE per run on every lineage thread, one more waiting for a thread, and a
         # second COMPLETE of run 0 waiting behind its first
-        _take(relay, offsets, *[(run, _complete_writing(run, run, "t")) for run in range(LINEAGE_THREADS)],
-              (LINEAGE_THREADS, _complete_writing(LINEAGE_THREADS, LINEAGE_THREADS, "t")),
-              (LINEAGE_THREADS + 1, _complete_writing(0, LINEAGE_THREADS + 1, "t")))  # fmt: skip
+        n = LINEAGE_THREADS
+        _take(relay, offsets, *[(run, _complete_writing(run, run, "t")) for run in range(n)],
+              (n, _complete_writing(n, n, "t")), (n + 1, _complete_writing(0, n + 1, "t")))  # fmt: skip
         assert entered.wait(5)
         threading.Timer(0.2, release.set).start()  # the steps begun end while the stop waits
         relay.finish(0.5)
