@@ -335,8 +335,8 @@ def test_the_stop_sends_no_complete_whose_lineage_was_not_kept_yet(tmp_path: Pat
         # a COMPLETE per run on every lineage thread, one more waiting for a thread, and a
         # second COMPLETE of run 0 waiting behind its first
         n = LINEAGE_THREADS
-        _take(relay, offsets, *[(run, _complete_writing(run, run, "t")) for run in range(n)],
-              (n, _complete_writing(n, n, "t")), (n + 1, _complete_writing(0, n + 1, "t")))  # fmt: skip
+        firsts = [(run, _complete_writing(run, run, "t")) for run in range(n + 1)]
+        _take(relay, offsets, *firsts, (n + 1, _complete_writing(0, n + 1, "t")))
         assert entered.wait(5)
         threading.Timer(0.2, release.set).start()  # the steps begun end while the stop waits
         relay.finish(0.5)
