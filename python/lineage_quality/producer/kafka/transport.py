@@ -156,7 +156,7 @@ class KafkaAckedTransport(Transport):
         when it did not (on the reports thread). Raises KafkaNotDelivered when it could not even
         be queued (`told` is then never called). `gapless`: through the relay's producer
         (`gapless`)."""
-        parsed = event if isinstance(event, Mapping) else json.loads(text)
+        parsed = event if isinstance(event, (dict, Mapping)) else json.loads(text)
         key = self.message_key or message_key(parsed)
         used: list[Producer] = []
 
