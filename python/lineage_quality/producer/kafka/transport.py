@@ -24,9 +24,11 @@ to a callback on the reports thread, so the broker's acknowledgements of many ev
 librdkafka keeps a partition's messages in the order they were produced, retries included, with
 `enable.idempotence` (set here unless the settings name it or ask for acks other than all; with
 it off, `pipelined` is False and every event waits for its report). A retried event may be
-written twice (at least once). librdkafka's own log lines and errors go through Python logging,
-where `serve` masks secrets; the SASL/SSL secrets of `config` are masked in every error raised
-here.
+written twice (at least once). Kafka in's relay hands several events of a run over at once:
+it gets a producer of its own (`gapless`) with `enable.gapless.guarantee`, so that a message the
+broker will not take fails the ones behind it instead of leaving a gap. librdkafka's own log
+lines and errors go through Python logging, where `serve` masks secrets; the SASL/SSL secrets of
+`config` are masked in every error raised here.
 """
 
 from __future__ import annotations
