@@ -29,7 +29,7 @@ from lineage_quality.producer.kafka import (
     message_key,
 )
 from lineage_quality.producer.kafka.keys import key_bytes
-from lineage_quality.producer.kafka.transport import producer_settings
+from lineage_quality.producer.kafka.transport import PRODUCER_ROLES, producer_settings
 from lineage_quality.producer.poison import deterministic
 from lineage_quality.producer.secrets import transport_secrets
 
@@ -235,9 +235,35 @@ def test_secrets_are_masked_in_the_errors_raised(tmp_path: Path) -> None:
             def str(self) -> str:
                 return "SASL authentication error: password hunter2-pw refused"
 
-        error = transport._failure(Said(), "run:n/j")
+        error = transport._failure(Said(), "run:n/j", alone=True)
         assert "hunter2-pw" not in str(error) and "***" in str(error)
         assert not isinstance(error, KafkaRefused)
+    finally:
+        transport.close()
+
+
+def test_a_refusal_counts_for_good_only_for_a_message_sent_alone(tmp_path: Path) -> None:
+    """The broker refuses a batch whole: an oversized message makes every message batched with
+    it look refused. Only `emit`'s producer sends each message alone; a refusal elsewhere is
+    retried (alone) before it counts towards the dead letter."""
+    transport = KafkaAckedTransport(KafkaConfig.from_dict(_unreachable(tmp_path)))
+    try:
+
+        class TooLarge:
+            def name(self) -> str:
+                return "MSG_SIZE_TOO_LARGE"
+
+            def str(self) -> str:
+                return "Broker: Message size too large"
+
+        alone = transport._failure(TooLarge(), "run:n/j", alone=True)
+        batched = transport._failure(TooLarge(), "run:n/j", alone=False)
+        assert refused_for_good(alone) and isinstance(alone, KafkaRefused)
+        assert not refused_for_good(batched) and isinstance(batched, KafkaNotDelivered)
+        assert "sent alone before it counts" in str(batched)
+        settings = PRODUCER_ROLES
+        assert settings["alone"] == {"batch.num.messages": "1"}
+        assert settings["gapless"] == {"enable.gapless.guarantee": "true"}
     finally:
         transport.close()
 

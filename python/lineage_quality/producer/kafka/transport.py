@@ -16,7 +16,9 @@ partitions (issue 43). This transport reads the same configuration (openlineage-
   for no acknowledgement, is refused at start); raises `KafkaNotDelivered` when the report is a
   failure or does not come (broker down, timed out: retried with the back-off), and
   `KafkaRefused` (a `backoff.RefusedForGood`) when the broker refused the message itself (too
-  large for the topic, invalid, not authorized: dead-lettered after `--dead-letter-after`).
+  large for the topic, invalid, not authorized: dead-lettered after `--dead-letter-after`). The
+  broker refuses a batch whole, so only a message sent alone (`emit`: each in a batch of its
+  own) is refused for good; one refused in a batch is retried alone first.
 
 `emit` is the path of a retry (and of any caller that waits). A run's first attempts go through
 `produce` instead (producer/outbound.py): handed to librdkafka without waiting, the outcome told
@@ -60,6 +62,17 @@ DEFAULT_MESSAGE_TIMEOUT_MS = 30_000  # librdkafka's own is 300 s: a lane would w
 _MARGIN = 5.0  # s past message.timeout.ms before a missing report counts as a failure
 _CLOSE_BOUND = 10.0  # s close() waits for reports when not told how long
 _POLL = 0.1  # s: the reports thread's poll, and how soon a waiting emit sees close()
+# The producers, by what they send (each made when first used, with these settings over the
+# transport's): a run's first attempt, batched as librdkafka batches (`produce`); a retry, each
+# message a batch of its own so that a refusal is its own (`emit`: the broker refuses a batch
+# whole, so one oversized message in it made the others look refused for good); Kafka in's relay,
+# several events of a run at once, that leaves no gap (`gapless`).
+_BATCHED, _ALONE, _GAPLESS = "batched", "alone", "gapless"
+PRODUCER_ROLES: dict[str, dict[str, str]] = {
+    _BATCHED: {},
+    _ALONE: {"batch.num.messages": "1"},
+    _GAPLESS: {"enable.gapless.guarantee": "true"},
+}
 
 # Broker answers that refuse the message itself: the same message will be refused again.
 _REFUSED = (
@@ -116,22 +129,19 @@ class KafkaAckedTransport(Transport):
         self._closed = threading.Event()
         self._interrupted = threading.Event()
         self._lock = threading.Lock()
-        self._producer = _new_producer(self.settings, self._secrets)
-        # the relay's (`gapless`): made when first asked for
-        self._gapless: Producer | None = None
+        # the producers by role (`PRODUCER_ROLES`): the batched one now, the others when first used
+        self._producers: dict[str, Producer] = {_BATCHED: self._new(_BATCHED)}
         self._retired: list[Producer] = []  # after a fatal error: polled until all reported
-        self._reports = threading.Thread(
-            target=self._serve_reports, name="kafka-delivery-reports", daemon=True
-        )
-        self._reports.start()
+        self._reports = [self._serve(_BATCHED)]
 
     def emit(self, event: Any) -> None:
-        """Write `event` to the topic; return once the broker acknowledged it, raise if not."""
+        """Write `event` to the topic; return once the broker acknowledged it, raise if not.
+        Through the producer that sends each message alone: a retry's refusal is its own."""
         text = Serde.to_json(event)  # a forwarded RawEvent: the text as received, enriched
-        parsed = event if isinstance(event, Mapping) else json.loads(text)
+        parsed = event if isinstance(event, (dict, Mapping)) else json.loads(text)
         key = self.message_key or message_key(parsed)
         report = _Report()
-        used = self._produce(text, key, report)
+        used = self._produce(text, key, report, _ALONE)
         deadline = time.monotonic() + self.timeout
         while not report.done.wait(_POLL):
             if self._closed.is_set() or self._interrupted.is_set():
@@ -144,20 +154,21 @@ class KafkaAckedTransport(Transport):
         if report.error is not None:
             if report.error.fatal():  # e.g. idempotence lost: this producer can send no more
                 self._renew(used)
-            raise self._failure(report.error, key)
+            raise self._failure(report.error, key, alone=True)
 
     def produce(
         self,
         text: str,
         event: Any,
         told: Callable[[KafkaNotDelivered | None], None],
-        gapless: bool = False,
+        role: str = _BATCHED,
     ) -> None:
         """Hand the event `text` (`event`: its parse, None to parse it here for its key) to
         librdkafka without waiting: `told(None)` once the broker acknowledged it, `told(error)`
         when it did not (on the reports thread). Raises KafkaNotDelivered when it could not even
-        be queued (`told` is then never called). `gapless`: through the relay's producer
-        (`gapless`)."""
+        be queued (`told` is then never called). `role`: the producer (`PRODUCER_ROLES`). A refusal
+        here is never for good (KafkaNotDelivered): librdkafka sends messages in batches, and
+        the broker refuses a batch whole, so the retry (`emit`) sends it alone first."""
         parsed = event if isinstance(event, (dict, Mapping)) else json.loads(text)
         key = self.message_key or message_key(parsed)
         used: list[Producer] = []
@@ -168,31 +179,26 @@ class KafkaAckedTransport(Transport):
                 return
             if error.fatal() and used:
                 self._renew(used[0])
-            told(self._failure(error, key))
+            told(self._failure(error, key, alone=False))
 
-        used.append(self._produce(text, key, report, gapless))
+        used.append(self._produce(text, key, report, role))
 
     def gapless(self) -> Gapless:
         """Kafka out for several events of one run at once (kafka/relay.py): a producer of its
         own with `enable.gapless.guarantee`, so that a message it could not write fails every
         message behind it (a fatal error: a new producer takes the next ones) instead of
-        leaving a gap the next ones close over. The workers' events keep the other producer:
+        leaving a gap the next ones close over. The workers' events keep the other producers:
         one of a run at a time, a refusal there stops nothing else."""
-        with self._lock:
-            if self._gapless is None:
-                self._gapless = _new_producer(_gapless_settings(self.settings), self._secrets)
-                threading.Thread(
-                    target=self._serve_gapless, name="kafka-relay-reports", daemon=True
-                ).start()
+        self._producer_for(_GAPLESS)
         return Gapless(self)
 
     def _produce(
-        self, text: str, key: str | None, report: Callable[..., None], gapless: bool = False
+        self, text: str, key: str | None, report: Callable[..., None], role: str
     ) -> Producer:
         """Queue one message in librdkafka; the producer it went to."""
         if self._closed.is_set() or self._interrupted.is_set():
             raise KafkaNotDelivered("the Kafka transport is stopping or closed")
-        producer = self._gapless if gapless and self._gapless is not None else self._producer
+        producer = self._producer_for(role)
         try:
             producer.produce(
                 self.topic, value=text.encode("utf-8"), key=key_bytes(key), on_delivery=report
@@ -203,7 +209,7 @@ class KafkaAckedTransport(Transport):
                 "has not taken the messages before it"
             ) from None
         except Exception as exc:  # confluent_kafka.KafkaException: refused before sending
-            raise self._failure(exc.args[0] if exc.args else exc, key) from None
+            raise self._failure(exc.args[0] if exc.args else exc, key, alone=True) from None
         return producer
 
     def interrupt(self) -> None:
@@ -216,62 +222,91 @@ class KafkaAckedTransport(Transport):
         then stop; an event not acknowledged by then is still in the spool."""
         if self._closed.is_set():
             return True
-        bound = timeout if timeout >= 0 else _CLOSE_BOUND
-        deadline = time.monotonic() + bound
-        left = self._producer.flush(bound)
-        if self._gapless is not None:
-            left += self._gapless.flush(max(0.0, deadline - time.monotonic()))
+        deadline = time.monotonic() + (timeout if timeout >= 0 else _CLOSE_BOUND)
+        left = 0
+        for producer in list(self._producers.values()):
+            left += producer.flush(max(0.0, deadline - time.monotonic()))
         self._closed.set()
-        self._reports.join(timeout=1)
+        for thread in self._reports:
+            thread.join(timeout=1)
         if left:
             log.warning("%d Kafka message(s) not acknowledged at close: sent again later", left)
         return not left
 
+    def _producer_for(self, role: str) -> Producer:
+        producer = self._producers.get(role)
+        if producer is not None:
+            return producer
+        with self._lock:
+            if role not in self._producers:
+                self._producers[role] = self._new(role)
+                self._reports.append(self._serve(role))
+            return self._producers[role]
+
+    def _new(self, role: str) -> Producer:
+        return _new_producer({**self.settings, **PRODUCER_ROLES[role]}, self._secrets)
+
     def _renew(self, failed: Producer) -> None:
         """A new producer for the next events, after a fatal error of `failed` (once: its other
-        messages fail too; their reports are still served, `_serve_reports`)."""
+        messages fail too; their reports are still served, `_serve`)."""
         with self._lock:
-            if failed is self._producer:
-                self._producer = _new_producer(self.settings, self._secrets)
-            elif failed is self._gapless:  # a gap it would not leave: expected, rare
-                self._gapless = _new_producer(_gapless_settings(self.settings), self._secrets)
-            else:
+            role = next((r for r, p in self._producers.items() if p is failed), None)
+            if role is None:
                 return
-            log.error("the Kafka producer hit a fatal error: starting a new one")
+            log.error("the Kafka producer (%s) hit a fatal error: starting a new one", role)
+            self._producers[role] = self._new(role)
             self._retired.append(failed)  # its other messages are failed: reports come
 
-    def _serve_reports(self) -> None:
-        """Serve librdkafka's callbacks (delivery reports, logs, errors) until closed."""
+    def _serve(self, role: str) -> threading.Thread:
+        """A thread serving `role`'s producer's callbacks (delivery reports, logs, errors) until
+        closed; the batched one's also serves the retired producers."""
+        thread = threading.Thread(
+            target=self._serve_reports, args=(role,), name=f"kafka-reports-{role}", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def _serve_reports(self, role: str) -> None:
         while not self._closed.is_set():
             try:
-                self._producer.poll(_POLL)
-                for old in list(self._retired):
-                    old.poll(0)
-                    if not len(old):
-                        self._retired.remove(old)
+                self._producers[role].poll(_POLL)
+                if role == _BATCHED:
+                    for old in list(self._retired):
+                        old.poll(0)
+                        if not len(old):
+                            self._retired.remove(old)
             except Exception:  # a callback's: never stop serving the others
                 log.exception("serving Kafka delivery reports failed")
 
-    def _serve_gapless(self) -> None:
-        """Serve the relay producer's callbacks until closed (its renewal's too)."""
-        while not self._closed.is_set():
-            producer = self._gapless
-            try:
-                if producer is not None:
-                    producer.poll(_POLL)
-            except Exception:  # a callback's: never stop serving the others
-                log.exception("serving Kafka delivery reports failed")
-
-    def _failure(self, error: Any, key: str | None) -> KafkaNotDelivered:
+    def _failure(self, error: Any, key: str | None, alone: bool) -> KafkaNotDelivered:
         """The exception for a failed delivery: `KafkaRefused` when the broker refused the
-        message itself (`_REFUSED`), `KafkaNotDelivered` otherwise; secrets masked."""
+        message itself (`_REFUSED`, sent `alone`), `KafkaNotDelivered` otherwise; secrets
+        masked."""
         name = error.name() if hasattr(error, "name") else type(error).__name__
         said = error.str() if hasattr(error, "str") else str(error)
         text = masked(
             f"Kafka did not take the event (topic {self.topic}, key {key!r}): {name}: {said}",
             self._secrets,
         )
-        return KafkaRefused(text) if name in _REFUSED else KafkaNotDelivered(text)
+        if name not in _REFUSED:
+            return KafkaNotDelivered(text)
+        if not alone:  # maybe another message's: its batch refused whole
+            return KafkaNotDelivered(f"{text} (in a batch: sent alone before it counts)")
+        return KafkaRefused(text)
+
+
+class Gapless:
+    """The transport's relay producer as a pipelined sink (producer/outbound.py `Pipelined`)."""
+
+    pipelined = True
+
+    def __init__(self, transport: KafkaAckedTransport) -> None:
+        self._transport = transport
+
+    def produce(
+        self, text: str, event: Any, told: Callable[[KafkaNotDelivered | None], None]
+    ) -> None:
+        self._transport.produce(text, event, told, _GAPLESS)
 
 
 def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -307,24 +342,6 @@ def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
             f"not {timeout!r} (0 would wait for ever: a run's events could not go on)"
         )
     return settings
-
-
-class Gapless:
-    """The transport's relay producer as a pipelined sink (producer/outbound.py `Pipelined`)."""
-
-    pipelined = True
-
-    def __init__(self, transport: KafkaAckedTransport) -> None:
-        self._transport = transport
-
-    def produce(
-        self, text: str, event: Any, told: Callable[[KafkaNotDelivered | None], None]
-    ) -> None:
-        self._transport.produce(text, event, told, gapless=True)
-
-
-def _gapless_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    return {**settings, "enable.gapless.guarantee": "true"}
 
 
 def _true(value: Any) -> bool:
