@@ -209,7 +209,10 @@ class KafkaAckedTransport(Transport):
                 "has not taken the messages before it"
             ) from None
         except Exception as exc:  # confluent_kafka.KafkaException: refused before sending
-            raise self._failure(exc.args[0] if exc.args else exc, key, alone=True) from None
+            error = exc.args[0] if exc.args else exc
+            if getattr(error, "fatal", lambda: False)():  # this producer can send no more
+                self._renew(producer)
+            raise self._failure(error, key, alone=True) from None
         return producer
 
     def interrupt(self) -> None:
@@ -268,15 +271,20 @@ class KafkaAckedTransport(Transport):
 
     def _serve_reports(self, role: str) -> None:
         while not self._closed.is_set():
+            producer = self._producers[role]
             try:
-                self._producers[role].poll(_POLL)
+                producer.poll(_POLL)
                 if role == _BATCHED:
                     for old in list(self._retired):
                         old.poll(0)
                         if not len(old):
                             self._retired.remove(old)
-            except Exception:  # a callback's: never stop serving the others
-                log.exception("serving Kafka delivery reports failed")
+            except Exception as exc:  # a callback's, or the producer's fatal error
+                error = exc.args[0] if exc.args else None
+                if getattr(error, "fatal", lambda: False)():  # e.g. the gapless guarantee's
+                    self._renew(producer)
+                else:
+                    log.exception("serving Kafka delivery reports failed")
 
     def _failure(self, error: Any, key: str | None, alone: bool) -> KafkaNotDelivered:
         """The exception for a failed delivery: `KafkaRefused` when the broker refused the
