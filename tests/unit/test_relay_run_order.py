@@ -347,3 +347,101 @@ def test_the_stop_sends_no_complete_whose_lineage_was_not_kept_yet(tmp_path: Pat
     finally:
         release.set()
         spool.close()
+
+
+def _take_all(relay: Relay, offsets: Offsets, *bodies: str) -> None:
+    _take(relay, offsets, *enumerate(bodies))
+
+
+def test_a_complete_acknowledged_before_it_was_reported_handed_keeps_the_next_one_first(
+    tmp_path: Path,
+) -> None:
+    """C1's acknowledgement comes before its lineage thread reports it handed over, and C2 (the
+    run's next COMPLETE) is at a lineage thread by then: the late report must not let the run's
+    next event overtake C2."""
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
+    c2_entered, c2_release, acked, go_on = (threading.Event() for _ in range(4))
+
+    def step(tree: Any) -> bool:
+        if _seq(rawjson.dumps(tree)) == 1:
+            c2_entered.set()
+            c2_release.wait(5)
+        return False
+
+    class AckingSink(Sink):
+        def produce(self, text: str, event: Any, told: Callable[[Exception | None], None]) -> None:
+            super().produce(text, event, told)
+            if _seq(text) == 0:  # acknowledged before its thread reports it handed over
+                told(None)
+                acked.set()
+                go_on.wait(5)
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    lambda _: None, lineage=step)  # fmt: skip
+    sink, offsets = AckingSink(), Offsets()
+    relay = Relay(sink, intake, offsets, limit=8)
+    try:
+        _take_all(relay, offsets, _complete_writing(1, 0, "t"), _complete_writing(1, 1, "u"),
+                  _body(1, 2))  # fmt: skip
+        assert acked.wait(5)
+        relay.pump()  # C1 written: C2 goes to a lineage thread
+        assert c2_entered.wait(5)
+        go_on.set()  # C1's late report
+        for _ in range(50):
+            relay.pump()
+            relay.wait(0.01)
+        assert sink.seqs() == [0]  # C2's lineage is still being kept: nothing of run 1 after it
+        c2_release.set()
+        _settle(relay, lambda: len(sink.produced) == 3)
+        assert sink.seqs() == [0, 1, 2]
+    finally:
+        go_on.set()
+        c2_release.set()
+        relay.finish(0.5)
+        spool.close()
+
+
+def test_an_event_refused_at_once_stops_its_runs_next_events_in_the_same_batch(
+    tmp_path: Path,
+) -> None:
+    """Handing an event over raised (librdkafka's queue full): the run's next event of the same
+    fetch waits, and both are spooled in order once the report is settled."""
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
+
+    class FullSink(Sink):
+        def produce(self, text: str, event: Any, told: Callable[[Exception | None], None]) -> None:
+            if _seq(text) == 0:
+                raise RuntimeError("librdkafka's queue is full")
+            super().produce(text, event, told)
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    lambda _: None)  # fmt: skip
+    sink, offsets = FullSink(), Offsets()
+    relay = Relay(sink, intake, offsets, limit=8)
+    try:
+        _take_all(relay, offsets, _body(1, 0, "START"), _body(1, 1), _body(2, 5, "START"))
+        assert sink.seqs() == [5]  # run 2's START only
+        relay.pump()
+        assert _spooled(spool) == [0, 1]
+    finally:
+        relay.finish(0.1)
+        spool.close()
+
+
+def test_an_event_keyed_apart_from_its_runs_events_out_waits_for_them(parts: Any) -> None:
+    """A run's events go out together only on one key (one partition: Kafka's order); one the
+    listener keyed otherwise (another parent) waits for their acknowledgements."""
+    relay, sink, spool, offsets, _, _ = parts
+    other = rawjson.loads(_body(1, 1))
+    other["run"]["facets"]["parent"] = {
+        "run": {"runId": "00000000-0000-4000-8000-00000000ffff"},
+        "job": {"namespace": "n", "name": "another"},
+    }
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, rawjson.dumps(other)), (2, _body(1, 2)))
+    assert sink.seqs() == [0]
+    sink.answer(0)
+    relay.pump()
+    assert sink.seqs() == [0, 1]  # on its own key now; the next waits for it in turn
+    sink.answer(1)
+    relay.pump()
+    assert sink.seqs() == [0, 1, 2] and spool.pending() == 0

@@ -48,6 +48,7 @@ import time
 from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.intake import Intake
+from lineage_quality.producer.kafka.keys import message_key
 from lineage_quality.producer.kafka.offsets import Offsets, Partition
 from lineage_quality.producer.outbound import Pipelined
 
@@ -104,7 +105,7 @@ class NotKept(Exception):
 
 
 class _Lane:
-    __slots__ = ("held", "keeping", "name", "out", "spooling")
+    __slots__ = ("held", "keeping", "key", "logged", "name", "out", "spooling")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -112,6 +113,8 @@ class _Lane:
         self.held: collections.deque[Taken] = collections.deque()  # after them, in order
         self.keeping = False  # a COMPLETE of `out` is at the lineage thread: `held` waits
         self.spooling = False  # an event of `out` is to spool: nothing more is sent
+        self.key: str | None = None  # the Kafka key of its events out (one partition)
+        self.logged = False  # its first failure was logged
 
     def answered(self) -> bool:
         """Every event out has its answer (written, to spool, or left)."""
@@ -173,7 +176,7 @@ class Relay:
             name = item.envelope.lane or ""
             lane = self._lanes.get(name)
             if lane is not None:  # the relay's: after its events out, whatever it needs
-                if lane.held or lane.keeping or lane.spooling or not relayable(item.envelope):
+                if lane.held or not self._goes_now(lane, item):
                     lane.held.append(item)
                     self._held += 1
                 else:
@@ -206,9 +209,9 @@ class Relay:
             lane, item, error = reports.popleft()
             touched[id(lane)] = lane
             if error is _HANDED:  # at Kafka out now: its run's next events may follow it
-                lane.keeping = False
-                if item.state == _KEEPING:
+                if item.state == _KEEPING:  # else answered already (and `keeping` with it)
                     item.state = _OUT
+                    lane.keeping = False
                 continue
             self._out -= 1
             if item.state == _KEEPING:
@@ -274,11 +277,20 @@ class Relay:
 
     # -- lanes ----------------------------------------------------------------------------------
 
+    def _goes_now(self, lane: _Lane, item: Taken) -> bool:
+        """`item` may go out behind `lane`'s events out: it needs nothing, no COMPLETE of the
+        run is at the lineage threads, nothing of it is to spool, and it goes to the same
+        partition (the same key) as those out -- else it waits for their answers."""
+        if lane.keeping or lane.spooling or not self.intake.relayable(item.envelope):
+            return False
+        return not lane.out or lane.key == _key(item)
+
     def _send(self, lane: _Lane, item: Taken) -> None:
         """Hand `item` to Kafka out behind its lane's events out, its report queued for `pump`;
         a COMPLETE whose lineage is kept here goes to the lineage thread first (`_keep_lineage`:
         the lane's later events wait for it)."""
         lane.out.append(item)
+        lane.key = _key(item)
         self._out += 1
         if self.intake.keeps_lineage(item.envelope):
             item.state = _KEEPING
@@ -291,16 +303,22 @@ class Relay:
                 keeper.start()
                 self._keepers.append(keeper)
             return
-        self._produce(lane, item)
+        if not self._produce(lane, item):
+            lane.spooling = True  # refused at once: nothing more of its run goes out
 
-    def _produce(self, lane: _Lane, item: Taken) -> None:
+    def _produce(self, lane: _Lane, item: Taken) -> bool:
+        """Hand `item` to Kafka out, its answer reported for `pump`; False when it was refused
+        at once (not even queued: librdkafka's queue full, stopping, too large)."""
+
         def told(error: Exception | None) -> None:  # on the reports thread
             self._report(lane, item, error)
 
         try:
             self.sink.produce(item.envelope.text, item.envelope.tree, told)
-        except Exception as exc:  # not even queued (librdkafka's queue full, stopping)
+        except Exception as exc:
             told(exc)
+            return False
+        return True
 
     def _report(self, lane: _Lane, item: Taken, error: Exception | None) -> None:
         self._reports.append((lane, item, error))
@@ -333,7 +351,8 @@ class Relay:
     def _failed(self, lane: _Lane, item: Taken, error: Exception) -> None:
         self.intake.relay_failed()
         item.refused = 1 if refused_for_good(error) else 0
-        if not lane.spooling:  # the first of its run (the ones behind it fail with it)
+        if not lane.logged:  # the first of its run (the ones behind it fail with it)
+            lane.logged = True
             said = str(error).strip().splitlines()
             log.warning(
                 "relaying an event of %s failed: %s; spooled, its run's next events behind it",
@@ -352,8 +371,7 @@ class Relay:
         if self._stopping:
             return
         if not lane.spooling:
-            relayable = self.intake.relayable
-            while lane.held and not lane.keeping and relayable(lane.held[0].envelope):
+            while lane.held and self._goes_now(lane, lane.held[0]):
                 self._held -= 1
                 self._send(lane, lane.held.popleft())
             if out or not lane.held:
@@ -411,3 +429,9 @@ class Relay:
     def _current(self, item: Taken) -> bool:
         """`item`'s partition is still assigned as when it was fetched."""
         return item.epoch == self._epochs.get(item.where, 0)
+
+
+def _key(item: Taken) -> str | None:
+    """The Kafka key `item` goes out with (keys.py; the transport's fixed key aside)."""
+    tree = item.envelope.tree
+    return message_key(tree) if isinstance(tree, dict) else None
