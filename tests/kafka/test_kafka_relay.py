@@ -146,9 +146,11 @@ def test_a_run_relayed_together_is_not_overtaken_past_an_event_the_topic_refuses
     ]  # fmt: skip
     produce(running_broker, topic_in, events)
     (tmp_path / "contracts").mkdir()
+    # each message a batch of its own: the refused one and those behind it are in flight
+    # apart, so that without the gapless producer the ones behind it would be written
     serve = in_out_serve(
-        running_broker, tmp_path, (topic_in, topic_out), group, 50,
-        ["--dead-letter-after", "2"],
+        running_broker, tmp_path, (topic_in, topic_out), group, 0,
+        ["--dead-letter-after", "2"], client={"batch.num.messages": "1"},
     )  # fmt: skip
     later = [make_event(72, seq, "START" if seq == 0 else "RUNNING") for seq in range(3)]
     try:
@@ -166,6 +168,8 @@ def test_a_run_relayed_together_is_not_overtaken_past_an_event_the_topic_refuses
     messages = running_broker.read(topic_out, 0, timeout=10)
     arrived = [json.loads(m[3]) for m in messages]
     check_run_order(arrived)  # first arrivals in each run's order: nothing overtook seq 1
+    log = (tmp_path / "serve-0.log").read_text()
+    assert "(gapless) hit a fatal error: starting a new one" in log
     seqs = {run: [e["run"]["facets"]["seq"]["n"] for e in arrived
                   if e["run"]["runId"].endswith(f"{run:012d}")] for run in runs}  # fmt: skip
     with sqlite3.connect(tmp_path / "s.db") as db:

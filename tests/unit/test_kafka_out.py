@@ -339,3 +339,50 @@ def test_delivery_retries_an_outage_and_dead_letters_a_refusal(tmp_path: Path) -
     assert producer.counters["dead_letters"] == 1
     assert producer.counters["forward_failures"] == 4 + 3
     assert producer.counters["forwarded"] == 4
+
+
+def test_a_fatal_error_replaces_the_producer_once_its_messages_failures_are_reported(
+    tmp_path: Path,
+) -> None:
+    """The relay's producer raises a fatal error from its poll (the gapless guarantee's): a new
+    one is made, but takes nothing while the old one's messages are still to be reported failed
+    (a later event of a run must not be written before an earlier one's failure is known)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    transport = KafkaAckedTransport(KafkaConfig.from_dict(_unreachable(tmp_path)))
+    try:
+        relay = transport.gapless()
+
+        class Dying:
+            def __init__(self) -> None:
+                self.queued = 1  # a message whose failure is not reported yet
+                self.raised = False
+
+            def poll(self, timeout: float) -> int:
+                if not self.raised:
+                    self.raised = True
+                    raise KafkaException(KafkaError(KafkaError._FATAL, "gap-less", fatal=True))
+                time.sleep(min(timeout, 0.01))
+                return 0
+
+            def __len__(self) -> int:
+                return self.queued
+
+            def flush(self, timeout: float) -> int:
+                return self.queued
+
+        dying = Dying()
+        transport._producers["gapless"] = dying  # type: ignore[assignment]
+        deadline = time.monotonic() + 5
+        while transport._producers["gapless"] is dying and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert transport._producers["gapless"] is not dying  # replaced
+        with pytest.raises(KafkaNotDelivered, match="being replaced"):
+            relay.produce(json.dumps(_run_event()), None, lambda error: None)
+        dying.queued = 0  # its last failure reported
+        deadline = time.monotonic() + 5
+        while "gapless" in transport._replacing and time.monotonic() < deadline:
+            time.sleep(0.01)
+        relay.produce(json.dumps(_run_event()), None, lambda error: None)  # taken again
+    finally:
+        transport.close(0)

@@ -39,7 +39,9 @@ def steady(stop: threading.Event | None = None) -> threading.Thread:
 
 def _collect(stop: threading.Event) -> None:
     ticks = 0
-    while not stop.wait(EVERY):
-        ticks += 1
-        gc.collect(2 if ticks % OLDEST == 0 else 1 if ticks % MIDDLE == 0 else 0)
-    gc.enable()
+    try:
+        while not stop.wait(EVERY):
+            ticks += 1
+            gc.collect(2 if ticks % OLDEST == 0 else 1 if ticks % MIDDLE == 0 else 0)
+    finally:  # stopped, or this thread failing: never a process without any collection
+        gc.enable()

@@ -142,7 +142,11 @@ class KafkaAckedTransport(Transport):
         self._lock = threading.Lock()
         # the producers by role (`PRODUCER_ROLES`): the batched one now, the others when first used
         self._producers: dict[str, Producer] = {_BATCHED: self._new(_BATCHED)}
-        self._retired: list[Producer] = []  # after a fatal error: polled until all reported
+        # after a fatal error: (role, producer, since), polled until every report came; the
+        # role's new producer takes nothing meanwhile (`_replacing`), so that no later event of
+        # a run is written before an earlier one's failure is known
+        self._retired: list[tuple[str, Producer, float]] = []
+        self._replacing: set[str] = set()
         self._reports = [self._serve(_BATCHED)]
 
     def emit(self, event: Any) -> None:
@@ -163,7 +167,7 @@ class KafkaAckedTransport(Transport):
                     f"(message.timeout.ms + {_MARGIN:.0f}s); key {key!r}"
                 )
         if report.error is not None:
-            if report.error.fatal():  # e.g. idempotence lost: this producer can send no more
+            if _fatal(report.error):  # e.g. idempotence lost: this producer can send no more
                 self._renew(used)
             raise self._failure(report.error, key, alone=True)
 
@@ -188,7 +192,7 @@ class KafkaAckedTransport(Transport):
             if error is None:
                 told(None)
                 return
-            if error.fatal() and used:
+            if _fatal(error) and used:
                 self._renew(used[0])
             told(self._failure(error, key, alone=False))
 
@@ -221,7 +225,7 @@ class KafkaAckedTransport(Transport):
             ) from None
         except Exception as exc:  # confluent_kafka.KafkaException: refused before sending
             error = exc.args[0] if exc.args else exc
-            if getattr(error, "fatal", lambda: False)():  # this producer can send no more
+            if _fatal(error):  # this producer can send no more
                 self._renew(producer)
             raise self._failure(error, key, alone=True) from None
         return producer
@@ -238,16 +242,27 @@ class KafkaAckedTransport(Transport):
             return True
         deadline = time.monotonic() + (timeout if timeout >= 0 else _CLOSE_BOUND)
         left = 0
-        for producer in list(self._producers.values()):
-            left += producer.flush(max(0.0, deadline - time.monotonic()))
-        self._closed.set()
-        for thread in self._reports:
-            thread.join(timeout=1)
+        try:
+            producers = list(self._producers.values()) + [p for _, p, _ in self._retired]
+            for producer in producers:
+                try:
+                    left += producer.flush(max(0.0, deadline - time.monotonic()))
+                except Exception as exc:  # a fatal error not served yet: its messages failed
+                    log.warning("%s", masked(f"closing a Kafka producer: {exc}", self._secrets))
+        finally:
+            self._closed.set()
+            for thread in self._reports:
+                thread.join(timeout=1)
         if left:
             log.warning("%d Kafka message(s) not acknowledged at close: sent again later", left)
         return not left
 
     def _producer_for(self, role: str) -> Producer:
+        if role in self._replacing:
+            raise KafkaNotDelivered(
+                f"the Kafka producer ({role}) is being replaced after a fatal error: its "
+                "messages' failures are being reported"
+            )
         producer = self._producers.get(role)
         if producer is not None:
             return producer
@@ -268,8 +283,9 @@ class KafkaAckedTransport(Transport):
             if role is None:
                 return
             log.error("the Kafka producer (%s) hit a fatal error: starting a new one", role)
+            self._replacing.add(role)
             self._producers[role] = self._new(role)
-            self._retired.append(failed)  # its other messages are failed: reports come
+            self._retired.append((role, failed, time.monotonic()))  # its messages fail: reports
 
     def _serve(self, role: str) -> threading.Thread:
         """A thread serving `role`'s producer's callbacks (delivery reports, logs, errors) until
@@ -282,20 +298,24 @@ class KafkaAckedTransport(Transport):
 
     def _serve_reports(self, role: str) -> None:
         while not self._closed.is_set():
-            producer = self._producers[role]
-            try:
-                producer.poll(_POLL)
-                if role == _BATCHED:
-                    for old in list(self._retired):
-                        old.poll(0)
-                        if not len(old):
-                            self._retired.remove(old)
-            except Exception as exc:  # a callback's, or the producer's fatal error
-                error = exc.args[0] if exc.args else None
-                if getattr(error, "fatal", lambda: False)():  # e.g. the gapless guarantee's
-                    self._renew(producer)
-                else:
-                    log.exception("serving Kafka delivery reports failed")
+            retired = [entry for entry in list(self._retired) if entry[0] == role]
+            self._poll(self._producers[role], 0 if retired else _POLL)
+            for entry in retired:
+                _, old, since = entry
+                self._poll(old, _POLL / len(retired))
+                if not len(old) or time.monotonic() - since > self.timeout:
+                    self._retired.remove(entry)
+                    if not any(r == role for r, _, _ in self._retired):
+                        self._replacing.discard(role)  # every failure reported: go on
+
+    def _poll(self, producer: Producer, timeout: float) -> None:
+        try:
+            producer.poll(timeout)
+        except Exception as exc:  # a callback's, or the producer's fatal error
+            if _fatal(exc.args[0] if exc.args else None):  # e.g. the gapless guarantee's
+                self._renew(producer)  # only if it is a role's current one
+            else:
+                log.exception("serving Kafka delivery reports failed")
 
     def _failure(self, error: Any, key: str | None, alone: bool) -> KafkaNotDelivered:
         """The exception for a failed delivery: `KafkaRefused` when the broker refused the
@@ -361,6 +381,19 @@ def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
             f"not {timeout!r} (0 would wait for ever: a run's events could not go on)"
         )
     return settings
+
+
+def _fatal(error: Any) -> bool:
+    """A librdkafka error that leaves its producer unable to send: flagged fatal (an error
+    raised by `poll`), or `_FATAL` (a delivery report's, a `produce`'s)."""
+    if error is None:
+        return False
+    try:
+        from confluent_kafka import KafkaError
+
+        return bool(error.fatal()) or error.code() == KafkaError._FATAL
+    except Exception:  # not a KafkaError
+        return False
 
 
 def _true(value: Any) -> bool:
