@@ -277,10 +277,12 @@ def _relay(settings: Settings, producer: Producer) -> Relay | None:
     outbound = producer.delivery.outbound
     if outbound is None or settings.kafka.relay != "on":
         return None
-    # a run's events go out together: through a producer that leaves no gap (kafka/transport.py)
+    # a run's events go out together: only through a producer that leaves no gap
+    # (kafka/transport.py); a sink without one gets no relay
     gapless = getattr(outbound.transport, "gapless", None)
-    sink = gapless() if callable(gapless) else outbound.transport
-    relay = Relay(sink, producer.intake, Offsets(), outbound.limit)
+    if not callable(gapless):
+        return None
+    relay = Relay(gapless(), producer.intake, Offsets(), outbound.limit)
     producer.metrics.watch_in_flight(lambda: outbound.out + relay.out)
     return relay
 
