@@ -136,15 +136,18 @@ def in_out_serve(
     group: str,
     linger_ms: int,
     extra: list[str] = (),  # type: ignore[assignment]
+    client: dict[str, str] | None = None,
 ) -> ServeProcess:
     """`serve` from topic `topics[0]` to Kafka out's topic `topics[1]` (librdkafka holding each
-    message `linger_ms` before it goes to the broker), as `group`, its spool `folder/s.db`."""
+    message `linger_ms` before it goes to the broker; `client`: more librdkafka settings of Kafka
+    out), as `group`, its spool `folder/s.db`."""
     topic_in, topic_out = topics
     config = folder / f"out-{linger_ms}.openlineage.yml"
+    more = "".join(f"    {name}: '{value}'\n" for name, value in (client or {}).items())
     config.write_text(
         f"transport:\n  type: kafka\n  topic: {topic_out}\n  config:\n"
         f"    bootstrap.servers: '{broker.bootstrap}'\n"
-        f"    linger.ms: '{linger_ms}'\n"
+        f"    linger.ms: '{linger_ms}'\n{more}"
     )
     return ServeProcess(
         [

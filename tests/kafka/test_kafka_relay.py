@@ -126,3 +126,56 @@ def test_relayed_events_survive_a_kill_with_their_offsets_never_past_what_is_kep
         committed_at_kill=sum(at_kill.values()), spooled_at_kill=len(in_spool),
         duplicates=len(messages) - len(events),
     )  # fmt: skip
+
+
+def test_a_run_relayed_together_is_not_overtaken_past_an_event_the_topic_refuses(
+    running_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    """A run's events go out together (relay.py); the topic refuses the second one (over its
+    max.message.bytes): none behind it reaches the topic before the refused one is given up
+    (the relay's producer leaves no gap), it is dead-lettered with the broker's reason, and the
+    run's others arrive in order; another run goes on."""
+    topic_in, topic_out, group = "relay-gap-in", "relay-gap-out", "lq-relay-gap"
+    running_broker.create_topic(topic_in, partitions=1)
+    running_broker.create_topic(topic_out, partitions=1, config={"max.message.bytes": "4096"})
+    runs, per_run, refused = (70, 71), 6, (70, 1)
+    events = [
+        make_event(run, seq, "START" if seq == 0 else "RUNNING",
+                   pad=10_000 if (run, seq) == refused else 0)
+        for run in runs for seq in range(per_run)
+    ]  # fmt: skip
+    produce(running_broker, topic_in, events)
+    (tmp_path / "contracts").mkdir()
+    # each message a batch of its own: the refused one and those behind it are in flight
+    # apart, so that without the gapless producer the ones behind it would be written
+    serve = in_out_serve(
+        running_broker, tmp_path, (topic_in, topic_out), group, 0,
+        ["--dead-letter-after", "2"], client={"batch.num.messages": "1"},
+    )  # fmt: skip
+    later = [make_event(72, seq, "START" if seq == 0 else "RUNNING") for seq in range(3)]
+    try:
+        running_broker.read(topic_out, len(events) - 1, timeout=90)
+        assert wait_until(lambda: _metric(serve.url, "lineage_quality_spool_events") == 0, 60)
+        before = _metric(serve.url, "lineage_quality_events_relayed_total")
+        # the relay's producer stopped at the refusal (a fatal error): a new one relays on
+        produce(running_broker, topic_in, later)
+        running_broker.read(topic_out, len(events) - 1 + len(later), timeout=60)
+        assert wait_until(
+            lambda: _metric(serve.url, "lineage_quality_events_relayed_total") >= before + 3, 30
+        )
+    finally:
+        serve.stop()
+    messages = running_broker.read(topic_out, 0, timeout=10)
+    arrived = [json.loads(m[3]) for m in messages]
+    check_run_order(arrived)  # first arrivals in each run's order: nothing overtook seq 1
+    seqs = {run: [e["run"]["facets"]["seq"]["n"] for e in arrived
+                  if e["run"]["runId"].endswith(f"{run:012d}")] for run in runs}  # fmt: skip
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        dead = [reason for (reason,) in db.execute("SELECT reason FROM dead_letters")]
+    # each once, in order: nothing behind the refused one was written before its refusal was
+    # known (then it would have been written again after it)
+    assert seqs[70] == [0, 2, 3, 4, 5], (seqs, dead)
+    assert sorted(set(seqs[71])) == list(range(6)), (seqs, dead)
+    log = (tmp_path / "serve-0.log").read_text()
+    assert "(gapless) hit a fatal error: starting a new one" in log
+    assert len(dead) == 1 and "MSG_SIZE_TOO_LARGE" in dead[0], dead

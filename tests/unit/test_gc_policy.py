@@ -1,9 +1,12 @@
 """serve's garbage-collector policy (producer/gc_policy.py): what exists at the start is frozen
-out of collections and the youngest generation is collected less often."""
+out of collections, automatic collections are off, and a thread collects by the clock -- a cycle
+made after the start is still collected, within a tick."""
 
 from __future__ import annotations
 
 import gc
+import threading
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -17,17 +20,36 @@ def restored() -> Iterator[None]:
     yield
     gc.unfreeze()
     gc.set_threshold(*before)
+    gc.enable()
 
 
-def test_steady_freezes_what_exists_and_collects_less_often(restored: None) -> None:
+class _Node:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_steady_freezes_what_exists_and_collects_by_the_clock(
+    restored: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gc_policy, "EVERY", 0.05)
     kept = [{"held": [i]} for i in range(1000)]
     gc.unfreeze()
     assert gc.get_freeze_count() == 0
-    gc_policy.steady()
-    assert gc.get_freeze_count() >= len(kept)  # these and everything before them
-    assert gc.get_threshold() == (gc_policy.YOUNGEST, *gc_policy.OLDER)
-    assert gc_policy.YOUNGEST > 700  # CPython's default, the cost measured
-    cycle: list[object] = []
-    cycle.append(cycle)
-    del cycle
-    assert gc.collect() >= 1  # a cycle made after the start is still collected
+    stop = threading.Event()
+    thread = gc_policy.steady(stop)
+    try:
+        assert gc.get_freeze_count() >= len(kept)  # these and everything before them
+        assert not gc.isenabled()  # no collection on allocation counts
+        cycle = _Node()
+        gone = weakref.ref(cycle)
+        del cycle
+        assert gone() is not None  # a cycle: reference counting alone never frees it
+        for _ in range(100):  # the clock's collection frees it
+            if gone() is None:
+                break
+            threading.Event().wait(0.02)
+        assert gone() is None
+    finally:
+        stop.set()
+        thread.join(5)
+    assert not thread.is_alive() and gc.isenabled()  # stopped: automatic collections again

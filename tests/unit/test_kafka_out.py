@@ -29,7 +29,7 @@ from lineage_quality.producer.kafka import (
     message_key,
 )
 from lineage_quality.producer.kafka.keys import key_bytes
-from lineage_quality.producer.kafka.transport import producer_settings
+from lineage_quality.producer.kafka.transport import PRODUCER_ROLES, producer_settings
 from lineage_quality.producer.poison import deterministic
 from lineage_quality.producer.secrets import transport_secrets
 
@@ -235,9 +235,35 @@ def test_secrets_are_masked_in_the_errors_raised(tmp_path: Path) -> None:
             def str(self) -> str:
                 return "SASL authentication error: password hunter2-pw refused"
 
-        error = transport._failure(Said(), "run:n/j")
+        error = transport._failure(Said(), "run:n/j", alone=True)
         assert "hunter2-pw" not in str(error) and "***" in str(error)
         assert not isinstance(error, KafkaRefused)
+    finally:
+        transport.close()
+
+
+def test_a_refusal_counts_for_good_only_for_a_message_sent_alone(tmp_path: Path) -> None:
+    """The broker refuses a batch whole: an oversized message makes every message batched with
+    it look refused. Only `emit`'s producer sends each message alone; a refusal elsewhere is
+    retried (alone) before it counts towards the dead letter."""
+    transport = KafkaAckedTransport(KafkaConfig.from_dict(_unreachable(tmp_path)))
+    try:
+
+        class TooLarge:
+            def name(self) -> str:
+                return "MSG_SIZE_TOO_LARGE"
+
+            def str(self) -> str:
+                return "Broker: Message size too large"
+
+        alone = transport._failure(TooLarge(), "run:n/j", alone=True)
+        batched = transport._failure(TooLarge(), "run:n/j", alone=False)
+        assert refused_for_good(alone) and isinstance(alone, KafkaRefused)
+        assert not refused_for_good(batched) and isinstance(batched, KafkaNotDelivered)
+        assert "sent alone before it counts" in str(batched)
+        settings = PRODUCER_ROLES
+        assert settings["alone"] == {"batch.num.messages": "1"}
+        assert settings["gapless"] == {"enable.gapless.guarantee": "true"}
     finally:
         transport.close()
 
@@ -313,3 +339,50 @@ def test_delivery_retries_an_outage_and_dead_letters_a_refusal(tmp_path: Path) -
     assert producer.counters["dead_letters"] == 1
     assert producer.counters["forward_failures"] == 4 + 3
     assert producer.counters["forwarded"] == 4
+
+
+def test_a_fatal_error_replaces_the_producer_once_its_messages_failures_are_reported(
+    tmp_path: Path,
+) -> None:
+    """The relay's producer raises a fatal error from its poll (the gapless guarantee's): a new
+    one is made, but takes nothing while the old one's messages are still to be reported failed
+    (a later event of a run must not be written before an earlier one's failure is known)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    transport = KafkaAckedTransport(KafkaConfig.from_dict(_unreachable(tmp_path)))
+    try:
+        relay = transport.gapless()
+
+        class Dying:
+            def __init__(self) -> None:
+                self.queued = 1  # a message whose failure is not reported yet
+                self.raised = False
+
+            def poll(self, timeout: float) -> int:
+                if not self.raised:
+                    self.raised = True
+                    raise KafkaException(KafkaError(KafkaError._FATAL, "gap-less", fatal=True))
+                time.sleep(min(timeout, 0.01))
+                return 0
+
+            def __len__(self) -> int:
+                return self.queued
+
+            def flush(self, timeout: float) -> int:
+                return self.queued
+
+        dying = Dying()
+        transport._producers["gapless"] = dying  # type: ignore[assignment]
+        deadline = time.monotonic() + 5
+        while transport._producers["gapless"] is dying and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert transport._producers["gapless"] is not dying  # replaced
+        with pytest.raises(KafkaNotDelivered, match="being replaced"):
+            relay.produce(json.dumps(_run_event()), None, lambda error: None)
+        dying.queued = 0  # its last failure reported
+        deadline = time.monotonic() + 5
+        while "gapless" in transport._replacing and time.monotonic() < deadline:
+            time.sleep(0.01)
+        relay.produce(json.dumps(_run_event()), None, lambda error: None)  # taken again
+    finally:
+        transport.close(0)

@@ -1,9 +1,11 @@
 """Kafka in relayed to Kafka out without the spool (producer/kafka/relay.py), with a real spool and
 a sink that answers when the test says: what needs nothing but forwarding is relayed and its
-offset kept only once acknowledged; a run has one event out at a time, the rest waiting behind
-it, relayed or spooled in order; a failed delivery is spooled before the run's later events (a
-refusal for good counted); a lane the spool has keeps its events there; no worker takes a lane
-while one of its events is out; the stop leaves what was not acknowledged to be read again."""
+offset kept only once acknowledged; a run's events go out together, one that needs a worker
+waiting until those before it were acknowledged, then spooled with the rest in order; a failed
+delivery is spooled before the run's later events, once each was answered (a refusal for good
+counted, one written meanwhile written again after it); a lane the spool has keeps its events
+there; no worker takes a lane while one of its events is out; the stop leaves what was not
+acknowledged to be read again."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from lineage_quality.producer.backoff import RefusedForGood
 from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.intake import Intake
 from lineage_quality.producer.kafka.offsets import Offsets
-from lineage_quality.producer.kafka.relay import NotKept, Relay, Taken
+from lineage_quality.producer.kafka.relay import LINEAGE_THREADS, NotKept, Relay, Taken
 from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool, SpoolFullError
@@ -110,18 +112,18 @@ def test_an_event_needing_nothing_is_relayed_and_its_offset_kept_once_acknowledg
     assert metrics.events_relayed._value.get() == 2
 
 
-def test_a_run_has_one_event_out_the_next_relayed_after_its_ack_then_spooled_in_order(
+def test_a_runs_events_go_out_together_one_needing_a_worker_spooled_after_their_acks(
     parts: Any,
 ) -> None:
     relay, sink, spool, offsets, _, _ = parts
     _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)),
           (2, _body(1, 2, "COMPLETE", job="bound")), (3, _body(1, 3)))  # fmt: skip
-    assert sink.seqs() == [0] and spool.pending() == 0  # the rest wait behind the one out
+    assert sink.seqs() == [0, 1] and spool.pending() == 0  # the bound COMPLETE waits
     assert spool.claim(timeout=0) is None
-    sink.answer(0)
-    relay.pump()
-    assert sink.seqs() == [0, 1]  # needs nothing: relayed in its turn
     sink.answer(1)
+    relay.pump()
+    assert spool.pending() == 0  # the START is not acknowledged yet: nothing spooled
+    sink.answer(0)
     relay.pump()
     # the COMPLETE needs its evaluation: it and everything after it go to the spool, in order
     assert sink.seqs() == [0, 1] and _spooled(spool) == [2, 3]
@@ -137,18 +139,29 @@ def test_a_failed_delivery_is_spooled_before_its_runs_later_events(parts: Any) -
     relay, sink, spool, offsets, _, counted = parts
     _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)), (2, _body(1, 2)),
           (3, _body(2, 0, "START")))  # fmt: skip
-    assert sink.seqs() == [0, 0]
+    assert sink.seqs() == [0, 1, 2, 0]
     sink.answer(0, RefusedForGood("MSG_SIZE_TOO_LARGE"))
     relay.pump()
-    assert _spooled(spool) == [0, 1, 2] and sink.seqs() == [0, 0]  # nothing of run 1 relayed
+    assert spool.pending() == 0  # run 1's events behind it are answered first
+    sink.answer(1, RuntimeError("a fatal error: the gapless guarantee"))
+    relay.pump()
+    assert spool.pending() == 0
+    _take(relay, offsets, (4, _body(1, 3)))  # waits behind the ones out, whatever it needs
+    sink.answer(2)  # written all the same (a gap librdkafka does not cover): written again
+    relay.pump()
+    assert _spooled(spool) == [0, 1, 2, 3] and sink.seqs() == [0, 1, 2, 0]
     assert offsets.committable(P) == 3  # run 2's START is still out
-    assert counted == ["forward_failures"]
+    assert counted == ["forward_failures", "forward_failures", "forwarded"]
     first = spool.claim(timeout=1)
     assert first is not None and _seq(first.body) == 0 and first.refused == 1
+    spool.done(first.id)
     spool.release(first.lane)
-    sink.answer(1)
+    second = spool.claim(timeout=1)
+    assert second is not None and _seq(second.body) == 1 and second.refused == 0
+    spool.release(second.lane)
+    sink.answer(3)
     relay.pump()
-    assert offsets.committable(P) == 4
+    assert offsets.committable(P) == 5
 
 
 def test_a_spool_full_at_the_failure_keeps_the_run_waiting_and_tries_again(
@@ -159,6 +172,7 @@ def test_a_spool_full_at_the_failure_keeps_the_run_waiting_and_tries_again(
         spool.put(_body(9, n), lane="run:other")
     _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)))
     sink.answer(0, RuntimeError("broker down"))
+    sink.answer(1, RuntimeError("broker down"))
     relay.pump()
     assert offsets.committable(P) == 0 and relay.poll_timeout(0.2) < 0.2
     with pytest.raises(NotKept) as refused:  # another run's event needing the spool
@@ -183,13 +197,13 @@ def test_a_lane_the_spool_has_stays_there_and_the_bound_stops_fetching(parts: An
         _take(relay, offsets, (run, _body(run, 0, "START")))
     assert not relay.full()
     _take(relay, offsets, (13, _body(13, 0, "START")), (14, _body(13, 1)))
-    assert relay.full() and len(sink.produced) == 4  # the bound, 4: Kafka in fetches no more
+    assert relay.full() and len(sink.produced) == 5  # past the bound, 4: no more fetched
     sink.answer(0)
     relay.pump()
-    assert relay.full()  # 13's second waits behind its first
+    assert relay.full()
     sink.answer(3)
     relay.pump()
-    assert len(sink.produced) == 5 and not relay.full()
+    assert not relay.full()
     assert spool.pending() == 4 and offsets.committable(P) == 11  # 11 and 12 still out
 
 
@@ -198,10 +212,10 @@ def test_the_stop_leaves_what_was_not_acknowledged_pending_and_frees_the_lanes(
 ) -> None:
     relay, sink, spool, offsets, _, _ = parts
     _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)), (2, _body(2, 0)))
-    sink.answer(1)  # run 2's
+    sink.answer(2)  # run 2's
     relay.finish(0.05)
     assert offsets.committable(P) == 0  # run 1's events are read again after the restart
-    assert len(sink.produced) == 2  # nothing more relayed while stopping
+    assert len(sink.produced) == 3  # nothing more relayed while stopping
     lane = Envelope.read(_body(1, 1)).lane or ""
     assert spool.begin_direct(lane)  # the lane is nobody's
     spool.end_direct(lane)
@@ -215,6 +229,7 @@ def test_a_revoked_partitions_waiting_events_are_dropped_and_its_reports_ignored
     offsets.forget({P})
     relay.forget({P})
     sink.answer(0, RuntimeError("timed out"))
+    sink.answer(1, RuntimeError("timed out"))
     relay.pump()
     assert spool.pending() == 0 and offsets.committable(P) is None  # the next owner's
     assert relay.out == 0 and not relay.full()
@@ -270,16 +285,14 @@ def test_a_complete_is_relayed_once_its_lineage_is_kept_after_its_runs_earlier_e
     relay, sink, spool, offsets, calls, counted = kept_lineage
     _take(relay, offsets, (0, _body(1, 0, "START")), (1, _complete_writing(1, 1, "t")),
           (2, _body(1, 2)))  # fmt: skip
-    assert sink.seqs() == [0] and calls == []  # its lineage waits for the START's turn
-    sink.answer(0)
-    _settle(relay, lambda: len(sink.produced) == 2)
-    # kept once the START was acknowledged, before the COMPLETE went (one produced by then)
-    assert calls == [(1, 1)] and sink.seqs() == [0, 1] and spool.pending() == 0
-    sink.answer(1)
     _settle(relay, lambda: len(sink.produced) == 3)
-    sink.answer(2)
+    # kept after the START went (one produced by then), before the COMPLETE went; the RUNNING
+    # behind it waited for it to be handed over
+    assert calls == [(1, 1)] and sink.seqs() == [0, 1, 2] and spool.pending() == 0
+    for i in (2, 0, 1):
+        sink.answer(i)
     relay.pump()
-    assert sink.seqs() == [0, 1, 2] and offsets.committable(P) == 3
+    assert offsets.committable(P) == 3 and relay.out == 0
     assert counted == ["forwarded"] * 3
 
 
@@ -309,22 +322,126 @@ def test_the_stop_sends_no_complete_whose_lineage_was_not_kept_yet(tmp_path: Pat
 
     def slow_step(tree: Any) -> bool:
         calls.append(_seq(rawjson.dumps(tree)))
-        entered.set()
+        if len(calls) == LINEAGE_THREADS:
+            entered.set()  # every lineage thread is busy
         release.wait(5)
         return False
 
     intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
                     lambda _: None, lineage=slow_step)  # fmt: skip
     sink, offsets = Sink(), Offsets()
-    relay = Relay(sink, intake, offsets, limit=8)
+    relay = Relay(sink, intake, offsets, limit=16)
     try:
-        _take(relay, offsets, (0, _complete_writing(1, 0, "t")), (1, _complete_writing(2, 1, "t")))
+        # a COMPLETE per run on every lineage thread, one more waiting for a thread, and a
+        # second COMPLETE of run 0 waiting behind its first
+        n = LINEAGE_THREADS
+        firsts = [(run, _complete_writing(run, run, "t")) for run in range(n + 1)]
+        _take(relay, offsets, *firsts, (n + 1, _complete_writing(0, n + 1, "t")))
         assert entered.wait(5)
-        threading.Timer(0.2, release.set).start()  # run 1's step ends while the stop waits
+        threading.Timer(0.2, release.set).start()  # the steps begun end while the stop waits
         relay.finish(0.5)
-        # run 1's lineage was being kept: it went; run 2's was not begun: neither kept nor sent
-        assert calls == [0] and sink.seqs() == [0] and spool.pending() == 0
-        assert offsets.committable(P) == 0  # neither acknowledged: both read again
+        # the lineage being kept: those went; the ones not begun: neither kept nor sent
+        assert sorted(calls) == list(range(LINEAGE_THREADS))
+        assert sorted(sink.seqs()) == list(range(LINEAGE_THREADS)) and spool.pending() == 0
+        assert offsets.committable(P) == 0  # none acknowledged: all read again
     finally:
         release.set()
         spool.close()
+
+
+def _take_all(relay: Relay, offsets: Offsets, *bodies: str) -> None:
+    _take(relay, offsets, *enumerate(bodies))
+
+
+def test_a_complete_acknowledged_before_it_was_reported_handed_keeps_the_next_one_first(
+    tmp_path: Path,
+) -> None:
+    """C1's acknowledgement comes before its lineage thread reports it handed over, and C2 (the
+    run's next COMPLETE) is at a lineage thread by then: the late report must not let the run's
+    next event overtake C2."""
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
+    c2_entered, c2_release, acked, go_on = (threading.Event() for _ in range(4))
+
+    def step(tree: Any) -> bool:
+        if _seq(rawjson.dumps(tree)) == 1:
+            c2_entered.set()
+            c2_release.wait(5)
+        return False
+
+    class AckingSink(Sink):
+        def produce(self, text: str, event: Any, told: Callable[[Exception | None], None]) -> None:
+            super().produce(text, event, told)
+            if _seq(text) == 0:  # acknowledged before its thread reports it handed over
+                told(None)
+                acked.set()
+                go_on.wait(5)
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    lambda _: None, lineage=step)  # fmt: skip
+    sink, offsets = AckingSink(), Offsets()
+    relay = Relay(sink, intake, offsets, limit=8)
+    try:
+        _take_all(relay, offsets, _complete_writing(1, 0, "t"), _complete_writing(1, 1, "u"),
+                  _body(1, 2))  # fmt: skip
+        assert acked.wait(5)
+        relay.pump()  # C1 written: C2 goes to a lineage thread
+        assert c2_entered.wait(5)
+        go_on.set()  # C1's late report
+        for _ in range(50):
+            relay.pump()
+            relay.wait(0.01)
+        assert sink.seqs() == [0]  # C2's lineage is still being kept: nothing of run 1 after it
+        c2_release.set()
+        _settle(relay, lambda: len(sink.produced) == 3)
+        assert sink.seqs() == [0, 1, 2]
+    finally:
+        go_on.set()
+        c2_release.set()
+        relay.finish(0.5)
+        spool.close()
+
+
+def test_an_event_refused_at_once_stops_its_runs_next_events_in_the_same_batch(
+    tmp_path: Path,
+) -> None:
+    """Handing an event over raised (librdkafka's queue full): the run's next event of the same
+    fetch waits, and both are spooled in order once the report is settled."""
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
+
+    class FullSink(Sink):
+        def produce(self, text: str, event: Any, told: Callable[[Exception | None], None]) -> None:
+            if _seq(text) == 0:
+                raise RuntimeError("librdkafka's queue is full")
+            super().produce(text, event, told)
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    lambda _: None)  # fmt: skip
+    sink, offsets = FullSink(), Offsets()
+    relay = Relay(sink, intake, offsets, limit=8)
+    try:
+        _take_all(relay, offsets, _body(1, 0, "START"), _body(1, 1), _body(2, 5, "START"))
+        assert sink.seqs() == [5]  # run 2's START only
+        relay.pump()
+        assert _spooled(spool) == [0, 1]
+    finally:
+        relay.finish(0.1)
+        spool.close()
+
+
+def test_an_event_keyed_apart_from_its_runs_events_out_waits_for_them(parts: Any) -> None:
+    """A run's events go out together only on one key (one partition: Kafka's order); one the
+    listener keyed otherwise (another parent) waits for their acknowledgements."""
+    relay, sink, spool, offsets, _, _ = parts
+    other = rawjson.loads(_body(1, 1))
+    other["run"]["facets"]["parent"] = {
+        "run": {"runId": "00000000-0000-4000-8000-00000000ffff"},
+        "job": {"namespace": "n", "name": "another"},
+    }
+    _take(relay, offsets, (0, _body(1, 0, "START")), (1, rawjson.dumps(other)), (2, _body(1, 2)))
+    assert sink.seqs() == [0]
+    sink.answer(0)
+    relay.pump()
+    assert sink.seqs() == [0, 1]  # on its own key now; the next waits for it in turn
+    sink.answer(1)
+    relay.pump()
+    assert sink.seqs() == [0, 1, 2] and spool.pending() == 0

@@ -277,7 +277,12 @@ def _relay(settings: Settings, producer: Producer) -> Relay | None:
     outbound = producer.delivery.outbound
     if outbound is None or settings.kafka.relay != "on":
         return None
-    relay = Relay(outbound.transport, producer.intake, Offsets(), outbound.limit)
+    # a run's events go out together: only through a producer that leaves no gap
+    # (kafka/transport.py); a sink without one gets no relay
+    gapless = getattr(outbound.transport, "gapless", None)
+    if not callable(gapless):
+        return None
+    relay = Relay(gapless(), producer.intake, Offsets(), outbound.limit)
     producer.metrics.watch_in_flight(lambda: outbound.out + relay.out)
     return relay
 

@@ -4,11 +4,11 @@ spool row and no disk sync; their input offsets are committed once Kafka out ack
 An event of the listener's topic that no rule binds (a START, a RUNNING, a COMPLETE nothing
 binds: `Intake.relayable`) is durable in its input topic until its offset is committed: the spool
 adds nothing to it but a disk sync and a worker's handoff. A COMPLETE's lineage is kept first, on
-this thread, when its turn in its run comes, as a write-through keeps it; one with an output
-marked upstream is spooled instead, for a worker to add the marks (a kill -9 after the lineage
-was kept and before the acknowledgement keeps it again after the restart: the same rows). While
-the sink is Kafka out (a pipelined transport: producer/outbound.py), Kafka in's thread hands such
-an event to the sink itself, and its offset counts as kept (offsets.py) only once the broker
+a thread of its own, when its turn in its run comes, as a write-through keeps it; one with an
+output marked upstream is spooled instead, for a worker to add the marks (a kill -9 after the
+lineage was kept and before the acknowledgement keeps it again after the restart: the same rows).
+While the sink is Kafka out (a pipelined transport: producer/outbound.py), Kafka in's thread hands
+such an event to the sink itself, and its offset counts as kept (offsets.py) only once the broker
 acknowledged it: a kill -9 at any moment reads again what was not acknowledged.
 
 A run's order (its lane, `events.lane_of`), whichever way each event goes:
@@ -16,17 +16,25 @@ A run's order (its lane, `events.lane_of`), whichever way each event goes:
 - **A lane is the relay's while one of its events is out.** The first event of a lane the spool
   holds nothing of is relayed, its lane held (`Spool.begin_direct`: no worker takes it, another
   intake spooling an event of it waits). A lane the spool or a worker has goes on in the spool.
-- **One event of a run out at a time.** Later events of the lane wait in memory (`held`, their
-  offsets pending), whatever they need; once the one out was acknowledged, the next is relayed
-  when it needs nothing, else it and every event after it are spooled in one commit, and the lane
-  goes back to the spool (`end_direct`).
-- **A failed delivery is not overtaken.** The event the broker did not take is spooled, with the
-  lane's waiting events behind it, in one commit (a refusal for good counts towards its dead
-  letter); workers retry it from there as any spooled event, in order.
+- **A run's events go out together, in order.** Its later events that need nothing are handed to
+  Kafka out behind the ones out, without waiting for their acknowledgements: the transport's
+  relay producer keeps a key's order, retries included (`enable.idempotence`), and stops rather
+  than leave a gap (`enable.gapless.guarantee`: after a message it could not write, the ones
+  behind it fail too; kafka/transport.py). Two wait in memory (`held`, their offsets pending): the
+  events behind a COMPLETE whose lineage is being kept, until it is handed over or spooled; and an
+  event that needs a worker, until everything before it was acknowledged -- it and every event
+  after it are then spooled in one commit, and the lane goes back to the spool (`end_direct`).
+- **A failed delivery is not overtaken.** The event the broker did not take is spooled, with every
+  event of its run out after it and the lane's waiting ones, in one commit, once each event out
+  was answered (a refusal for good counts towards its dead letter); workers retry them from there
+  as any spooled event, in order. Should one behind it have been written all the same (librdkafka
+  promises no gap for messages that time out in its queue), it is written again after the failed
+  one (at least once), so that the run's last copies on the topic are in its order; the log says so.
 
 Bounded: past `limit` events out or waiting, Kafka in fetches nothing more until acknowledgements
 came (`full`): at most `limit` plus one batch of Kafka in (its `_BATCH`). Everything here runs on
-Kafka in's thread but the delivery reports, which are queued for it (`pump`).
+Kafka in's thread but the delivery reports and the lineage thread's, which are queued for it
+(`pump`).
 """
 
 from __future__ import annotations
@@ -40,24 +48,37 @@ import time
 from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.intake import Intake
+from lineage_quality.producer.kafka.keys import message_key
 from lineage_quality.producer.kafka.offsets import Offsets, Partition
 from lineage_quality.producer.outbound import Pipelined
 
 log = logging.getLogger(__name__)
 
 _QUICK = 0.001  # s: Kafka in's poll while events wait for an acknowledgement to go on
+# lineage threads: each COMPLETE's lineage is a store commit with a disk sync; several threads'
+# commits are one (history/database.py `Grouped`), while a run has one COMPLETE there at a time
+LINEAGE_THREADS = 4
+
+# what became of an event out (`Taken.state`)
+_OUT = 0  # handed to Kafka out, its answer awaited
+_KEEPING = 1  # a COMPLETE at the lineage thread, its lineage being kept
+_WRITTEN = 2  # acknowledged
+_SPOOL = 3  # to spool: not taken by the broker, or a COMPLETE with an output marked
+_LEFT = 4  # stopping: not sent, read again after the restart
 
 
 class Taken:
     """One event of Kafka in: where it came from and its envelope."""
 
-    __slots__ = ("envelope", "epoch", "offset", "where")
+    __slots__ = ("envelope", "epoch", "offset", "refused", "state", "where")
 
     def __init__(self, where: Partition, offset: int, envelope: Envelope, epoch: int = 0) -> None:
         self.where = where
         self.offset = offset
         self.envelope = envelope
         self.epoch = epoch  # its partition's assignment (`Relay.forget` ends one)
+        self.state = _OUT
+        self.refused = 0  # refused for good by the broker when relayed (towards its dead letter)
 
 
 class _Marked(Exception):
@@ -68,7 +89,11 @@ class _Stopped(Exception):
     """A report of the lineage thread: stopping, the COMPLETE not sent (read again)."""
 
 
-_MARKED, _STOPPED = _Marked(), _Stopped()
+class _Handed(Exception):
+    """A report of the lineage thread: the COMPLETE was handed to Kafka out (its run goes on)."""
+
+
+_MARKED, _STOPPED, _HANDED = _Marked(), _Stopped(), _Handed()
 
 
 class NotKept(Exception):
@@ -80,15 +105,20 @@ class NotKept(Exception):
 
 
 class _Lane:
-    __slots__ = ("first", "held", "name", "out", "refused")
+    __slots__ = ("held", "keeping", "key", "logged", "name", "out", "spooling")
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.out: Taken | None = None  # relayed, its acknowledgement awaited
-        self.held: collections.deque[Taken] = collections.deque()  # after it, in order
-        # to spool before `held`: not taken by the broker, or a COMPLETE with a marked output
-        self.first: Taken | None = None
-        self.refused = 0  # of `first`: refusals for good
+        self.out: collections.deque[Taken] = collections.deque()  # handed over, in order
+        self.held: collections.deque[Taken] = collections.deque()  # after them, in order
+        self.keeping = False  # a COMPLETE of `out` is at the lineage thread: `held` waits
+        self.spooling = False  # an event of `out` is to spool: nothing more is sent
+        self.key: str | None = None  # the Kafka key of its events out (one partition)
+        self.logged = False  # its first failure was logged
+
+    def answered(self) -> bool:
+        """Every event out has its answer (written, to spool, or left)."""
+        return all(item.state >= _WRITTEN for item in self.out)
 
 
 class Relay:
@@ -110,7 +140,7 @@ class Relay:
         # COMPLETEs whose lineage is kept before they go, in their turn, off Kafka in's thread
         # (a store commit each: a disk sync Kafka in does not wait for)
         self._keeping: queue.SimpleQueue[tuple[_Lane, Taken] | None] = queue.SimpleQueue()
-        self._keeper: threading.Thread | None = None
+        self._keepers: list[threading.Thread] = []
         self._out = 0
         self._held = 0
         self._stopping = False
@@ -127,14 +157,15 @@ class Relay:
         return self._out + self._held >= self.limit
 
     def poll_timeout(self, default: float) -> float:
-        """How long Kafka in may wait in its poll: briefly while events wait for a report."""
-        return _QUICK if self._held or self._reports or self._stuck else default
+        """How long Kafka in may wait in its poll: briefly while events are out or wait (a
+        report does not end the poll: its lane's next events would wait the whole poll)."""
+        return _QUICK if self._out or self._held or self._reports or self._stuck else default
 
     def epoch(self, where: Partition) -> int:
         return self._epochs.get(where, 0)
 
     def take(self, items: list[Taken]) -> None:
-        """Take Kafka in's events, in their order: each relayed, waiting behind its lane's event
+        """Take Kafka in's events, in their order: each relayed, waiting behind its lane's events
         out, or spooled (one commit for them all). Their offsets are marked kept once spooled
         here, or once acknowledged (`pump`). Raises NotKept with the events to spool when the
         spool refused them (none of those kept; the others are taken)."""
@@ -144,9 +175,12 @@ class Relay:
         for item in items:
             name = item.envelope.lane or ""
             lane = self._lanes.get(name)
-            if lane is not None:  # one of its events is out: after it, whatever it needs
-                lane.held.append(item)
-                self._held += 1
+            if lane is not None:  # the relay's: after its events out, whatever it needs
+                if lane.held or not self._goes_now(lane, item):
+                    lane.held.append(item)
+                    self._held += 1
+                else:
+                    self._send(lane, item)
                 continue
             if (
                 name in spooling
@@ -166,23 +200,35 @@ class Relay:
             self._kept(spooled)
 
     def pump(self) -> None:
-        """Settle the delivery reports that came: an acknowledged event's offset kept and its
-        lane's next event relayed or spooled; a failed one spooled before its lane's next."""
+        """Settle the reports that came: an acknowledged event's offset kept and its lane's
+        next events relayed or spooled; a failed one spooled with what follows it in its run."""
         self._reported.clear()
         reports = self._reports
+        touched: dict[int, _Lane] = {}
         while reports:
             lane, item, error = reports.popleft()
+            touched[id(lane)] = lane
+            if error is _HANDED:  # at Kafka out now: its run's next events may follow it
+                if item.state == _KEEPING:  # else answered already (and `keeping` with it)
+                    item.state = _OUT
+                    lane.keeping = False
+                continue
             self._out -= 1
-            lane.out = None
+            if item.state == _KEEPING:
+                lane.keeping = False
             if error is None:
+                item.state = _WRITTEN
                 if self._current(item):
                     self.offsets.kept(item.where, item.offset)
                 self.intake.relayed(item.envelope)
-            elif error is _MARKED:
-                if self._current(item):  # a worker adds the marks, in the run's order
-                    lane.first, lane.refused = item, 0
-            elif error is not _STOPPED:  # stopped: left pending, read again
-                self._failed(lane, item, error)
+            elif error is _STOPPED:  # left pending: read again
+                item.state = _LEFT
+            else:
+                if error is not _MARKED:  # a worker adds the marks, in the run's order
+                    self._failed(lane, item, error)
+                item.state = _SPOOL
+                lane.spooling = True
+        for lane in touched.values():
             self._advance(lane)
         for name in list(self._stuck):
             stuck = self._lanes.get(name)
@@ -192,7 +238,7 @@ class Relay:
                 self._advance(stuck)
 
     def wait(self, timeout: float) -> None:
-        """Wait for a delivery report (at most `timeout` s)."""
+        """Wait for a report (at most `timeout` s)."""
         if not self._reports:
             self._reported.wait(timeout)
 
@@ -205,10 +251,7 @@ class Relay:
             kept = [item for item in lane.held if self._current(item)]
             self._held -= len(lane.held) - len(kept)
             lane.held = collections.deque(kept)
-            if lane.first is not None and not self._current(lane.first):
-                lane.first = None
-            if lane.out is None:
-                self._advance(lane)
+            self._advance(lane)
 
     def finish(self, timeout: float) -> None:
         """Stopping: wait (at most `timeout` s) for the reports of the events out; relay and
@@ -220,11 +263,11 @@ class Relay:
             self.wait(min(0.05, max(0.0, deadline - time.monotonic())))
             self.pump()
         self.pump()
-        if self._keeper is not None:
+        for _ in self._keepers:
             self._keeping.put(None)
-            self._keeper.join(max(0.0, deadline - time.monotonic()) + 0.1)
-        for lane in list(self._lanes.values()):  # its event out, if any, is read again
-            lane.out = None
+        for keeper in self._keepers:
+            keeper.join(max(0.0, deadline - time.monotonic()) + 0.1)
+        for lane in list(self._lanes.values()):  # its events out, if any, are read again
             self._end(lane)
         if self._out:
             log.warning(
@@ -234,39 +277,58 @@ class Relay:
 
     # -- lanes ----------------------------------------------------------------------------------
 
+    def _goes_now(self, lane: _Lane, item: Taken) -> bool:
+        """`item` may go out behind `lane`'s events out: it needs nothing, no COMPLETE of the
+        run is at the lineage threads, nothing of it is to spool, and it goes to the same
+        partition (the same key) as those out -- else it waits for their answers."""
+        if lane.keeping or lane.spooling or not self.intake.relayable(item.envelope):
+            return False
+        return not lane.out or lane.key == _key(item)
+
     def _send(self, lane: _Lane, item: Taken) -> None:
-        """Hand `item` to Kafka out, its report queued for `pump`; a COMPLETE whose lineage is
-        kept here goes to the lineage thread first (`_keep_lineage`: the lane is this relay's
-        meanwhile, nothing of its run before it is out or spooled)."""
-        lane.out = item
+        """Hand `item` to Kafka out behind its lane's events out, its report queued for `pump`;
+        a COMPLETE whose lineage is kept here goes to the lineage thread first (`_keep_lineage`:
+        the lane's later events wait for it)."""
+        lane.out.append(item)
+        lane.key = _key(item)
         self._out += 1
         if self.intake.keeps_lineage(item.envelope):
-            if self._keeper is None:
-                self._keeper = threading.Thread(
+            item.state = _KEEPING
+            lane.keeping = True
+            self._keeping.put((lane, item))
+            if len(self._keepers) < LINEAGE_THREADS:
+                keeper = threading.Thread(
                     target=self._keep_lineage, name="kafka-relay-lineage", daemon=True
                 )
-                self._keeper.start()
-            self._keeping.put((lane, item))
+                keeper.start()
+                self._keepers.append(keeper)
             return
-        self._produce(lane, item)
+        if not self._produce(lane, item):
+            lane.spooling = True  # refused at once: nothing more of its run goes out
 
-    def _produce(self, lane: _Lane, item: Taken) -> None:
+    def _produce(self, lane: _Lane, item: Taken) -> bool:
+        """Hand `item` to Kafka out, its answer reported for `pump`; False when it was refused
+        at once (not even queued: librdkafka's queue full, stopping, too large)."""
+
         def told(error: Exception | None) -> None:  # on the reports thread
             self._report(lane, item, error)
 
         try:
             self.sink.produce(item.envelope.text, item.envelope.tree, told)
-        except Exception as exc:  # not even queued (librdkafka's queue full, stopping)
+        except Exception as exc:
             told(exc)
+            return False
+        return True
 
     def _report(self, lane: _Lane, item: Taken, error: Exception | None) -> None:
         self._reports.append((lane, item, error))
         self._reported.set()
 
     def _keep_lineage(self) -> None:
-        """The lineage thread: each COMPLETE in its turn, its lineage kept, then relayed; one
-        with an output marked (or whose step failed: a worker keeps it again, the same rows) is
-        reported back to be spooled (`_MARKED`)."""
+        """The lineage thread: each COMPLETE in its turn, its lineage kept, then relayed (and
+        reported handed over, so its run's next events follow it); one with an output marked
+        (or whose step failed: a worker keeps it again, the same rows) is reported back to be
+        spooled (`_MARKED`)."""
         while True:
             job = self._keeping.get()
             if job is None:
@@ -284,38 +346,54 @@ class Relay:
                 self._report(lane, item, _MARKED)
             else:
                 self._produce(lane, item)
+                self._report(lane, item, _HANDED)
 
     def _failed(self, lane: _Lane, item: Taken, error: Exception) -> None:
         self.intake.relay_failed()
-        said = str(error).strip().splitlines()
-        log.warning(
-            "relaying an event of %s failed: %s; spooled, its run's next events behind it",
-            lane.name or "an event without a run",
-            said[0][:300] if said else type(error).__name__,
-        )
-        if self._current(item):  # else the partition's next owner reads it again
-            lane.first = item
-            lane.refused = 1 if refused_for_good(error) else 0
+        item.refused = 1 if refused_for_good(error) else 0
+        if not lane.logged:  # the first of its run (the ones behind it fail with it)
+            lane.logged = True
+            said = str(error).strip().splitlines()
+            log.warning(
+                "relaying an event of %s failed: %s; spooled, its run's next events behind it",
+                lane.name or "an event without a run",
+                said[0][:300] if said else type(error).__name__,
+            )
 
     def _advance(self, lane: _Lane) -> None:
-        """`lane` has no event out: relay its next event when it needs nothing, else spool the
-        failed one and the rest in one commit; the lane ends when nothing of it is left."""
-        if lane.out is not None:
-            return
+        """Go on with `lane` after reports: its answered events out settled from the front;
+        its waiting events relayed while they need nothing, else (once everything before them
+        was answered) spooled in one commit with what is to spool; the lane ends when nothing
+        of it is left."""
+        out = lane.out
+        while out and out[0].state == _WRITTEN:
+            out.popleft()
         if self._stopping:
             return
-        if lane.first is None and lane.held:
-            head = lane.held[0]
-            if self.intake.relayable(head.envelope):
-                lane.held.popleft()
+        if not lane.spooling:
+            while lane.held and self._goes_now(lane, lane.held[0]):
                 self._held -= 1
-                self._send(lane, head)
+                self._send(lane, lane.held.popleft())
+            if out or not lane.held:
+                if not out:
+                    self._end(lane)
                 return
-        rest = ([] if lane.first is None else [lane.first]) + list(lane.held)
+        elif not lane.answered():
+            return  # the events out after the one to spool are answered first
+        self._spool_rest(lane)
+
+    def _spool_rest(self, lane: _Lane) -> None:
+        """Everything of `lane` from its first event to spool on, then what waits, in one
+        commit (an event written after a failed one is written again after it); the lane
+        ends."""
+        rest = [item for item in lane.out if item.state != _LEFT]
+        again = sum(1 for item in rest if item.state == _WRITTEN)
+        rest = [item for item in rest + list(lane.held) if self._current(item)]
         if rest:
-            refused = [lane.refused] if lane.first is not None else []
             try:
-                self.intake.spool_many([item.envelope for item in rest], refused)
+                self.intake.spool_many(
+                    [item.envelope for item in rest], [item.refused for item in rest]
+                )
             except Exception as exc:  # a full spool, a disk error: the lane waits, tried again
                 if lane.name not in self._stuck:
                     log.warning("Kafka in: the spool did not keep a relayed run's events (%s); "
@@ -323,18 +401,23 @@ class Relay:
                 self._stuck.add(lane.name)
                 return
             self._kept(rest)
-            self._held -= len(lane.held)
-            lane.held.clear()
-            lane.first = None
+            if again:
+                log.warning(
+                    "Kafka in: %d event(s) of %s were written after an earlier one of their run "
+                    "that failed; written again after it", again, lane.name or "a run",
+                )  # fmt: skip
+        self._held -= len(lane.held)
+        lane.held.clear()
+        lane.out.clear()
+        lane.spooling = False
         self._end(lane)
 
     def _end(self, lane: _Lane) -> None:
-        """Nothing of `lane` out: it goes back to the spool (a worker, or the next relay)."""
-        if lane.out is not None:
-            return
+        """Nothing of `lane` waits here: it goes back to the spool (a worker, or the next
+        relay). Stopping, what it holds is left pending, read again."""
         self._lanes.pop(lane.name, None)
         self._stuck.discard(lane.name)
-        self._held -= len(lane.held)  # only when stopping: left pending, read again
+        self._held -= len(lane.held)
         lane.held.clear()
         self.spool.end_direct(lane.name)
 
@@ -346,3 +429,9 @@ class Relay:
     def _current(self, item: Taken) -> bool:
         """`item`'s partition is still assigned as when it was fetched."""
         return item.epoch == self._epochs.get(item.where, 0)
+
+
+def _key(item: Taken) -> str | None:
+    """The Kafka key `item` goes out with (keys.py; the transport's fixed key aside)."""
+    tree = item.envelope.tree
+    return message_key(tree) if isinstance(tree, dict) else None

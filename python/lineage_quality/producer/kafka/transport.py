@@ -16,7 +16,9 @@ partitions (issue 43). This transport reads the same configuration (openlineage-
   for no acknowledgement, is refused at start); raises `KafkaNotDelivered` when the report is a
   failure or does not come (broker down, timed out: retried with the back-off), and
   `KafkaRefused` (a `backoff.RefusedForGood`) when the broker refused the message itself (too
-  large for the topic, invalid, not authorized: dead-lettered after `--dead-letter-after`).
+  large for the topic, invalid, not authorized: dead-lettered after `--dead-letter-after`). The
+  broker refuses a batch whole, so only a message sent alone (`emit`: each in a batch of its
+  own) is refused for good; one refused in a batch is retried alone first.
 
 `emit` is the path of a retry (and of any caller that waits). A run's first attempts go through
 `produce` instead (producer/outbound.py): handed to librdkafka without waiting, the outcome told
@@ -24,9 +26,11 @@ to a callback on the reports thread, so the broker's acknowledgements of many ev
 librdkafka keeps a partition's messages in the order they were produced, retries included, with
 `enable.idempotence` (set here unless the settings name it or ask for acks other than all; with
 it off, `pipelined` is False and every event waits for its report). A retried event may be
-written twice (at least once). librdkafka's own log lines and errors go through Python logging,
-where `serve` masks secrets; the SASL/SSL secrets of `config` are masked in every error raised
-here.
+written twice (at least once). Kafka in's relay hands several events of a run over at once:
+it gets a producer of its own (`gapless`) with `enable.gapless.guarantee`, so that a message the
+broker will not take fails the ones behind it instead of leaving a gap. librdkafka's own log
+lines and errors go through Python logging, where `serve` masks secrets; the SASL/SSL secrets of
+`config` are masked in every error raised here.
 """
 
 from __future__ import annotations
@@ -54,10 +58,32 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 librdkafka_log = logging.getLogger("lineage_quality.kafka.librdkafka")
 
+
+class _KnownWarning(logging.Filter):
+    """librdkafka warns at every start that `enable.gapless.guarantee` (set here for the relay's
+    producer, on purpose) is experimental: a warning no one can act on, so left out."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "enable.gapless.guarantee is experimental" not in record.getMessage()
+
+
+librdkafka_log.addFilter(_KnownWarning())
+
 DEFAULT_MESSAGE_TIMEOUT_MS = 30_000  # librdkafka's own is 300 s: a lane would wait that long
 _MARGIN = 5.0  # s past message.timeout.ms before a missing report counts as a failure
 _CLOSE_BOUND = 10.0  # s close() waits for reports when not told how long
 _POLL = 0.1  # s: the reports thread's poll, and how soon a waiting emit sees close()
+# The producers, by what they send (each made when first used, with these settings over the
+# transport's): a run's first attempt, batched as librdkafka batches (`produce`); a retry, each
+# message a batch of its own so that a refusal is its own (`emit`: the broker refuses a batch
+# whole, so one oversized message in it made the others look refused for good); Kafka in's relay,
+# several events of a run at once, that leaves no gap (`gapless`).
+_BATCHED, _ALONE, _GAPLESS = "batched", "alone", "gapless"
+PRODUCER_ROLES: dict[str, dict[str, str]] = {
+    _BATCHED: {},
+    _ALONE: {"batch.num.messages": "1"},
+    _GAPLESS: {"enable.gapless.guarantee": "true"},
+}
 
 # Broker answers that refuse the message itself: the same message will be refused again.
 _REFUSED = (
@@ -114,20 +140,23 @@ class KafkaAckedTransport(Transport):
         self._closed = threading.Event()
         self._interrupted = threading.Event()
         self._lock = threading.Lock()
-        self._producer = _new_producer(self.settings, self._secrets)
-        self._retired: list[Producer] = []  # after a fatal error: polled until all reported
-        self._reports = threading.Thread(
-            target=self._serve_reports, name="kafka-delivery-reports", daemon=True
-        )
-        self._reports.start()
+        # the producers by role (`PRODUCER_ROLES`): the batched one now, the others when first used
+        self._producers: dict[str, Producer] = {_BATCHED: self._new(_BATCHED)}
+        # after a fatal error: (role, producer, since), polled until every report came; the
+        # role's new producer takes nothing meanwhile (`_replacing`), so that no later event of
+        # a run is written before an earlier one's failure is known
+        self._retired: list[tuple[str, Producer, float]] = []
+        self._replacing: set[str] = set()
+        self._reports = [self._serve(_BATCHED)]
 
     def emit(self, event: Any) -> None:
-        """Write `event` to the topic; return once the broker acknowledged it, raise if not."""
+        """Write `event` to the topic; return once the broker acknowledged it, raise if not.
+        Through the producer that sends each message alone: a retry's refusal is its own."""
         text = Serde.to_json(event)  # a forwarded RawEvent: the text as received, enriched
-        parsed = event if isinstance(event, Mapping) else json.loads(text)
+        parsed = event if isinstance(event, (dict, Mapping)) else json.loads(text)
         key = self.message_key or message_key(parsed)
         report = _Report()
-        used = self._produce(text, key, report)
+        used = self._produce(text, key, report, _ALONE)
         deadline = time.monotonic() + self.timeout
         while not report.done.wait(_POLL):
             if self._closed.is_set() or self._interrupted.is_set():
@@ -138,18 +167,24 @@ class KafkaAckedTransport(Transport):
                     f"(message.timeout.ms + {_MARGIN:.0f}s); key {key!r}"
                 )
         if report.error is not None:
-            if report.error.fatal():  # e.g. idempotence lost: this producer can send no more
+            if _fatal(report.error):  # e.g. idempotence lost: this producer can send no more
                 self._renew(used)
-            raise self._failure(report.error, key)
+            raise self._failure(report.error, key, alone=True)
 
     def produce(
-        self, text: str, event: Any, told: Callable[[KafkaNotDelivered | None], None]
+        self,
+        text: str,
+        event: Any,
+        told: Callable[[KafkaNotDelivered | None], None],
+        role: str = _BATCHED,
     ) -> None:
         """Hand the event `text` (`event`: its parse, None to parse it here for its key) to
         librdkafka without waiting: `told(None)` once the broker acknowledged it, `told(error)`
         when it did not (on the reports thread). Raises KafkaNotDelivered when it could not even
-        be queued (`told` is then never called)."""
-        parsed = event if isinstance(event, Mapping) else json.loads(text)
+        be queued (`told` is then never called). `role`: the producer (`PRODUCER_ROLES`). A refusal
+        here is never for good (KafkaNotDelivered): librdkafka sends messages in batches, and
+        the broker refuses a batch whole, so the retry (`emit`) sends it alone first."""
+        parsed = event if isinstance(event, (dict, Mapping)) else json.loads(text)
         key = self.message_key or message_key(parsed)
         used: list[Producer] = []
 
@@ -157,17 +192,28 @@ class KafkaAckedTransport(Transport):
             if error is None:
                 told(None)
                 return
-            if error.fatal():
-                self._renew(used[0] if used else self._producer)
-            told(self._failure(error, key))
+            if _fatal(error) and used:
+                self._renew(used[0])
+            told(self._failure(error, key, alone=False))
 
-        used.append(self._produce(text, key, report))
+        used.append(self._produce(text, key, report, role))
 
-    def _produce(self, text: str, key: str | None, report: Callable[..., None]) -> Producer:
+    def gapless(self) -> Gapless:
+        """Kafka out for several events of one run at once (kafka/relay.py): a producer of its
+        own with `enable.gapless.guarantee`, so that a message it could not write fails every
+        message behind it (a fatal error: a new producer takes the next ones) instead of
+        leaving a gap the next ones close over. The workers' events keep the other producers:
+        one of a run at a time, a refusal there stops nothing else."""
+        self._producer_for(_GAPLESS)
+        return Gapless(self)
+
+    def _produce(
+        self, text: str, key: str | None, report: Callable[..., None], role: str
+    ) -> Producer:
         """Queue one message in librdkafka; the producer it went to."""
         if self._closed.is_set() or self._interrupted.is_set():
             raise KafkaNotDelivered("the Kafka transport is stopping or closed")
-        producer = self._producer
+        producer = self._producer_for(role)
         try:
             producer.produce(
                 self.topic, value=text.encode("utf-8"), key=key_bytes(key), on_delivery=report
@@ -178,7 +224,10 @@ class KafkaAckedTransport(Transport):
                 "has not taken the messages before it"
             ) from None
         except Exception as exc:  # confluent_kafka.KafkaException: refused before sending
-            raise self._failure(exc.args[0] if exc.args else exc, key) from None
+            error = exc.args[0] if exc.args else exc
+            if _fatal(error):  # this producer can send no more
+                self._renew(producer)
+            raise self._failure(error, key, alone=True) from None
         return producer
 
     def interrupt(self) -> None:
@@ -191,45 +240,112 @@ class KafkaAckedTransport(Transport):
         then stop; an event not acknowledged by then is still in the spool."""
         if self._closed.is_set():
             return True
-        left = self._producer.flush(timeout if timeout >= 0 else _CLOSE_BOUND)
-        self._closed.set()
-        self._reports.join(timeout=1)
+        deadline = time.monotonic() + (timeout if timeout >= 0 else _CLOSE_BOUND)
+        left = 0
+        try:
+            producers = list(self._producers.values()) + [p for _, p, _ in self._retired]
+            for producer in producers:
+                try:
+                    left += producer.flush(max(0.0, deadline - time.monotonic()))
+                except Exception as exc:  # a fatal error not served yet: its messages failed
+                    log.warning("%s", masked(f"closing a Kafka producer: {exc}", self._secrets))
+        finally:
+            self._closed.set()
+            for thread in self._reports:
+                thread.join(timeout=1)
         if left:
             log.warning("%d Kafka message(s) not acknowledged at close: sent again later", left)
         return not left
 
+    def _producer_for(self, role: str) -> Producer:
+        if role in self._replacing:
+            raise KafkaNotDelivered(
+                f"the Kafka producer ({role}) is being replaced after a fatal error: its "
+                "messages' failures are being reported"
+            )
+        producer = self._producers.get(role)
+        if producer is not None:
+            return producer
+        with self._lock:
+            if role not in self._producers:
+                self._producers[role] = self._new(role)
+                self._reports.append(self._serve(role))
+            return self._producers[role]
+
+    def _new(self, role: str) -> Producer:
+        return _new_producer({**self.settings, **PRODUCER_ROLES[role]}, self._secrets)
+
     def _renew(self, failed: Producer) -> None:
         """A new producer for the next events, after a fatal error of `failed` (once: its other
-        messages fail too; their reports are still served, `_serve_reports`)."""
+        messages fail too; their reports are still served, `_serve`)."""
         with self._lock:
-            if self._producer is not failed:
+            role = next((r for r, p in self._producers.items() if p is failed), None)
+            if role is None:
                 return
-            log.error("the Kafka producer hit a fatal error: starting a new one")
-            self._retired.append(self._producer)  # its other messages are failed: reports come
-            self._producer = _new_producer(self.settings, self._secrets)
+            log.error("the Kafka producer (%s) hit a fatal error: starting a new one", role)
+            self._replacing.add(role)
+            self._producers[role] = self._new(role)
+            self._retired.append((role, failed, time.monotonic()))  # its messages fail: reports
 
-    def _serve_reports(self) -> None:
-        """Serve librdkafka's callbacks (delivery reports, logs, errors) until closed."""
+    def _serve(self, role: str) -> threading.Thread:
+        """A thread serving `role`'s producer's callbacks (delivery reports, logs, errors) until
+        closed; the batched one's also serves the retired producers."""
+        thread = threading.Thread(
+            target=self._serve_reports, args=(role,), name=f"kafka-reports-{role}", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def _serve_reports(self, role: str) -> None:
         while not self._closed.is_set():
-            try:
-                self._producer.poll(_POLL)
-                for old in list(self._retired):
-                    old.poll(0)
-                    if not len(old):
-                        self._retired.remove(old)
-            except Exception:  # a callback's: never stop serving the others
+            retired = [entry for entry in list(self._retired) if entry[0] == role]
+            self._poll(self._producers[role], 0 if retired else _POLL)
+            for entry in retired:
+                _, old, since = entry
+                self._poll(old, _POLL / len(retired))
+                if not len(old) or time.monotonic() - since > self.timeout:
+                    self._retired.remove(entry)
+                    if not any(r == role for r, _, _ in self._retired):
+                        self._replacing.discard(role)  # every failure reported: go on
+
+    def _poll(self, producer: Producer, timeout: float) -> None:
+        try:
+            producer.poll(timeout)
+        except Exception as exc:  # a callback's, or the producer's fatal error
+            if _fatal(exc.args[0] if exc.args else None):  # e.g. the gapless guarantee's
+                self._renew(producer)  # only if it is a role's current one
+            else:
                 log.exception("serving Kafka delivery reports failed")
 
-    def _failure(self, error: Any, key: str | None) -> KafkaNotDelivered:
+    def _failure(self, error: Any, key: str | None, alone: bool) -> KafkaNotDelivered:
         """The exception for a failed delivery: `KafkaRefused` when the broker refused the
-        message itself (`_REFUSED`), `KafkaNotDelivered` otherwise; secrets masked."""
+        message itself (`_REFUSED`, sent `alone`), `KafkaNotDelivered` otherwise; secrets
+        masked."""
         name = error.name() if hasattr(error, "name") else type(error).__name__
         said = error.str() if hasattr(error, "str") else str(error)
         text = masked(
             f"Kafka did not take the event (topic {self.topic}, key {key!r}): {name}: {said}",
             self._secrets,
         )
-        return KafkaRefused(text) if name in _REFUSED else KafkaNotDelivered(text)
+        if name not in _REFUSED:
+            return KafkaNotDelivered(text)
+        if not alone:  # maybe another message's: its batch refused whole
+            return KafkaNotDelivered(f"{text} (in a batch: sent alone before it counts)")
+        return KafkaRefused(text)
+
+
+class Gapless:
+    """The transport's relay producer as a pipelined sink (producer/outbound.py `Pipelined`)."""
+
+    pipelined = True
+
+    def __init__(self, transport: KafkaAckedTransport) -> None:
+        self._transport = transport
+
+    def produce(
+        self, text: str, event: Any, told: Callable[[KafkaNotDelivered | None], None]
+    ) -> None:
+        self._transport.produce(text, event, told, _GAPLESS)
 
 
 def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -265,6 +381,19 @@ def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
             f"not {timeout!r} (0 would wait for ever: a run's events could not go on)"
         )
     return settings
+
+
+def _fatal(error: Any) -> bool:
+    """A librdkafka error that leaves its producer unable to send: flagged fatal (an error
+    raised by `poll`), or `_FATAL` (a delivery report's, a `produce`'s)."""
+    if error is None:
+        return False
+    try:
+        from confluent_kafka import KafkaError
+
+        return bool(error.fatal()) or error.code() == KafkaError._FATAL
+    except Exception:  # not a KafkaError
+        return False
 
 
 def _true(value: Any) -> bool:
