@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.DataTypes;
 
 /**
  * A column's statistics (avg, sum, stddev, min, max) as one aggregate with shared buffers (see
- * lineage_quality.engine.column_stats and StatsParts): a struct, field i the value of stats[i].
+ * lineage_quality.engine.column_stats and Stats): a struct, field i the value of stats[i].
  */
 public final class ColumnStats {
   private ColumnStats() {}
@@ -30,7 +30,7 @@ public final class ColumnStats {
       throw new IllegalArgumentException("not a plain numeric type: " + typeName);
     }
     return Line.column(
-        new Stats(Line.converted(value), type, stats, StatsParts.defaultNullOnDivideByZero())
+        new Stats(Line.converted(value), type, stats, Stats.defaultNullOnDivideByZero())
             .toAggregateExpression());
   }
 }

@@ -17,10 +17,7 @@ import scala.Option;
 public final class RowGates {
   private RowGates() {}
 
-  /**
-   * One aggregate for several counts: element i counts the rows where conditions[i] is true
-   * (Counts, one per Spark line in src-line).
-   */
+  /** One aggregate for several counts (Counts): element i, the rows where conditions[i] holds. */
   public static Column counts(List<Column> conditions) {
     return Line.column(new Counts(expressions(conditions)).toAggregateExpression());
   }

@@ -6,7 +6,7 @@ deviation's count, mean and M2, the minimum, the maximum), each with its own nul
 helper's one aggregate per column keeps one count of the non-null values, one double sum for the
 mean and a floating sum, one mean and M2, and the bounds: six buffers, one null test. Each of its
 values is the one Spark's own function gives, bit for bit (the same formulas in the same order:
-jvm-config/src/lineagequality/StatsParts.java; tests/spark/test_column_stats.py compares them).
+jvm-config/src/lineagequality/Stats.java; tests/spark/test_column_stats.py compares them).
 
 Only for plain numeric columns (tinyint to bigint, float, double) and avg, sum, stddev, min and
 max, not a bigint's sum (taken in decimal), on a column with two or more of them.

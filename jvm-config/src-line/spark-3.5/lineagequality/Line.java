@@ -9,14 +9,20 @@ import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataType;
 
 import scala.collection.JavaConverters;
+import scala.collection.Seq;
 
 /**
  * What Spark 3.5 (Scala 2.12) spells differently from Spark 4: the engine's other sources are
- * one tree, compiled against each line with this file or its twin in src-line/spark-4 (the
- * Makefile picks it by SPARK=). Keep the two files' methods the same.
+ * one tree, compiled against each line with this file and LineAggregate or their twins in
+ * src-line/spark-4 (the Makefile picks them by SPARK=). Keep the two files' methods the same.
  */
 final class Line {
   private Line() {}
+
+  /** A Scala Seq of `items`, as this line's Catalyst constructors and overrides take it. */
+  static <T> Seq<T> seq(List<T> items) {
+    return JavaConverters.asScalaBuffer(items).toSeq();
+  }
 
   /** A Column around a Catalyst expression. */
   static Column column(Expression expression) {
@@ -49,8 +55,8 @@ final class Line {
         owner,
         type,
         method,
-        JavaConverters.asScalaBuffer(arguments).toSeq(),
-        JavaConverters.asScalaBuffer(noCasts).toSeq(),
+        seq(arguments),
+        seq(noCasts),
         true,
         true,
         true);

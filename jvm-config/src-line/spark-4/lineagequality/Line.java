@@ -13,6 +13,7 @@ import org.apache.spark.sql.types.DataType;
 
 import scala.Option;
 import scala.collection.JavaConverters;
+import scala.collection.immutable.Seq;
 
 /**
  * What Spark 4 (Scala 2.13) spells differently from Spark 3.5: a Column holds a ColumnNode, not
@@ -21,6 +22,11 @@ import scala.collection.JavaConverters;
  */
 final class Line {
   private Line() {}
+
+  /** A Scala Seq of `items`, as this line's Catalyst constructors and overrides take it. */
+  static <T> Seq<T> seq(List<T> items) {
+    return JavaConverters.asScalaBuffer(items).toList();
+  }
 
   /** A Column around a Catalyst expression. */
   static Column column(Expression expression) {
@@ -71,8 +77,8 @@ final class Line {
         owner,
         type,
         method,
-        JavaConverters.asScalaBuffer(arguments).toList(),
-        JavaConverters.asScalaBuffer(noCasts).toList(),
+        seq(arguments),
+        seq(noCasts),
         true,
         true,
         true,

@@ -2,15 +2,14 @@ package lineagequality;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 
 import org.apache.spark.sql.catalyst.expressions.Add;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.CreateArray;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.If;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
-import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
@@ -24,10 +23,10 @@ import scala.collection.JavaConverters;
  * Catalyst analyzes, optimizes and generates code for one node, and a FILTER on it (a column's
  * row gate) skips all its counts with one test.
  *
- * <p>What both Spark lines share; `Counts` in src-line/spark-*, the one class RowGates makes,
- * adds the overrides whose signatures name Scala's collection types (2.12's and 2.13's differ).
+ * <p>One class for both Spark lines: LineAggregate (src-line/spark-*) hands its lists to
+ * Catalyst in that line's Scala collections.
  */
-abstract class CountsParts extends DeclarativeAggregate {
+final class Counts extends LineAggregate {
   private static final long serialVersionUID = 1L;
   private static final Literal ZERO = Literal.create(0L, DataTypes.LongType);
   private static final Literal ONE = Literal.create(1L, DataTypes.LongType);
@@ -35,7 +34,7 @@ abstract class CountsParts extends DeclarativeAggregate {
   final List<Expression> conditions;
   final List<AttributeReference> buffers;
 
-  CountsParts(List<Expression> conditions) {
+  Counts(List<Expression> conditions) {
     if (conditions.isEmpty()) {
       throw new IllegalArgumentException("no conditions to count");
     }
@@ -53,8 +52,29 @@ abstract class CountsParts extends DeclarativeAggregate {
     }
   }
 
+  @Override
+  List<?> caseFields() {
+    return List.of(conditions);
+  }
+
+  @Override
+  List<Expression> childList() {
+    return conditions;
+  }
+
+  @Override
+  Expression withChildren(List<Expression> children) {
+    return new Counts(children);
+  }
+
+  @Override
+  List<AttributeReference> bufferList() {
+    return buffers;
+  }
+
   /** Each count's start: 0. */
-  final List<Expression> initialList() {
+  @Override
+  List<Expression> initialList() {
     List<Expression> out = new ArrayList<>();
     for (int i = 0; i < buffers.size(); i++) {
       out.add(ZERO);
@@ -63,7 +83,8 @@ abstract class CountsParts extends DeclarativeAggregate {
   }
 
   /** Each count plus one where its condition holds. */
-  final List<Expression> updateList() {
+  @Override
+  List<Expression> updateList() {
     List<Expression> out = new ArrayList<>();
     for (int i = 0; i < buffers.size(); i++) {
       out.add(new Add(buffers.get(i), new If(conditions.get(i), ONE, ZERO)));
@@ -72,7 +93,8 @@ abstract class CountsParts extends DeclarativeAggregate {
   }
 
   /** Each count plus the other buffer's (`inputs`: this aggregate's input buffer attributes). */
-  final List<Expression> mergeList(List<Expression> inputs) {
+  @Override
+  List<Expression> mergeList(List<Expression> inputs) {
     List<Expression> out = new ArrayList<>();
     for (int i = 0; i < buffers.size(); i++) {
       out.add(new Add(buffers.get(i), inputs.get(i)));
@@ -81,8 +103,8 @@ abstract class CountsParts extends DeclarativeAggregate {
   }
 
   @Override
-  public boolean nullable() {
-    return false;
+  public Expression evaluateExpression() {
+    return new CreateArray(Line.seq(new ArrayList<Expression>(buffers)), false);
   }
 
   @Override
@@ -93,34 +115,5 @@ abstract class CountsParts extends DeclarativeAggregate {
   @Override
   public String prettyName() {
     return "lq_counts";
-  }
-
-  // As a case class would: TreeNode copies a node by its one constructor argument.
-  @Override
-  public int productArity() {
-    return 1;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    if (n != 0) {
-      throw new IndexOutOfBoundsException(String.valueOf(n));
-    }
-    return conditions;
-  }
-
-  @Override
-  public boolean canEqual(Object other) {
-    return other instanceof CountsParts;
-  }
-
-  @Override
-  public boolean equals(Object other) {
-    return other instanceof CountsParts && conditions.equals(((CountsParts) other).conditions);
-  }
-
-  @Override
-  public int hashCode() {
-    return Objects.hash(CountsParts.class, conditions);
   }
 }

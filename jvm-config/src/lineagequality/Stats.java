@@ -1,26 +1,28 @@
 package lineagequality;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 import org.apache.spark.sql.catalyst.expressions.Add;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.CreateNamedStruct;
 import org.apache.spark.sql.catalyst.expressions.Divide;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Greatest;
 import org.apache.spark.sql.catalyst.expressions.If;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.KnownNotNull;
+import org.apache.spark.sql.catalyst.expressions.Least;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.Multiply;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.catalyst.expressions.Sqrt;
 import org.apache.spark.sql.catalyst.expressions.Subtract;
-import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -45,10 +47,10 @@ import scala.collection.JavaConverters;
  *   <li>min and max start at a value every other value replaces or equals (NaN is Spark's
  *       largest double), where Spark's start at null; an empty input is null through the count.
  * </ul>
- * What both Spark lines share; `Stats` in src-line/spark-* adds the overrides naming Scala's
- * collection types.
+ * One class for both Spark lines: LineAggregate (src-line/spark-*) hands its lists to Catalyst
+ * in that line's Scala collections.
  */
-abstract class StatsParts extends DeclarativeAggregate {
+final class Stats extends LineAggregate {
   private static final long serialVersionUID = 1L;
   static final List<String> KINDS = List.of("avg", "sum", "stddev", "min", "max");
 
@@ -58,7 +60,7 @@ abstract class StatsParts extends DeclarativeAggregate {
   final boolean nullOnDivideByZero; // StddevSamp's: null (not NaN) for one value
   private final Map<String, AttributeReference> buffers = new LinkedHashMap<>();
 
-  StatsParts(Expression value, DataType type, List<String> stats, boolean nullOnDivideByZero) {
+  Stats(Expression value, DataType type, List<String> stats, boolean nullOnDivideByZero) {
     if (stats.isEmpty()) {
       throw new IllegalArgumentException("no statistics");
     }
@@ -126,15 +128,42 @@ abstract class StatsParts extends DeclarativeAggregate {
             JavaConverters.asScalaBuffer(new ArrayList<String>()).toList()));
   }
 
-  /** Least / Greatest of two (Min's and Max's update), made per line (a Scala Seq). */
-  abstract Expression least(Expression a, Expression b);
+  /** Least / Greatest of two: Min's and Max's update. */
+  private static Expression least(Expression a, Expression b) {
+    return new Least(Line.seq(List.of(a, b)));
+  }
 
-  abstract Expression greatest(Expression a, Expression b);
+  private static Expression greatest(Expression a, Expression b) {
+    return new Greatest(Line.seq(List.of(a, b)));
+  }
 
-  /** named_struct(names[i], values[i], ...), made per line. */
-  abstract Expression struct(List<String> names, List<Expression> values);
+  /** named_struct(names[i], values[i], ...). */
+  private static Expression struct(List<String> names, List<Expression> values) {
+    final List<Expression> pairs = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      pairs.add(Literal.create(names.get(i), DataTypes.StringType));
+      pairs.add(values.get(i));
+    }
+    return new CreateNamedStruct(Line.seq(pairs));
+  }
 
-  final List<AttributeReference> bufferList() {
+  @Override
+  List<?> caseFields() {
+    return Arrays.asList(value, type, stats, nullOnDivideByZero);
+  }
+
+  @Override
+  List<Expression> childList() {
+    return List.of(value);
+  }
+
+  @Override
+  Expression withChildren(List<Expression> children) {
+    return new Stats(children.get(0), type, stats, nullOnDivideByZero);
+  }
+
+  @Override
+  List<AttributeReference> bufferList() {
     return new ArrayList<>(buffers.values());
   }
 
@@ -146,47 +175,32 @@ abstract class StatsParts extends DeclarativeAggregate {
     return Literal.create(v, t);
   }
 
-  /** The start each statistic's value is replaced by (or equal to) on the first value. */
-  private Literal lowest() {
-    if (type.equals(DataTypes.DoubleType)) {
-      return lit(Double.NEGATIVE_INFINITY, type);
-    }
-    if (type.equals(DataTypes.FloatType)) {
-      return lit(Float.NEGATIVE_INFINITY, type);
-    }
-    if (type.equals(DataTypes.LongType)) {
-      return lit(Long.MIN_VALUE, type);
-    }
-    if (type.equals(DataTypes.IntegerType)) {
-      return lit(Integer.MIN_VALUE, type);
-    }
-    if (type.equals(DataTypes.ShortType)) {
-      return lit(Short.MIN_VALUE, type);
-    }
-    return lit(Byte.MIN_VALUE, type);
-  }
-
-  private Literal highest() {
+  /**
+   * The start each statistic's value is replaced by (or equal to) on the first value: the
+   * highest value of the type for min, the lowest for max.
+   */
+  private Literal bound(boolean highest) {
     // NaN orders above every double and float in Spark (SQLOrderingUtil)
     if (type.equals(DataTypes.DoubleType)) {
-      return lit(Double.NaN, type);
+      return lit(highest ? Double.NaN : Double.NEGATIVE_INFINITY, type);
     }
     if (type.equals(DataTypes.FloatType)) {
-      return lit(Float.NaN, type);
+      return lit(highest ? Float.NaN : Float.NEGATIVE_INFINITY, type);
     }
     if (type.equals(DataTypes.LongType)) {
-      return lit(Long.MAX_VALUE, type);
+      return lit(highest ? Long.MAX_VALUE : Long.MIN_VALUE, type);
     }
     if (type.equals(DataTypes.IntegerType)) {
-      return lit(Integer.MAX_VALUE, type);
+      return lit(highest ? Integer.MAX_VALUE : Integer.MIN_VALUE, type);
     }
     if (type.equals(DataTypes.ShortType)) {
-      return lit(Short.MAX_VALUE, type);
+      return lit(highest ? Short.MAX_VALUE : Short.MIN_VALUE, type);
     }
-    return lit(Byte.MAX_VALUE, type);
+    return lit(highest ? Byte.MAX_VALUE : Byte.MIN_VALUE, type);
   }
 
-  final List<Expression> initialList() {
+  @Override
+  List<Expression> initialList() {
     final List<Expression> out = new ArrayList<>();
     for (String name : buffers.keySet()) {
       switch (name) {
@@ -195,10 +209,10 @@ abstract class StatsParts extends DeclarativeAggregate {
           out.add(lit(0L, DataTypes.LongType));
           break;
         case "min":
-          out.add(highest());
+          out.add(bound(true));
           break;
         case "max":
-          out.add(lowest());
+          out.add(bound(false));
           break;
         default:
           out.add(lit(0.0, DataTypes.DoubleType));
@@ -207,7 +221,8 @@ abstract class StatsParts extends DeclarativeAggregate {
     return out;
   }
 
-  final List<Expression> updateList() {
+  @Override
+  List<Expression> updateList() {
     final Expression missing = new IsNull(value);
     final Expression count = buffers.get("count");
     // a value the update reads is not null (the null test came first): no null tests after it
@@ -256,8 +271,8 @@ abstract class StatsParts extends DeclarativeAggregate {
     return new Divide(new Subtract(asDouble, buffers.get("mean")), newN);
   }
 
-  /** Each buffer merged with the other side's (`inputs`: this aggregate's input buffers). */
-  final List<Expression> mergeList(List<Expression> inputs) {
+  @Override
+  List<Expression> mergeList(List<Expression> inputs) {
     final List<String> names = new ArrayList<>(buffers.keySet());
     final Expression n1 = cast(buffers.get("count"), DataTypes.DoubleType);
     final Expression n2 = cast(inputs.get(names.indexOf("count")), DataTypes.DoubleType);
@@ -309,7 +324,8 @@ abstract class StatsParts extends DeclarativeAggregate {
         new EqualTo(newN, zero), zero, new Divide(new Subtract(meanRight, meanLeft), newN));
   }
 
-  final Expression evaluation() {
+  @Override
+  public Expression evaluateExpression() {
     final Expression count = buffers.get("count");
     final Expression none = new EqualTo(count, lit(0L, DataTypes.LongType));
     final Expression n = cast(count, DataTypes.DoubleType);
@@ -365,61 +381,12 @@ abstract class StatsParts extends DeclarativeAggregate {
   }
 
   @Override
-  public boolean nullable() {
-    return false;
-  }
-
-  @Override
   public DataType dataType() {
-    return evaluation().dataType();
+    return evaluateExpression().dataType();
   }
 
   @Override
   public String prettyName() {
     return "lq_stats";
-  }
-
-  // As a case class would: TreeNode copies a node by its constructor arguments.
-  @Override
-  public int productArity() {
-    return 4;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    switch (n) {
-      case 0:
-        return value;
-      case 1:
-        return type;
-      case 2:
-        return stats;
-      case 3:
-        return nullOnDivideByZero;
-      default:
-        throw new IndexOutOfBoundsException(String.valueOf(n));
-    }
-  }
-
-  @Override
-  public boolean canEqual(Object other) {
-    return other instanceof StatsParts;
-  }
-
-  @Override
-  public boolean equals(Object other) {
-    if (!(other instanceof StatsParts)) {
-      return false;
-    }
-    final StatsParts o = (StatsParts) other;
-    return value.equals(o.value)
-        && type.equals(o.type)
-        && stats.equals(o.stats)
-        && nullOnDivideByZero == o.nullOnDivideByZero;
-  }
-
-  @Override
-  public int hashCode() {
-    return Objects.hash(StatsParts.class, value, type, stats, nullOnDivideByZero);
   }
 }
