@@ -41,7 +41,7 @@ def _quick_parse(text: str) -> Any:
     if _orjson is not None:
         try:
             return _orjson.loads(text)
-        except _orjson.JSONDecodeError:  # e.g. an integer past 64 bits
+        except _orjson.JSONDecodeError:  # e.g. a number past a double's range (1e400)
             pass
     return parse(text)
 
@@ -51,7 +51,7 @@ def parse(body: str) -> Any:
     refused); None: not JSON."""
     try:
         return rawjson.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's recursion limit: not taken
         return None
 
 

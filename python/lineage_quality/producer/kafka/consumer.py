@@ -279,11 +279,15 @@ class KafkaIntake:
                 envelope = _envelope(raw, self._max_body)
             if envelope is None:  # not an event: a bounded record of it (bad_messages.py)
                 try:
-                    if self._decode(message, where, offset) is None:
-                        self._offsets.kept(where, offset)
+                    decoded = self._decode(message, where, offset)
                 except _Abandoned:
                     return []  # stopping or revoked: the rest is read again
-                continue
+                if decoded is None:
+                    self._offsets.kept(where, offset)
+                    continue
+                # the quick ways refused what `decode` took (a body at the edge of its depth
+                # bound, where each frame counts): taken as `decode` parsed it
+                envelope = Envelope.of(*decoded)
             item = Taken(where, offset, envelope, relay.epoch(where))
             by_item[id(item)] = message
             items.append(item)

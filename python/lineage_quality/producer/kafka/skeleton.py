@@ -26,7 +26,7 @@ import attrs
 
 from lineage_quality.bounds import MAX_RUN_ID_CHARS
 from lineage_quality.producer.events import EVENT_TYPES, time_problem
-from lineage_quality.producer.receiver.body import RejectedError, check_structure
+from lineage_quality.producer.receiver.body import RejectedError, check_structure, shallow
 from lineage_quality.rawjson import storable
 
 
@@ -45,7 +45,7 @@ def read_facts(body: bytes) -> tuple[str, Facts] | None:
     """`body`'s text and facts when it is a run event the skeleton takes; None: read it the full
     way (which takes it or says why not)."""
     decode = _decoder()
-    if decode is None:
+    if decode is None or not shallow(body):  # deeper: `decode` may refuse what msgspec takes
         return None
     try:
         check_structure(body)
