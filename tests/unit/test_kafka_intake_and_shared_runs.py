@@ -427,7 +427,7 @@ def test_with_the_relay_offsets_are_committed_up_to_the_first_event_not_acknowle
         def __init__(self) -> None:
             self.told: list[tuple[str, Any]] = []
 
-        def produce(self, text: str, event: Any, told: Any) -> None:
+        def produce(self, text: str, key: str | None, told: Any) -> None:
             self.told.append((json.loads(text)["eventType"], told))
 
     def event(run: str, event_type: str) -> bytes:

@@ -9,9 +9,10 @@ acknowledged to be read again."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +22,17 @@ from lineage_quality import rawjson
 from lineage_quality.producer.backoff import RefusedForGood
 from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.intake import Intake
+from lineage_quality.producer.kafka.keys import message_key
 from lineage_quality.producer.kafka.offsets import Offsets
 from lineage_quality.producer.kafka.relay import LINEAGE_THREADS, NotKept, Relay, Taken
+from lineage_quality.producer.kafka.skeleton import read_facts
 from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.settings import Settings
 from lineage_quality.producer.spool import Spool, SpoolFullError
 from lineage_quality.producer.write_through import SinkLatency, WriteThrough
 
 P = ("in", 0)
+Told = Callable[[Exception | None], None]
 
 
 class Sink:
@@ -39,8 +43,8 @@ class Sink:
     def __init__(self) -> None:
         self.produced: list[tuple[str, Callable[[Exception | None], None]]] = []
 
-    def produce(self, text: str, event: Any, told: Callable[[Exception | None], None]) -> None:
-        assert isinstance(event, Mapping)  # the intake's parse: the key needs no parse again
+    def produce(self, text: str, key: str | None, told: Told) -> None:
+        assert key == message_key(json.loads(text))  # the relay's key is the event's own
         self.produced.append((text, told))
 
     def answer(self, i: int, error: Exception | None = None) -> None:
@@ -86,7 +90,9 @@ def _take(relay: Relay, offsets: Offsets, *items: tuple[int, str]) -> None:
     taken = []
     for offset, body in items:
         offsets.fetched(P, offset)
-        taken.append(Taken(P, offset, Envelope.read(body), relay.epoch(P)))
+        read = read_facts(body.encode())  # as Kafka in reads them: the skeleton's facts
+        assert read is not None
+        taken.append(Taken(P, offset, Envelope.of_facts(*read), relay.epoch(P)))
     relay.take(taken)
 
 
@@ -369,8 +375,8 @@ def test_a_complete_acknowledged_before_it_was_reported_handed_keeps_the_next_on
         return False
 
     class AckingSink(Sink):
-        def produce(self, text: str, event: Any, told: Callable[[Exception | None], None]) -> None:
-            super().produce(text, event, told)
+        def produce(self, text: str, key: str | None, told: Told) -> None:
+            super().produce(text, key, told)
             if _seq(text) == 0:  # acknowledged before its thread reports it handed over
                 told(None)
                 acked.set()
@@ -409,10 +415,10 @@ def test_an_event_refused_at_once_stops_its_runs_next_events_in_the_same_batch(
     spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
 
     class FullSink(Sink):
-        def produce(self, text: str, event: Any, told: Callable[[Exception | None], None]) -> None:
+        def produce(self, text: str, key: str | None, told: Told) -> None:
             if _seq(text) == 0:
                 raise RuntimeError("librdkafka's queue is full")
-            super().produce(text, event, told)
+            super().produce(text, key, told)
 
     intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
                     lambda _: None)  # fmt: skip

@@ -10,7 +10,7 @@ event read back from the database (after a restart, a retry) is parsed once, int
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -19,7 +19,14 @@ from lineage_quality.producer.events import lane_of
 from lineage_quality.producer.run_verdicts import run_ids
 from lineage_quality.values.event import Event
 
+if TYPE_CHECKING:
+    from lineage_quality.producer.kafka.skeleton import Facts
+
 EVALUATED_TYPES = frozenset({"COMPLETE"})
+try:  # the `kafka` extra's: a skeleton's event parsed on first use (`Envelope.tree`)
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - the extra not installed: rawjson
+    _orjson = None  # type: ignore[assignment]
 
 
 class Binder(Protocol):
@@ -28,12 +35,23 @@ class Binder(Protocol):
     def bound(self, event: Any) -> Any: ...
 
 
+def _quick_parse(text: str) -> Any:
+    """A run event the skeleton took, parsed: by orjson when it is there and takes it (numbers
+    as Python numbers: `exact` False), else as the receiver parses it."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(text)
+        except _orjson.JSONDecodeError:  # e.g. a number past a double's range (1e400)
+            pass
+    return parse(text)
+
+
 def parse(body: str) -> Any:
     """`body` parsed as the receiver parses it (rawjson: numbers as written, NaN/Infinity
     refused); None: not JSON."""
     try:
         return rawjson.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's recursion limit: not taken
         return None
 
 
@@ -44,15 +62,19 @@ class Envelope:
     then too (the spool files it under "")."""
 
     text: str
-    tree: Any
+    _tree: Any = attrs.field(alias="tree")
     event_type: str | None
     run_ids: tuple[str, ...]
     lane: str | None
-    event: Event | None = None  # the event type's view of `tree` (None: not a JSON object)
+    _event: Event | None = attrs.field(default=None, alias="event")
     # `tree` parsed with numbers as written (rawjson); False: Kafka in's quick parse (orjson:
     # receiver/body.py `decode_quick`), for the facts and forwarding the text as received only
     exact: bool = True
+    # Kafka in's skeleton (kafka/skeleton.py): the facts read without the parse, which is made
+    # (quick) only when something asks for `tree`
+    facts: Facts | None = None
     _bound: list[Any] = attrs.field(factory=list, repr=False, alias="_bound")  # asked once
+    _parsed: list[Any] = attrs.field(factory=list, repr=False, alias="_parsed")  # of `facts`
 
     @classmethod
     def of(cls, text: str, tree: Any, exact: bool = True) -> Envelope:
@@ -61,6 +83,36 @@ class Envelope:
             return cls(text, tree, None, (), None)
         event = Event(tree)
         return cls(text, tree, event.event_type, tuple(run_ids(event)), lane_of(tree), event, exact)
+
+    @classmethod
+    def of_facts(cls, text: str, facts: Facts) -> Envelope:
+        """The envelope of a run event `text` whose facts the skeleton read (not parsed yet)."""
+        return cls(text, None, facts.event_type, facts.run_ids, facts.lane, None, False, facts)
+
+    @property
+    def tree(self) -> Any:
+        if self.facts is None:
+            return self._tree
+        parsed = self._parsed
+        if not parsed:  # two threads may both parse: each answers the first one kept
+            parsed.append(_quick_parse(self.text))
+        return parsed[0]
+
+    @property
+    def event(self) -> Event | None:
+        """The event type's view of `tree` (None: not a JSON object)."""
+        if self.facts is None:
+            return self._event
+        parsed = self.tree
+        return Event(parsed) if isinstance(parsed, dict) else None
+
+    @property
+    def lists_datasets(self) -> bool:
+        """It names an input or an output (read from the skeleton when there is one)."""
+        if self.facts is not None:
+            return self.facts.lists_datasets
+        tree = self.tree
+        return isinstance(tree, dict) and Event.of(tree).names_datasets
 
     def exact_form(self) -> Envelope:
         """This envelope with `tree` parsed as written: what the spool keeps, for a worker to

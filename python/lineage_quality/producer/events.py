@@ -86,24 +86,30 @@ def _check_run_ids(run: Mapping[str, Any]) -> None:
 
 
 def _check_time(event: Mapping[str, Any]) -> None:
-    text = _require_str(event, "eventTime", "")
+    problem = time_problem(_require_str(event, "eventTime", ""))
+    if problem is not None:
+        raise InvalidEventError(problem)
+
+
+def time_problem(text: str) -> str | None:
+    """What is wrong with `text` as an `eventTime` (ISO 8601 with a UTC offset, not far ahead of
+    this producer's clock); None: nothing."""
     try:
         parsed = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise InvalidEventError(
-            f"`eventTime` is not an ISO 8601 date-time: {text[:64]!r}"
-        ) from None
+        return f"`eventTime` is not an ISO 8601 date-time: {text[:64]!r}"
     if parsed.tzinfo is None:
-        raise InvalidEventError("`eventTime` needs a UTC offset (e.g. `Z` or `+00:00`)")
+        return "`eventTime` needs a UTC offset (e.g. `Z` or `+00:00`)"
     try:
         ahead = (parsed - dt.datetime.now(dt.UTC)).total_seconds()
     except OverflowError:  # 9999-12-31T23:59-01:00 is past datetime's range in UTC
         ahead = float("inf")
     if ahead > MAX_FUTURE_SKEW_SECONDS:
-        raise InvalidEventError(
+        return (
             f"`eventTime` {text[:64]!r} is more than {MAX_FUTURE_SKEW_SECONDS // 3600} hours "
             "ahead of this producer's clock: fix the sender's clock or time zone"
         )
+    return None
 
 
 def check_event(event: Any) -> str:
@@ -128,7 +134,9 @@ def check_event(event: Any) -> str:
         if "job" not in event:
             raise InvalidEventError("a run event needs a `job`")
         event_type = event.get("eventType")
-        if event_type is not None and event_type not in EVENT_TYPES:
+        if event_type is not None and (
+            not isinstance(event_type, str) or event_type not in EVENT_TYPES  # [] is unhashable
+        ):
             raise InvalidEventError(
                 f"unknown eventType {str(event_type)[:32]!r}; one of {sorted(EVENT_TYPES)}"
             )

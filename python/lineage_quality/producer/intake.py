@@ -16,7 +16,6 @@ from lineage_quality.producer.envelope import EVALUATED_TYPES, Binder, Envelope
 from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.spool import Spool
 from lineage_quality.producer.write_through import WriteThrough
-from lineage_quality.values.event import Event
 
 __all__ = ["EVALUATED_TYPES", "Accept", "AcceptMany", "Intake"]
 
@@ -53,8 +52,7 @@ class Intake:
         envelope = Envelope.read(body) if event is None else Envelope.of(body, event)
         if envelope.is_event:
             if self.write_through.wanted() and (
-                not envelope.kept
-                or (envelope.complete and not envelope.bound(self.evaluator))
+                not envelope.kept or (envelope.complete and not envelope.bound(self.evaluator))
             ):
                 self._write_through(envelope)
                 return
@@ -88,7 +86,7 @@ class Intake:
 
     def keeps_lineage(self, envelope: Envelope) -> bool:
         """A COMPLETE whose lineage is kept here (`lineage_marked` before it is relayed)."""
-        return self.lineage is not None and envelope.complete and _lists_datasets(envelope.tree)
+        return self.lineage is not None and envelope.complete and envelope.lists_datasets
 
     def lineage_marked(self, envelope: Envelope) -> bool:
         """Keep the lineage of a COMPLETE nothing is evaluated on, its lane held (so after
@@ -148,8 +146,3 @@ class Intake:
         # durable before the receiver answers 201; the run is recorded in the same transaction
         self.spool.keep(envelope, refused)
         self.metrics.events_received.inc()
-
-
-def _lists_datasets(tree: Any) -> bool:
-    """The event names an input or an output (its lineage is kept: lineage/keeper.py)."""
-    return isinstance(tree, dict) and Event.of(tree).names_datasets

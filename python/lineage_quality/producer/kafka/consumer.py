@@ -43,6 +43,7 @@ from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.intake import Accept, AcceptMany
 from lineage_quality.producer.kafka.offsets import Offsets
 from lineage_quality.producer.kafka.relay import NotKept, Relay, Taken
+from lineage_quality.producer.kafka.skeleton import read_facts
 from lineage_quality.producer.metrics import Metrics
 from lineage_quality.producer.receiver.body import RejectedError, decode, decode_quick
 from lineage_quality.producer.secrets import client_secrets
@@ -273,20 +274,21 @@ class KafkaIntake:
             where: Partition = (message.topic() or "", message.partition() or 0)
             offset = message.offset() or 0
             raw = message.value()
-            decoded = None
+            envelope = None
             if raw is not None and len(raw) <= self._max_body:
-                try:  # parsed again as written only if it goes to the spool (intake.py)
-                    decoded = decode_quick(raw, self._max_body)
-                except RejectedError:
-                    decoded = None
-            if decoded is None:  # not an event: a bounded record of it (bad_messages.py)
+                envelope = _envelope(raw, self._max_body)
+            if envelope is None:  # not an event: a bounded record of it (bad_messages.py)
                 try:
-                    if self._decode(message, where, offset) is None:
-                        self._offsets.kept(where, offset)
+                    decoded = self._decode(message, where, offset)
                 except _Abandoned:
                     return []  # stopping or revoked: the rest is read again
-                continue
-            item = Taken(where, offset, Envelope.of(*decoded), relay.epoch(where))
+                if decoded is None:
+                    self._offsets.kept(where, offset)
+                    continue
+                # the quick ways refused what `decode` took (a body at the edge of its depth
+                # bound, where each frame counts): taken as `decode` parsed it
+                envelope = Envelope.of(*decoded)
+            item = Taken(where, offset, envelope, relay.epoch(where))
             by_item[id(item)] = message
             items.append(item)
         try:
@@ -357,9 +359,7 @@ class KafkaIntake:
         except NotKept as exc:
             raise (exc.__cause__ or exc) from None
 
-    def _decode(
-        self, message: Message, where: Partition, offset: int
-    ) -> tuple[str, Any] | None:
+    def _decode(self, message: Message, where: Partition, offset: int) -> tuple[str, Any] | None:
         """The event's text and parse, checked as the HTTP receiver checks a body (body.py);
         None when it is not an event, once its record is kept (the spool's bad messages)."""
         raw = message.value()
@@ -526,6 +526,19 @@ class KafkaIntake:
             raise ConfigError(self._mask(f"Kafka in: {exc}")) from None
 
 
+def _envelope(raw: bytes, limit: int) -> Envelope | None:
+    """The envelope of a message to relay: its facts read by the skeleton (kafka/skeleton.py),
+    else the event parsed quickly (parsed again as written only if it goes to the spool:
+    intake.py); None when it is not an event."""
+    read = read_facts(raw)
+    if read is not None:
+        return Envelope.of_facts(*read)
+    try:
+        return Envelope.of(*decode_quick(raw, limit))
+    except RejectedError:
+        return None
+
+
 class _Abandoned(Exception):
     """Stopping (or the partition revoked) while a bad message could not be kept aside."""
 
@@ -538,4 +551,3 @@ def _end_of_partition(error: KafkaError) -> bool:
 
 def _names(partitions: list[TopicPartition]) -> str:
     return ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing"
-

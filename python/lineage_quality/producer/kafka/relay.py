@@ -44,13 +44,14 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
+from typing import Protocol
 
 from lineage_quality.producer.backoff import refused_for_good
 from lineage_quality.producer.envelope import Envelope
 from lineage_quality.producer.intake import Intake
 from lineage_quality.producer.kafka.keys import message_key
 from lineage_quality.producer.kafka.offsets import Offsets, Partition
-from lineage_quality.producer.outbound import Pipelined
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,16 @@ _KEEPING = 1  # a COMPLETE at the lineage thread, its lineage being kept
 _WRITTEN = 2  # acknowledged
 _SPOOL = 3  # to spool: not taken by the broker, or a COMPLETE with an output marked
 _LEFT = 4  # stopping: not sent, read again after the restart
+
+
+class RelaySink(Protocol):
+    """Kafka out for a run's events at once (kafka/transport.py `Gapless`): `told` is called
+    once with the broker's answer (None: written), from another thread; raises when the event
+    could not even be queued (`told` is then never called)."""
+
+    def produce(
+        self, text: str, key: str | None, told: Callable[[Exception | None], None]
+    ) -> None: ...
 
 
 class Taken:
@@ -124,7 +135,7 @@ class _Lane:
 class Relay:
     """Relays to `sink` what `intake` finds relayable; marks in `offsets` what is kept."""
 
-    def __init__(self, sink: Pipelined, intake: Intake, offsets: Offsets, limit: int) -> None:
+    def __init__(self, sink: RelaySink, intake: Intake, offsets: Offsets, limit: int) -> None:
         self.sink = sink
         self.intake = intake
         self.spool = intake.spool
@@ -314,7 +325,7 @@ class Relay:
             self._report(lane, item, error)
 
         try:
-            self.sink.produce(item.envelope.text, item.envelope.tree, told)
+            self.sink.produce(item.envelope.text, _key(item), told)
         except Exception as exc:
             told(exc)
             return False
@@ -433,5 +444,8 @@ class Relay:
 
 def _key(item: Taken) -> str | None:
     """The Kafka key `item` goes out with (keys.py; the transport's fixed key aside)."""
-    tree = item.envelope.tree
+    envelope = item.envelope
+    if envelope.facts is not None:  # read by the skeleton (kafka/skeleton.py)
+        return envelope.facts.key
+    tree = envelope.tree
     return message_key(tree) if isinstance(tree, dict) else None

@@ -185,7 +185,18 @@ class KafkaAckedTransport(Transport):
         here is never for good (KafkaNotDelivered): librdkafka sends messages in batches, and
         the broker refuses a batch whole, so the retry (`emit`) sends it alone first."""
         parsed = event if isinstance(event, (dict, Mapping)) else json.loads(text)
-        key = self.message_key or message_key(parsed)
+        self.produce_keyed(text, message_key(parsed), told, role)
+
+    def produce_keyed(
+        self,
+        text: str,
+        key: str | None,
+        told: Callable[[KafkaNotDelivered | None], None],
+        role: str = _BATCHED,
+    ) -> None:
+        """`produce`, the event's key (keys.py `message_key`) given: the fixed key of the settings
+        goes first, as there."""
+        key = self.message_key or key
         used: list[Producer] = []
 
         def report(error: KafkaError | None, _: Message) -> None:
@@ -335,17 +346,15 @@ class KafkaAckedTransport(Transport):
 
 
 class Gapless:
-    """The transport's relay producer as a pipelined sink (producer/outbound.py `Pipelined`)."""
-
-    pipelined = True
+    """The transport's relay producer as the relay's sink (kafka/relay.py `RelaySink`)."""
 
     def __init__(self, transport: KafkaAckedTransport) -> None:
         self._transport = transport
 
     def produce(
-        self, text: str, event: Any, told: Callable[[KafkaNotDelivered | None], None]
+        self, text: str, key: str | None, told: Callable[[KafkaNotDelivered | None], None]
     ) -> None:
-        self._transport.produce(text, event, told, _GAPLESS)
+        self._transport.produce_keyed(text, key, told, _GAPLESS)
 
 
 def producer_settings(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -173,7 +173,7 @@ def decode_quick(body: bytes, limit: int) -> tuple[str, dict[str, Any], bool]:
     The third value says which: True when `decode` parsed it. Whatever orjson or the shape check
     of its parse refuse goes through `decode`, whose answer is the one given: the same events
     are refused, with the same messages."""
-    if _orjson is not None and len(body) <= limit and _shallow(body):
+    if _orjson is not None and len(body) <= limit and shallow(body):
         check_structure(body)
         try:
             event = _orjson.loads(body)
@@ -185,14 +185,20 @@ def decode_quick(body: bytes, limit: int) -> tuple[str, dict[str, Any], bool]:
     return text, event, True
 
 
-# orjson parses up to 1024 levels deep, `decode` as deep as Python's recursion limit lets it
-# (~1000, less what is on the stack): a body with fewer containers than this is shallower than
-# both, so what orjson takes `decode` takes too. More (wide column lineage): `decode` alone.
+# orjson parses up to 1024 levels deep, msgspec and `decode` as deep as Python's recursion limit
+# lets them (~1000, less what is on the stack: `decode` a few frames less): a body with fewer
+# containers than this is shallower than all three, so what the quick ones take `decode` takes
+# too. More (wide column lineage): `decode` alone.
 _QUICK_CONTAINERS = 900
 
 
-def _shallow(body: bytes) -> bool:
-    return body.count(b"{") + body.count(b"[") <= _QUICK_CONTAINERS
+def shallow(body: bytes) -> bool:
+    """`body` is shallower than any parse here stops at: a quick parse (orjson, Kafka in's
+    skeleton: kafka/skeleton.py) takes nothing `decode` would refuse for its depth."""
+    # a body shorter than twice the bound cannot nest that deep (two bytes a level at least)
+    return len(body) < 2 * _QUICK_CONTAINERS or (
+        body.count(b"{") + body.count(b"[") <= _QUICK_CONTAINERS
+    )
 
 
 def decode_event(body: bytes, encoding: str | None, limit: int) -> str:
