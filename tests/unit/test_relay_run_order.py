@@ -142,7 +142,7 @@ def test_a_runs_events_go_out_together_one_needing_a_worker_spooled_after_their_
 
 
 def test_a_failed_delivery_is_spooled_before_its_runs_later_events(parts: Any) -> None:
-    relay, sink, spool, offsets, _, counted = parts
+    relay, sink, spool, offsets, metrics, counted = parts
     _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)), (2, _body(1, 2)),
           (3, _body(2, 0, "START")))  # fmt: skip
     assert sink.seqs() == [0, 1, 2, 0]
@@ -168,6 +168,7 @@ def test_a_failed_delivery_is_spooled_before_its_runs_later_events(parts: Any) -
     sink.answer(3)
     relay.pump()
     assert offsets.committable(P) == 5
+    assert metrics.events_received._value.get() == 5  # seq 2, written then spooled: once
 
 
 def test_a_spool_full_at_the_failure_keeps_the_run_waiting_and_tries_again(

@@ -403,7 +403,9 @@ class Relay:
         if rest:
             try:
                 self.intake.spool_many(
-                    [item.envelope for item in rest], [item.refused for item in rest]
+                    [item.envelope for item in rest],
+                    [item.refused for item in rest],
+                    sum(1 for item in rest if item.state == _WRITTEN),  # counted when written
                 )
             except Exception as exc:  # a full spool, a disk error: the lane waits, tried again
                 if lane.name not in self._stuck:
