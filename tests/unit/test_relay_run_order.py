@@ -452,3 +452,19 @@ def test_an_event_keyed_apart_from_its_runs_events_out_waits_for_them(parts: Any
     sink.answer(1)
     relay.pump()
     assert sink.seqs() == [0, 1, 2] and spool.pending() == 0
+
+
+def test_answered_events_behind_an_unanswered_one_count_towards_the_bound(parts: Any) -> None:
+    """An acknowledged event stays in memory behind an earlier one of its run not answered yet:
+    the bound (`full`) counts it, so a slow first answer cannot let memory grow past `limit`."""
+    relay, sink, _, offsets, _, _ = parts  # limit 4
+    _take(relay, offsets, *[(i, _body(1, i)) for i in range(4)])
+    assert relay.full()
+    for i in (1, 2, 3):
+        sink.answer(i)
+    relay.pump()
+    assert relay.out == 1 and relay.full()  # three answered, still held behind seq 0
+    sink.answer(0)
+    relay.pump()
+    assert relay.out == 0 and not relay.full()
+    assert offsets.committable(P) == 4

@@ -31,8 +31,9 @@ A run's order (its lane, `events.lane_of`), whichever way each event goes:
   promises no gap for messages that time out in its queue), it is written again after the failed
   one (at least once), so that the run's last copies on the topic are in its order; the log says so.
 
-Bounded: past `limit` events out or waiting, Kafka in fetches nothing more until acknowledgements
-came (`full`): at most `limit` plus one batch of Kafka in (its `_BATCH`). Everything here runs on
+Bounded: past `limit` events out (answered or not: one answered stays until the earlier ones of its
+run are) or waiting, Kafka in fetches nothing more until acknowledgements came (`full`): at most
+`limit` plus one batch of Kafka in (its `_BATCH`). Everything here runs on
 Kafka in's thread but the delivery reports and the lineage thread's, which are queued for it
 (`pump`).
 """
@@ -153,6 +154,9 @@ class Relay:
         self._keeping: queue.SimpleQueue[tuple[_Lane, Taken] | None] = queue.SimpleQueue()
         self._keepers: list[threading.Thread] = []
         self._out = 0
+        # events in the lanes' `out`, answered or not: an answered one stays behind an earlier
+        # one of its run until that is answered too (the bound counts them: `full`)
+        self._in_lanes = 0
         self._held = 0
         self._stopping = False
 
@@ -165,7 +169,7 @@ class Relay:
 
     def full(self) -> bool:
         """No room for more events out or waiting: fetch nothing more until reports came."""
-        return self._out + self._held >= self.limit
+        return self._in_lanes + self._held >= self.limit
 
     def poll_timeout(self, default: float) -> float:
         """How long Kafka in may wait in its poll: briefly while events are out or wait (a
@@ -303,6 +307,7 @@ class Relay:
         lane.out.append(item)
         lane.key = _key(item)
         self._out += 1
+        self._in_lanes += 1
         if self.intake.keeps_lineage(item.envelope):
             item.state = _KEEPING
             lane.keeping = True
@@ -379,6 +384,7 @@ class Relay:
         out = lane.out
         while out and out[0].state == _WRITTEN:
             out.popleft()
+            self._in_lanes -= 1
         if self._stopping:
             return
         if not lane.spooling:
@@ -421,6 +427,7 @@ class Relay:
                 )  # fmt: skip
         self._held -= len(lane.held)
         lane.held.clear()
+        self._in_lanes -= len(lane.out)
         lane.out.clear()
         lane.spooling = False
         self._end(lane)
