@@ -468,3 +468,43 @@ def test_answered_events_behind_an_unanswered_one_count_towards_the_bound(parts:
     relay.pump()
     assert relay.out == 0 and not relay.full()
     assert offsets.committable(P) == 4
+
+
+def test_a_late_handed_over_report_leaves_the_runs_next_lane_alone(tmp_path: Path) -> None:
+    """C1 is acknowledged before its lineage thread reports it handed over; its lane ends and
+    the run's next event begins a new lane. The late report must not end that new lane: the run
+    stays the relay's (the spool holds it) while the event is out, and the bound frees."""
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
+    acked, go_on = threading.Event(), threading.Event()
+
+    class AckingSink(Sink):
+        def produce(self, text: str, key: str | None, told: Told) -> None:
+            super().produce(text, key, told)
+            if _seq(text) == 0:  # acknowledged before its thread reports it handed over
+                told(None)
+                acked.set()
+                go_on.wait(5)
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    lambda _: None, lineage=lambda tree: False)  # fmt: skip
+    sink, offsets = AckingSink(), Offsets()
+    relay = Relay(sink, intake, offsets, limit=1)
+    lane = Envelope.read(_body(1, 0)).lane or ""
+    try:
+        _take(relay, offsets, (0, _complete_writing(1, 0, "t")))
+        assert acked.wait(5)
+        relay.pump()  # C1 written: its lane ends
+        _take(relay, offsets, (1, _body(1, 1)))  # a new lane of run 1, its event out
+        go_on.set()  # C1's late report
+        for _ in range(50):
+            relay.pump()
+            relay.wait(0.01)
+        assert lane in relay._lanes and lane in spool.lanes._direct  # still the relay's run
+        sink.answer(1)
+        relay.pump()
+        assert sink.seqs() == [0, 1] and not relay.full() and offsets.committable(P) == 2
+        assert lane not in spool.lanes._direct  # back to the spool once nothing is out
+    finally:
+        go_on.set()
+        relay.finish(0.5)
+        spool.close()

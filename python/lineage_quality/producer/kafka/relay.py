@@ -222,12 +222,13 @@ class Relay:
         touched: dict[int, _Lane] = {}
         while reports:
             lane, item, error = reports.popleft()
-            touched[id(lane)] = lane
             if error is _HANDED:  # at Kafka out now: its run's next events may follow it
-                if item.state == _KEEPING:  # else answered already (and `keeping` with it)
-                    item.state = _OUT
+                if item.state == _KEEPING:  # else answered already (and `keeping` with it):
+                    item.state = _OUT  # its lane may have ended, a new one of the run begun
                     lane.keeping = False
+                    touched[id(lane)] = lane
                 continue
+            touched[id(lane)] = lane
             self._out -= 1
             if item.state == _KEEPING:
                 lane.keeping = False
@@ -404,14 +405,12 @@ class Relay:
         commit (an event written after a failed one is written again after it); the lane
         ends."""
         rest = [item for item in lane.out if item.state != _LEFT]
-        again = sum(1 for item in rest if item.state == _WRITTEN)
         rest = [item for item in rest + list(lane.held) if self._current(item)]
+        again = sum(1 for item in rest if item.state == _WRITTEN)  # counted when written
         if rest:
             try:
                 self.intake.spool_many(
-                    [item.envelope for item in rest],
-                    [item.refused for item in rest],
-                    sum(1 for item in rest if item.state == _WRITTEN),  # counted when written
+                    [item.envelope for item in rest], [item.refused for item in rest], again
                 )
             except Exception as exc:  # a full spool, a disk error: the lane waits, tried again
                 if lane.name not in self._stuck:
@@ -434,8 +433,11 @@ class Relay:
 
     def _end(self, lane: _Lane) -> None:
         """Nothing of `lane` waits here: it goes back to the spool (a worker, or the next
-        relay). Stopping, what it holds is left pending, read again."""
-        self._lanes.pop(lane.name, None)
+        relay). Stopping, what it holds is left pending, read again. Once only: a lane ended
+        already may share its name with a newer lane of its run, which is not this one's to end."""
+        if self._lanes.get(lane.name) is not lane:
+            return
+        del self._lanes[lane.name]
         self._stuck.discard(lane.name)
         self._held -= len(lane.held)
         lane.held.clear()
