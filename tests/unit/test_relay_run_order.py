@@ -142,7 +142,7 @@ def test_a_runs_events_go_out_together_one_needing_a_worker_spooled_after_their_
 
 
 def test_a_failed_delivery_is_spooled_before_its_runs_later_events(parts: Any) -> None:
-    relay, sink, spool, offsets, _, counted = parts
+    relay, sink, spool, offsets, metrics, counted = parts
     _take(relay, offsets, (0, _body(1, 0, "START")), (1, _body(1, 1)), (2, _body(1, 2)),
           (3, _body(2, 0, "START")))  # fmt: skip
     assert sink.seqs() == [0, 1, 2, 0]
@@ -168,6 +168,7 @@ def test_a_failed_delivery_is_spooled_before_its_runs_later_events(parts: Any) -
     sink.answer(3)
     relay.pump()
     assert offsets.committable(P) == 5
+    assert metrics.events_received._value.get() == 5  # seq 2, written then spooled: once
 
 
 def test_a_spool_full_at_the_failure_keeps_the_run_waiting_and_tries_again(
@@ -451,3 +452,59 @@ def test_an_event_keyed_apart_from_its_runs_events_out_waits_for_them(parts: Any
     sink.answer(1)
     relay.pump()
     assert sink.seqs() == [0, 1, 2] and spool.pending() == 0
+
+
+def test_answered_events_behind_an_unanswered_one_count_towards_the_bound(parts: Any) -> None:
+    """An acknowledged event stays in memory behind an earlier one of its run not answered yet:
+    the bound (`full`) counts it, so a slow first answer cannot let memory grow past `limit`."""
+    relay, sink, _, offsets, _, _ = parts  # limit 4
+    _take(relay, offsets, *[(i, _body(1, i)) for i in range(4)])
+    assert relay.full()
+    for i in (1, 2, 3):
+        sink.answer(i)
+    relay.pump()
+    assert relay.out == 1 and relay.full()  # three answered, still held behind seq 0
+    sink.answer(0)
+    relay.pump()
+    assert relay.out == 0 and not relay.full()
+    assert offsets.committable(P) == 4
+
+
+def test_a_late_handed_over_report_leaves_the_runs_next_lane_alone(tmp_path: Path) -> None:
+    """C1 is acknowledged before its lineage thread reports it handed over; its lane ends and
+    the run's next event begins a new lane. The late report must not end that new lane: the run
+    stays the relay's (the spool holds it) while the event is out, and the bound frees."""
+    spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
+    acked, go_on = threading.Event(), threading.Event()
+
+    class AckingSink(Sink):
+        def produce(self, text: str, key: str | None, told: Told) -> None:
+            super().produce(text, key, told)
+            if _seq(text) == 0:  # acknowledged before its thread reports it handed over
+                told(None)
+                acked.set()
+                go_on.wait(5)
+
+    intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
+                    lambda _: None, lineage=lambda tree: False)  # fmt: skip
+    sink, offsets = AckingSink(), Offsets()
+    relay = Relay(sink, intake, offsets, limit=1)
+    lane = Envelope.read(_body(1, 0)).lane or ""
+    try:
+        _take(relay, offsets, (0, _complete_writing(1, 0, "t")))
+        assert acked.wait(5)
+        relay.pump()  # C1 written: its lane ends
+        _take(relay, offsets, (1, _body(1, 1)))  # a new lane of run 1, its event out
+        go_on.set()  # C1's late report
+        for _ in range(50):
+            relay.pump()
+            relay.wait(0.01)
+        assert lane in relay._lanes and lane in spool.lanes._direct  # still the relay's run
+        sink.answer(1)
+        relay.pump()
+        assert sink.seqs() == [0, 1] and not relay.full() and offsets.committable(P) == 2
+        assert lane not in spool.lanes._direct  # back to the spool once nothing is out
+    finally:
+        go_on.set()
+        relay.finish(0.5)
+        spool.close()

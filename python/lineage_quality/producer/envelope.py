@@ -75,6 +75,7 @@ class Envelope:
     facts: Facts | None = None
     _bound: list[Any] = attrs.field(factory=list, repr=False, alias="_bound")  # asked once
     _parsed: list[Any] = attrs.field(factory=list, repr=False, alias="_parsed")  # of `facts`
+    _views: list[Event] = attrs.field(factory=list, repr=False, alias="_views")
 
     @classmethod
     def of(cls, text: str, tree: Any, exact: bool = True) -> Envelope:
@@ -104,7 +105,12 @@ class Envelope:
         if self.facts is None:
             return self._event
         parsed = self.tree
-        return Event(parsed) if isinstance(parsed, dict) else None
+        if not isinstance(parsed, dict):
+            return None
+        views = self._views
+        if not views:  # one view, so that what it read once is not read again
+            views.append(Event(parsed))
+        return views[0]
 
     @property
     def lists_datasets(self) -> bool:

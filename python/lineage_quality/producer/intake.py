@@ -98,13 +98,16 @@ class Intake:
             return False
         return self.lineage(envelope.tree)
 
-    def spool_many(self, envelopes: list[Envelope], refused: list[int] | None = None) -> None:
+    def spool_many(
+        self, envelopes: list[Envelope], refused: list[int] | None = None, again: int = 0
+    ) -> None:
         """Keep `envelopes` in the spool in one commit, in their order, all or none, behind
         whatever their lanes hold (the caller keeps their order: kafka/relay.py), each parsed
         as written first if it was not (`Envelope.exact_form`); raises as `Spool.put` does,
-        none kept."""
+        none kept. `again`: how many of them were counted received already (relayed, then
+        spooled to be written again after an earlier event of their run)."""
         self.spool.keep_many([e.exact_form() for e in envelopes], refused or ())
-        self.metrics.events_received.inc(len(envelopes))
+        self.metrics.events_received.inc(len(envelopes) - again)
 
     def relayed(self, envelope: Envelope) -> None:
         """`envelope` reached the sink without the spool (Kafka out acknowledged it): counted,

@@ -31,8 +31,9 @@ A run's order (its lane, `events.lane_of`), whichever way each event goes:
   promises no gap for messages that time out in its queue), it is written again after the failed
   one (at least once), so that the run's last copies on the topic are in its order; the log says so.
 
-Bounded: past `limit` events out or waiting, Kafka in fetches nothing more until acknowledgements
-came (`full`): at most `limit` plus one batch of Kafka in (its `_BATCH`). Everything here runs on
+Bounded: past `limit` events out (answered or not: one answered stays until the earlier ones of its
+run are) or waiting, Kafka in fetches nothing more until acknowledgements came (`full`): at most
+`limit` plus one batch of Kafka in (its `_BATCH`). Everything here runs on
 Kafka in's thread but the delivery reports and the lineage thread's, which are queued for it
 (`pump`).
 """
@@ -153,6 +154,9 @@ class Relay:
         self._keeping: queue.SimpleQueue[tuple[_Lane, Taken] | None] = queue.SimpleQueue()
         self._keepers: list[threading.Thread] = []
         self._out = 0
+        # events in the lanes' `out`, answered or not: an answered one stays behind an earlier
+        # one of its run until that is answered too (the bound counts them: `full`)
+        self._in_lanes = 0
         self._held = 0
         self._stopping = False
 
@@ -165,7 +169,7 @@ class Relay:
 
     def full(self) -> bool:
         """No room for more events out or waiting: fetch nothing more until reports came."""
-        return self._out + self._held >= self.limit
+        return self._in_lanes + self._held >= self.limit
 
     def poll_timeout(self, default: float) -> float:
         """How long Kafka in may wait in its poll: briefly while events are out or wait (a
@@ -218,12 +222,13 @@ class Relay:
         touched: dict[int, _Lane] = {}
         while reports:
             lane, item, error = reports.popleft()
-            touched[id(lane)] = lane
             if error is _HANDED:  # at Kafka out now: its run's next events may follow it
-                if item.state == _KEEPING:  # else answered already (and `keeping` with it)
-                    item.state = _OUT
+                if item.state == _KEEPING:  # else answered already (and `keeping` with it):
+                    item.state = _OUT  # its lane may have ended, a new one of the run begun
                     lane.keeping = False
+                    touched[id(lane)] = lane
                 continue
+            touched[id(lane)] = lane
             self._out -= 1
             if item.state == _KEEPING:
                 lane.keeping = False
@@ -303,6 +308,7 @@ class Relay:
         lane.out.append(item)
         lane.key = _key(item)
         self._out += 1
+        self._in_lanes += 1
         if self.intake.keeps_lineage(item.envelope):
             item.state = _KEEPING
             lane.keeping = True
@@ -379,6 +385,7 @@ class Relay:
         out = lane.out
         while out and out[0].state == _WRITTEN:
             out.popleft()
+            self._in_lanes -= 1
         if self._stopping:
             return
         if not lane.spooling:
@@ -398,12 +405,12 @@ class Relay:
         commit (an event written after a failed one is written again after it); the lane
         ends."""
         rest = [item for item in lane.out if item.state != _LEFT]
-        again = sum(1 for item in rest if item.state == _WRITTEN)
         rest = [item for item in rest + list(lane.held) if self._current(item)]
+        again = sum(1 for item in rest if item.state == _WRITTEN)  # counted when written
         if rest:
             try:
                 self.intake.spool_many(
-                    [item.envelope for item in rest], [item.refused for item in rest]
+                    [item.envelope for item in rest], [item.refused for item in rest], again
                 )
             except Exception as exc:  # a full spool, a disk error: the lane waits, tried again
                 if lane.name not in self._stuck:
@@ -419,14 +426,18 @@ class Relay:
                 )  # fmt: skip
         self._held -= len(lane.held)
         lane.held.clear()
+        self._in_lanes -= len(lane.out)
         lane.out.clear()
         lane.spooling = False
         self._end(lane)
 
     def _end(self, lane: _Lane) -> None:
         """Nothing of `lane` waits here: it goes back to the spool (a worker, or the next
-        relay). Stopping, what it holds is left pending, read again."""
-        self._lanes.pop(lane.name, None)
+        relay). Stopping, what it holds is left pending, read again. Once only: a lane ended
+        already may share its name with a newer lane of its run, which is not this one's to end."""
+        if self._lanes.get(lane.name) is not lane:
+            return
+        del self._lanes[lane.name]
         self._stuck.discard(lane.name)
         self._held -= len(lane.held)
         lane.held.clear()
