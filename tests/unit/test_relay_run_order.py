@@ -356,6 +356,22 @@ def test_the_stop_sends_no_complete_whose_lineage_was_not_kept_yet(tmp_path: Pat
         spool.close()
 
 
+class AckingSink(Sink):
+    """Seq 0 acknowledged inside `produce`, so before its lineage thread reports it handed over
+    (`acked` set, then waiting for `go_on`)."""
+
+    def __init__(self, acked: threading.Event, go_on: threading.Event) -> None:
+        super().__init__()
+        self.acked, self.go_on = acked, go_on
+
+    def produce(self, text: str, key: str | None, told: Told) -> None:
+        super().produce(text, key, told)
+        if _seq(text) == 0:
+            told(None)
+            self.acked.set()
+            self.go_on.wait(5)
+
+
 def _take_all(relay: Relay, offsets: Offsets, *bodies: str) -> None:
     _take(relay, offsets, *enumerate(bodies))
 
@@ -375,17 +391,9 @@ def test_a_complete_acknowledged_before_it_was_reported_handed_keeps_the_next_on
             c2_release.wait(5)
         return False
 
-    class AckingSink(Sink):
-        def produce(self, text: str, key: str | None, told: Told) -> None:
-            super().produce(text, key, told)
-            if _seq(text) == 0:  # acknowledged before its thread reports it handed over
-                told(None)
-                acked.set()
-                go_on.wait(5)
-
     intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
                     lambda _: None, lineage=step)  # fmt: skip
-    sink, offsets = AckingSink(), Offsets()
+    sink, offsets = AckingSink(acked, go_on), Offsets()
     relay = Relay(sink, intake, offsets, limit=8)
     try:
         _take_all(relay, offsets, _complete_writing(1, 0, "t"), _complete_writing(1, 1, "u"),
@@ -477,17 +485,9 @@ def test_a_late_handed_over_report_leaves_the_runs_next_lane_alone(tmp_path: Pat
     spool = Spool(tmp_path / "spool.db", Settings.of(spool_max_events=10))
     acked, go_on = threading.Event(), threading.Event()
 
-    class AckingSink(Sink):
-        def produce(self, text: str, key: str | None, told: Told) -> None:
-            super().produce(text, key, told)
-            if _seq(text) == 0:  # acknowledged before its thread reports it handed over
-                told(None)
-                acked.set()
-                go_on.wait(5)
-
     intake = Intake(spool, Binder(), WriteThrough(None, SinkLatency(1.0), None, 1.0), Metrics(),
                     lambda _: None, lineage=lambda tree: False)  # fmt: skip
-    sink, offsets = AckingSink(), Offsets()
+    sink, offsets = AckingSink(acked, go_on), Offsets()
     relay = Relay(sink, intake, offsets, limit=1)
     lane = Envelope.read(_body(1, 0)).lane or ""
     try:
