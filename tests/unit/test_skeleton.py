@@ -247,3 +247,46 @@ def test_a_run_facet_with_fields_named_as_parents_goes_the_full_way() -> None:
     body = json.dumps(event).encode()
     assert read_facts(body) is None
     decode(body, None, LIMIT)  # taken there
+
+
+def _chained(parent: str | None, root: str | None, keep_jobs: bool = True) -> bytes:
+    """The listener's COMPLETE with its parent's and root's run ids set (None: no such link)."""
+    event = _listener_event()
+    facet = event["run"]["facets"]["parent"]
+    if root is None:
+        del facet["root"]
+    else:
+        facet["root"]["run"]["runId"] = root
+    if parent is None:
+        del facet["run"]
+    else:
+        facet["run"]["runId"] = parent
+    if not keep_jobs:
+        del facet["job"]
+        facet.get("root", {}).pop("job", None)
+    return json.dumps(event).encode()
+
+
+@pytest.mark.parametrize(
+    ("parent", "root", "run_ids"),
+    [
+        (RUN, ROOT, (RUN, ROOT)),  # the parent is the run itself
+        (PARENT, PARENT, (RUN, PARENT)),  # the root is the parent
+        (PARENT, RUN, (RUN, PARENT)),  # the root is the run itself
+        (None, ROOT, (RUN, ROOT)),  # no parent run: the root still follows the run
+        (PARENT, None, (RUN, PARENT)),
+        (ROOT, PARENT, (RUN, ROOT, PARENT)),  # the chain's order, not the ids'
+        ("", ROOT, (RUN, ROOT)),  # an empty id is no id
+    ],
+)
+def test_the_chains_edge_cases_are_read_as_the_full_way_reads_them(
+    parent: str | None, root: str | None, run_ids: tuple[str, ...]
+) -> None:
+    for keep_jobs in (True, False):
+        body = _chained(parent, root, keep_jobs)
+        assert _same_as_full_way(body)
+        read = read_facts(body)
+        assert read is not None and read[1].run_ids == run_ids
+        own = "spark/" + _listener_event()["job"]["name"]
+        top = ("airflow/dag.task" if root is not None else "spark/app") if keep_jobs else own
+        assert read[1].key == f"run:{top}"

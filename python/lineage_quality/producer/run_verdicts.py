@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lineage_quality.rawjson import storable
@@ -17,8 +17,14 @@ def run_ids(event: Event | Mapping[str, Any]) -> list[str]:
     """The event's run id, its parent's and its root's: an orchestrator knows its own task's run
     (e.g. Airflow passes `spark.openlineage.parentRunId`); the listener makes that the parent of
     the application's run and the root of each action's run. Verdicts are found under any."""
-    # keys of the run bookkeeping (SQLite): a lone surrogate is kept as its escape
-    return list(dict.fromkeys(storable(i) for i in Event.of(event).run_ids))
+    return list(storable_ids(Event.of(event).run_ids))
+
+
+def storable_ids(run_ids: Iterable[str]) -> tuple[str, ...]:
+    """`run_ids` as keys of the run bookkeeping (SQLite): a lone surrogate kept as its escape,
+    each once still (an escape may equal another id as written). Kafka in's skeleton keys its
+    runs with it too."""
+    return tuple(dict.fromkeys(map(storable, run_ids)))
 
 
 def verdict_rows(

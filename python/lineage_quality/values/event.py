@@ -34,6 +34,13 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def chain_run_ids(run_id: str | None, parent: str | None, root: str | None) -> tuple[str, ...]:
+    """The run ids an event concerns: its run's, its parent's, its root's, in that order, each
+    once; a missing or empty one left out. The one rule for the full way (`Event.run_ids`) and
+    Kafka in's skeleton (producer/kafka/skeleton.py), whose facts must agree."""
+    return tuple(dict.fromkeys(filter(None, (run_id, parent, root))))  # None and "" out
+
+
 def text_of(value: Any) -> str | None:
     """A JSON scalar as text (a JsonNumber as written); None for null."""
     if value is None:
@@ -164,9 +171,8 @@ class Event:
 
     @cached_property
     def run_ids(self) -> tuple[str, ...]:
-        """Its run id, its parent's and its root's (non-empty, each once)."""
-        ids = (self.run_id, self.parent_run_id, self.root_run_id)
-        return tuple(dict.fromkeys(i for i in ids if i))
+        """Its run id, its parent's and its root's (`chain_run_ids`)."""
+        return chain_run_ids(self.run_id, self.parent_run_id, self.root_run_id)
 
     @cached_property
     def job(self) -> Mapping[str, Any]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
+_EMPTY: Mapping[str, Any] = {}
+
 
 def message_key(event: Mapping[str, Any]) -> str | None:
     """The key OpenLineage's Kafka transport gives `event` (a parsed event)."""
@@ -22,8 +24,17 @@ def message_key(event: Mapping[str, Any]) -> str | None:
     if _is_map(run):
         if not _is_map(job):
             return None
-        top = _chain_top(run) or job
-        return f"run:{_text(top.get('namespace'))}/{_text(top.get('name'))}"
+        parent = _object(_object(run.get("facets")).get("parent"))
+        root_job = _object(_object(parent.get("root")).get("job"))
+        parent_job = _object(parent.get("job"))
+        return run_key(
+            root_job.get("namespace"),
+            root_job.get("name"),
+            parent_job.get("namespace"),
+            parent_job.get("name"),
+            job.get("namespace"),
+            job.get("name"),
+        )
     dataset = event.get("dataset")
     if _is_map(dataset):
         return f"dataset:{_text(dataset.get('namespace'))}/{_text(dataset.get('name'))}"
@@ -38,19 +49,23 @@ def key_bytes(key: str | None) -> bytes | None:
     return None if key is None else key.encode("utf-8", "backslashreplace")
 
 
-def _chain_top(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The job of the `parent` facet's root, else of the parent; None when there is no parent
-    (or neither names a job with a namespace and a name)."""
-    facets = run.get("facets")
-    parent = facets.get("parent") if _is_map(facets) else None
-    if not _is_map(parent):
-        return None
-    root = parent.get("root")
-    for holder in (root, parent):
-        job = holder.get("job") if _is_map(holder) else None
-        if _is_map(job) and _named(job):
-            return job
-    return None
+def run_key(
+    root_namespace: object,
+    root_name: object,
+    parent_namespace: object,
+    parent_name: object,
+    namespace: object,
+    name: object,
+) -> str:
+    """The key of a run event from the namespace and name of the job at the top of its chain:
+    its `parent` facet's `root.job` when both of those are strings, else the parent's `job` when
+    both are, else its own job's (None for what is absent). Over the names alone, so that the
+    full way (`message_key`) and Kafka in's skeleton (skeleton.py) share one rule."""
+    if isinstance(root_namespace, str) and isinstance(root_name, str):
+        return f"run:{root_namespace}/{root_name}"
+    if isinstance(parent_namespace, str) and isinstance(parent_name, str):
+        return f"run:{parent_namespace}/{parent_name}"
+    return f"run:{_text(namespace)}/{_text(name)}"
 
 
 def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
@@ -59,8 +74,10 @@ def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def _named(job: Mapping[str, Any]) -> bool:
-    return isinstance(job.get("namespace"), str) and isinstance(job.get("name"), str)
+def _object(value: Any) -> Mapping[str, Any]:
+    """`value` if a parsed JSON object (`_is_map`, inlined), else an empty one (a missing link
+    of the chain)."""
+    return value if type(value) is dict or isinstance(value, Mapping) else _EMPTY
 
 
 def _text(value: Any) -> str:

@@ -26,8 +26,11 @@ import attrs
 
 from lineage_quality.bounds import MAX_RUN_ID_CHARS
 from lineage_quality.producer.events import EVENT_TYPES, time_problem
+from lineage_quality.producer.kafka.keys import run_key
 from lineage_quality.producer.receiver.body import RejectedError, check_structure, shallow
+from lineage_quality.producer.run_verdicts import storable_ids
 from lineage_quality.rawjson import storable
+from lineage_quality.values.event import chain_run_ids
 
 
 @attrs.frozen
@@ -152,19 +155,21 @@ def _facts(event: Any, text: str) -> tuple[str, Facts] | None:
     )
     if any(i is not None and len(i) > MAX_RUN_ID_CHARS for i in ids):
         return None
-    run_ids = tuple(dict.fromkeys(storable(i) for i in dict.fromkeys(i for i in ids if i)))
-    top = event.job
-    if parent is not None:  # the job at the top of the run's chain (keys.py `_chain_top`)
-        for holder in (root, parent):
-            job = holder.job if holder is not None else None
-            if job is not None and job.namespace is not None and job.name is not None:
-                top = job
-                break
+    root_job = root.job if root is not None else None
+    parent_job = parent.job if parent is not None else None
+    key = run_key(
+        root_job.namespace if root_job is not None else None,
+        root_job.name if root_job is not None else None,
+        parent_job.namespace if parent_job is not None else None,
+        parent_job.name if parent_job is not None else None,
+        event.job.namespace,
+        event.job.name,
+    )
     facts = Facts(
         event_type=event_type or "",
-        run_ids=run_ids,
+        run_ids=storable_ids(chain_run_ids(*ids)),
         lane="run:" + storable(run.runId),
-        key=f"run:{top.namespace}/{top.name}",
+        key=key,
         lists_datasets=bool(event.inputs or event.outputs),
     )
     return text, facts
