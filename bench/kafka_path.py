@@ -23,7 +23,8 @@ jars `make kafka-jars` fetches). Events are the captured listener events (bench/
   topic (the two messages' CreateTime stamps, ms).
 - **CPU**: the CPU time (user + system, from /proc) the `serve` (or relay) processes spent over
   the burst, per event (`cpu_us_per_event`): on a shared machine the events/s move with the
-  neighbours' load, the CPU an event costs much less.
+  neighbours' load, the CPU an event costs much less. bench/kafka_threads.py splits it by thread
+  (`kafka_path`'s `watch`).
 Prints one JSON line per round.
 """
 
@@ -40,6 +41,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,11 @@ WARM_UP = 3000
 PACED = 600
 PACED_RATE = 100.0  # events/s
 PARTITIONS = 4
+
+# Told "start" just before the burst's first write and "end" once the output topic holds the
+# burst (before the burst's stamps are read), with the pids of the relaying processes (`serve`s
+# or bare relays) and of the broker's JVM: bench/kafka_threads.py reads /proc there.
+BurstWatch = Callable[[str, list[int], int], None]
 
 
 def _serve(
@@ -266,6 +273,11 @@ def _cpu(processes: list[subprocess.Popen[bytes]]) -> float:
     return total / ticks
 
 
+def _pid(broker: KafkaBroker) -> int:
+    assert broker.process is not None, "the broker runs"
+    return broker.process.pid
+
+
 def _stamps(
     broker: KafkaBroker, topic: str, count: int, timeout: float, of: set[bytes] | None = None
 ) -> dict[bytes, int]:
@@ -303,10 +315,11 @@ def kafka_path(
     bare: bool = False,
     burst: int = EVENTS,
     code: Path | None = None,
+    watch: BurstWatch | None = None,
 ) -> dict[str, float]:
     """The burst and paced figures with `consumers` serve processes in one group (`extra`: more
     serve options), or with as many bare relays (`bare`: the floor); `burst` events in the
-    burst."""
+    burst; `watch` told at its start and end."""
     start = _relay if bare else _serve
     kind = "relay" if bare else "before" if code else "serve"
     broker = KafkaBroker(tmp / f"kafka-{kind}-{consumers}")
@@ -337,11 +350,15 @@ def kafka_path(
                 _write(broker, topic_in, _keyed(producer.own_runs(
                     events, producer.CLIENTS, warm, f"warm-{consumers}")), None)  # fmt: skip
                 _await_count(broker, topic_out, warm, 600)
+                if watch is not None:
+                    watch("start", [s.pid for s in serves], _pid(broker))
             started, cpu = time.time(), _cpu(serves)
             _write(broker, topic_in, messages, rate)
             if case == "burst":  # the end of the output topic only: nothing read meanwhile
                 _await_count(broker, topic_out, warm + count, 600)
                 cpu_after = _cpu(serves)
+                if watch is not None:
+                    watch("end", [s.pid for s in serves], _pid(broker))
             else:
                 sent = _stamps(broker, topic_in, count, 120)
             out = _stamps(broker, topic_out, count, 600, set(bodies))
