@@ -16,6 +16,8 @@ from typing import Any, TypeGuard
 from lineage_quality.lineage.model import InputField
 
 FACET = "columnLineage"
+# a parse's objects are dicts: their check first, the Mapping ABC's (slow) only for anything else
+_MAPPINGS = (dict, Mapping)
 
 
 def column_lineage(
@@ -30,7 +32,7 @@ def column_lineage(
     columns: dict[str, tuple[InputField, ...]] = {}
     if _mapping(fields):
         for column, entry in fields.items():
-            inputs = entry.get("inputFields") if _mapping(entry) else None
+            inputs = entry.get("inputFields") if isinstance(entry, _MAPPINGS) else None
             if isinstance(column, str) and isinstance(inputs, list):
                 columns[column] = _input_fields(inputs)
     whole = facet.get("dataset")
@@ -39,8 +41,7 @@ def column_lineage(
 
 
 def _mapping(doc: Any) -> TypeGuard[Mapping[str, Any]]:
-    # a parse's objects are dicts: their check first, the ABC's (slow) only for anything else
-    return isinstance(doc, (dict, Mapping))
+    return isinstance(doc, _MAPPINGS)
 
 
 def _input_fields(docs: list[Any]) -> tuple[InputField, ...]:
@@ -48,7 +49,7 @@ def _input_fields(docs: list[Any]) -> tuple[InputField, ...]:
     column and source, hundreds on a wide table)."""
     found: list[InputField] = []
     for doc in docs:
-        if not _mapping(doc):
+        if not isinstance(doc, _MAPPINGS):  # inline: once per field of a facet
             continue
         namespace, name, field = doc.get("namespace"), doc.get("name"), doc.get("field")
         if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
@@ -58,7 +59,7 @@ def _input_fields(docs: list[Any]) -> tuple[InputField, ...]:
         if isinstance(kinds, list) and kinds:
             direct = False
             for kind in kinds:
-                if _mapping(kind) and kind.get("type") == "DIRECT":
+                if isinstance(kind, _MAPPINGS) and kind.get("type") == "DIRECT":
                     direct = True
                     break
         found.append(InputField(f"{namespace}:{name}", field, direct))
