@@ -11,11 +11,13 @@ were added). Anything malformed in the facet is ignored, field by field: it come
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from lineage_quality.lineage.model import InputField
 
 FACET = "columnLineage"
+# a parse's objects are dicts: their check first, the Mapping ABC's (slow) only for anything else
+_MAPPINGS = (dict, Mapping)
 
 
 def column_lineage(
@@ -23,33 +25,42 @@ def column_lineage(
 ) -> tuple[dict[str, tuple[InputField, ...]] | None, frozenset[str]]:
     """(each output column's input fields, the datasets the facet names for the whole dataset);
     (None, empty) when the dataset's facets have no column lineage."""
-    facet = (facets or {}).get(FACET) if isinstance(facets, Mapping) else None
-    if not isinstance(facet, Mapping):
+    facet = facets.get(FACET) if _mapping(facets) else None
+    if not _mapping(facet):
         return None, frozenset()
     fields = facet.get("fields")
     columns: dict[str, tuple[InputField, ...]] = {}
-    if isinstance(fields, Mapping):
+    if _mapping(fields):
         for column, entry in fields.items():
-            inputs = entry.get("inputFields") if isinstance(entry, Mapping) else None
+            inputs = entry.get("inputFields") if isinstance(entry, _MAPPINGS) else None
             if isinstance(column, str) and isinstance(inputs, list):
-                columns[column] = tuple(f for f in map(_input_field, inputs) if f is not None)
+                columns[column] = _input_fields(inputs)
     whole = facet.get("dataset")
-    sources = frozenset(
-        f.dataset
-        for f in map(_input_field, whole if isinstance(whole, list) else [])
-        if f is not None
-    )
+    sources = frozenset(f.dataset for f in _input_fields(whole if isinstance(whole, list) else []))
     return columns, sources
 
 
-def _input_field(doc: Any) -> InputField | None:
-    if not isinstance(doc, Mapping):
-        return None
-    namespace, name, field = doc.get("namespace"), doc.get("name"), doc.get("field")
-    if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
-        return None
-    kinds = doc.get("transformations")
-    direct = True
-    if isinstance(kinds, list) and kinds:
-        direct = any(isinstance(t, Mapping) and t.get("type") == "DIRECT" for t in kinds)
-    return InputField(f"{namespace}:{name}", field, direct)
+def _mapping(doc: Any) -> TypeGuard[Mapping[str, Any]]:
+    return isinstance(doc, _MAPPINGS)
+
+
+def _input_fields(docs: list[Any]) -> tuple[InputField, ...]:
+    """The well-formed input fields of `docs`, in their order (one loop: a facet has one per
+    column and source, hundreds on a wide table)."""
+    found: list[InputField] = []
+    for doc in docs:
+        if not isinstance(doc, _MAPPINGS):  # inline: once per field of a facet
+            continue
+        namespace, name, field = doc.get("namespace"), doc.get("name"), doc.get("field")
+        if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
+            continue
+        kinds = doc.get("transformations")
+        direct = True
+        if isinstance(kinds, list) and kinds:
+            direct = False
+            for kind in kinds:
+                if isinstance(kind, _MAPPINGS) and kind.get("type") == "DIRECT":
+                    direct = True
+                    break
+        found.append(InputField(f"{namespace}:{name}", field, direct))
+    return tuple(found)

@@ -33,6 +33,8 @@ class Observed:
 
     def marks_by_ref(self, event: Mapping[str, Any]) -> dict[DatasetRef, tuple[Mark, ...]]:
         """The marks of each output of `event` (as enrich takes them)."""
+        if not self.marks:  # the usual case: the event's datasets need not be listed again
+            return {}
         return {
             ref: self.marks[ref.key]
             for ref in datasets_of(event)

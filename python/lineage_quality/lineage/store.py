@@ -48,6 +48,9 @@ MAX_COLUMNS_BYTES = 256 * 1024  # an edge's column lineage kept at most (JSON by
 MAX_TABLES = 16  # catalog table identities kept per write
 ROW_OVERHEAD = 64
 _FUTURE_MS = MAX_FUTURE_SKEW_SECONDS * 1000
+# what `json.dumps(..., ensure_ascii=False)` writes, its encoder made once (not per call)
+_JSON = json.JSONEncoder(ensure_ascii=False)
+_TRUNCATED = json.dumps({"truncated": True})
 
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS lq_lineage_schema (version INTEGER NOT NULL)",
@@ -218,18 +221,17 @@ class LineageStore(Statements):
         for w in run.writes:
             columns = None
             if w.columns is not None:
-                columns = json.dumps(
+                columns = _JSON.encode(
                     {
                         "columns": {
                             c: [[f.dataset, f.field, f.direct] for f in fields]
                             for c, fields in w.columns.items()
                         },
                         "sources": sorted(w.sources),
-                    },
-                    ensure_ascii=False,
+                    }
                 )
-                if len(columns.encode("utf-8")) > MAX_COLUMNS_BYTES:
-                    columns = json.dumps({"truncated": True})
+                if _utf8_len(columns) > MAX_COLUMNS_BYTES:
+                    columns = _TRUNCATED
             edges.append(
                 self._edge_row(
                     run.run, "outputs", w.dataset, run.job, w.version, run.event_ms, columns, now
@@ -278,14 +280,18 @@ class LineageStore(Statements):
         return oldest <= event_ms <= now + _FUTURE_MS
 
     def _write_row(self, w: Write, now: int) -> tuple[Any, ...]:
-        state = json.dumps(
-            {"failures": [as_json(f) for f in w.failures], "marks": [as_json(m) for m in w.marks]},
-            ensure_ascii=False,
-        )
+        state = _CLEAN  # the usual write: nothing failed, nothing marked
+        if w.failures or w.marks:
+            state = _JSON.encode(
+                {
+                    "failures": [as_json(f) for f in w.failures],
+                    "marks": [as_json(m) for m in w.marks],
+                }
+            )
         # each identity on a line of its own, the first and last too (found with LIKE)
         tables = "".join(f"\n{key(t)}" for t in w.tables[:MAX_TABLES]) + "\n" if w.tables else None
         texts = (key(w.dataset), key(w.run, MAX_RUN_ID), _cut(w.version), state, tables)
-        size = ROW_OVERHEAD + sum(len((t or "").encode("utf-8")) for t in texts)
+        size = ROW_OVERHEAD + sum(_utf8_len(t) for t in texts)
         return (
             texts[0],
             texts[1],
@@ -310,7 +316,7 @@ class LineageStore(Statements):
         now: int,
     ) -> tuple[Any, ...]:
         texts = (key(run, MAX_RUN_ID), role, key(dataset), key(job), _cut(version))
-        size = ROW_OVERHEAD + sum(len((t or "").encode("utf-8")) for t in (*texts, columns))
+        size = ROW_OVERHEAD + sum(_utf8_len(t) for t in texts) + _utf8_len(columns)
         return (*texts[:4], texts[4], event_ms, columns, now, size)
 
     def _expire(self, cur: Any, now: int) -> None:
@@ -546,6 +552,13 @@ def candidates(name: str) -> list[str]:
 
 def _like(text: str) -> str:
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
+def _utf8_len(text: str | None) -> int:
+    """`text`'s length in UTF-8 bytes (0: None); ASCII (nearly every name) without encoding."""
+    if not text:
+        return 0
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def _cut(text: str | None, limit: int = 256) -> str | None:

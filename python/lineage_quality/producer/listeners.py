@@ -169,8 +169,10 @@ class RunVerdictsListener:
         self.shared = shared
 
     def ready(self, ready: Ready) -> None:
+        if not (ready.evaluated and ready.results):  # a kept COMPLETE's: no run ids to read
+            return
         ids = run_ids(ready.event)
-        if not (ready.evaluated and ids and ready.results):
+        if not ids:
             return
         rows = json.dumps(verdict_rows(ready.event, ready.results))
         try:
