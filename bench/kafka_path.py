@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT / "python"))
 
 import producer  # noqa: E402  (bench/producer.py: events, own_runs, the HTTP path)
 from kafka_broker import CLIENT_LOG, KafkaBroker  # noqa: E402
+from thread_cpu import parse_stat  # noqa: E402
 
 from lineage_quality.producer.kafka import message_key  # noqa: E402
 from lineage_quality.sparksubmit import submit_env  # noqa: E402
@@ -266,10 +267,9 @@ def _cpu(processes: list[subprocess.Popen[bytes]]) -> float:
     total = 0
     for p in processes:
         try:
-            fields = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += parse_stat(Path(f"/proc/{p.pid}/stat").read_text()).ticks
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime (proc(5))
     return total / ticks
 
 
