@@ -217,6 +217,41 @@ def test_a_column_past_the_bound_of_values_is_scanned(spark: Any, folder: Path) 
     )
 
 
+def test_a_column_whose_values_repeat_too_little_is_scanned(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one file of 6,000 rows: `ref` has 2,000 values (more than 1,024 and than 1 per 4 rows, yet
+    # dictionary-encoded: ~12 KB of them), refused on its page header before a value is decoded;
+    # `code` 400 values (at most 1,024) and `status` 4 are answered
+    rows = [(r[1], f"r{i % 2000}", r[3]) for i, r in enumerate(_rows(6000))]
+    frame = spark.createDataFrame(rows, "status STRING, ref STRING, code STRING").coalesce(1)
+    frame.write.parquet(str(tmp_path / "refs"))
+    df = spark.read.parquet(str(tmp_path / "refs"))
+    helper = spark._jvm.lineagequality.DictionaryValues
+    found = helper.distinct(df._jdf, ["status", "ref", "code"], 0, 1 << 20, 65536, 1 << 24, 0)
+    assert str(found.layout()) == "0:4,2:400"
+    rules = [
+        Rule(
+            id="ref_short", kind=RuleKind.INVALID_VALUES, columns=["ref"],
+            pattern="^r[0-9]{1,3}$", threshold=Z,
+        ),
+        Rule(
+            id="status_listed", kind=RuleKind.INVALID_VALUES, columns=["status"],
+            valid_values=STATUSES, threshold=Z,
+        ),
+    ]  # fmt: skip
+    scanned = scanned_columns(monkeypatch)
+    results = _measured(evaluate_dataframe(df, rules))
+    assert scanned == [{"ref"}]  # status answered on its dictionary, ref tested in the scan
+    assert results == {
+        "ref_short": ("FAILED", sum(len(r[1]) > 4 for r in rows)),  # r1000..r1999: 3,000 rows
+        "status_listed": (
+            "FAILED",
+            sum(r[0] is not None and r[0] not in STATUSES for r in rows),
+        ),
+    }
+
+
 def test_a_file_replaced_between_the_reads_is_not_answered(spark: Any, tmp_path: Path) -> None:
     path = _write(spark, tmp_path / "replaced")
     df = spark.read.parquet(str(path))
@@ -318,3 +353,20 @@ def test_small_files_are_scanned(spark: Any, folder: Path, monkeypatch: pytest.M
     helper = spark._jvm.lineagequality.DictionaryValues
     df = spark.read.parquet(str(folder))
     assert helper.distinct(df._jdf, ["status"], 0, 1 << 20, 100, 1 << 20, 1 << 26) is None
+
+
+def test_the_size_from_which_they_pay_is_shared_by_the_columns_answered(
+    spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = sum(p.stat().st_size for p in folder.glob("*.parquet"))
+    monkeypatch.setattr(dictionary_values, "MIN_FILE_BYTES", 2 * files)
+    df = spark.read.parquet(str(folder))
+    status = Metric(Measure.INVALID, "status", values=tuple(STATUSES))
+    country = Metric(Measure.INVALID, "country", values=tuple(COUNTRIES))
+    one = [Metric(Measure.ROWS), status]
+    assert dictionary_counts(df, one, ["status"], 0.0) is None  # 2x the files for one column
+    two = [*one, country]
+    expected = _expected(_rows(ROWS))
+    assert dictionary_counts(df, two, ["status", "country"], 0.0) == DictionaryCounts(
+        ROWS, {1: expected["status_listed"][1], 2: 0}
+    )

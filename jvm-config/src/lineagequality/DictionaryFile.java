@@ -114,18 +114,26 @@ final class DictionaryFile implements Serializable {
   }
 
   /**
-   * Whether the dictionary page at the chunk's start claims sizes within the chunk's: the
-   * reader allocates what the page header says before reading it.
+   * Whether the dictionary page at the chunk's start claims sizes within the chunk's (the
+   * reader allocates what the page header says before reading it) and, when `values` is set,
+   * few enough values for its `values` non-null rows (DictionaryValues.ROWS_PER_VALUE).
    */
-  private static boolean dictionaryFits(SeekableInputStream in, ColumnChunkMetaData chunk)
-      throws IOException {
+  private static boolean dictionaryFits(
+      SeekableInputStream in, ColumnChunkMetaData chunk, long values) throws IOException {
     in.seek(chunk.getStartingPos());
     final PageHeader header = Util.readPageHeader(in);
     return header.isSetDictionary_page_header()
         && header.getCompressed_page_size() >= 0
         && header.getCompressed_page_size() <= chunk.getTotalSize()
         && header.getUncompressed_page_size() >= 0
-        && header.getUncompressed_page_size() <= DictionaryValues.MAX_CHUNK_BYTES;
+        && header.getUncompressed_page_size() <= DictionaryValues.MAX_CHUNK_BYTES
+        && (values < 0 || repeats(header.getDictionary_page_header().getNum_values(), values));
+  }
+
+  /** Whether a dictionary of `size` values for `values` non-null rows pays for its tests. */
+  private static boolean repeats(long size, long values) {
+    return size <= DictionaryValues.FEW_VALUES
+        || size * DictionaryValues.ROWS_PER_VALUE <= values;
   }
 
   /** The chunk's null count, or -1 when the chunk cannot be answered on its dictionary. */
@@ -194,7 +202,7 @@ final class DictionaryFile implements Serializable {
         if (nulls == block.getRowCount()) {
           continue;
         }
-        if (!dictionaryFits(headers, chunk)) {
+        if (!dictionaryFits(headers, chunk, block.getRowCount() - nulls)) {
           refused[i] = true;
           continue;
         }
@@ -249,7 +257,7 @@ final class DictionaryFile implements Serializable {
         if (nulls == rows) {
           continue;
         }
-        if (!dictionaryFits(headers, chunk)) {
+        if (!dictionaryFits(headers, chunk, -1)) { // `distinct` judged the values' share
           return null;
         }
         if (pages == null) {

@@ -19,7 +19,10 @@ between the reads) nothing of this is used and the scan tests the values after a
 Only where the answer is certainly the scan's: exactly a read of plain Parquet files (no Delta
 or Iceberg, whose deletes the files do not show), each chunk of the column wholly
 dictionary-encoded, plain (non-collated) strings that are valid UTF-8, at most `MAX_VALUES`
-distinct values; and only for files of `MIN_FILE_BYTES` or more, where it pays.
+distinct values; and only where it pays: values that repeat (a chunk's dictionary of more than
+1,024 values holds at most one per 4 of its rows, judged on the page header before a value is
+decoded: DictionaryValues.ROWS_PER_VALUE), and `MIN_FILE_BYTES` of files or more, divided by the
+columns answered.
 `LINEAGE_QUALITY_DICTIONARY_VALUES=0` turns it off.
 """
 
@@ -42,9 +45,11 @@ log = logging.getLogger(__name__)
 
 MAX_VALUES = 65_536  # distinct values per column: past it the scan tests the rows
 MAX_BYTES = 16 * 1024 * 1024  # of those values, held on the driver
-# Below this many bytes of files the scan tests the values faster than the two passes' fixed
-# cost (~0.1 s: the footers, a query on the local relation, a second read of the dictionaries).
-MIN_FILE_BYTES = 64 * 1024 * 1024
+# The two passes cost ~25 ms on the driver whatever the size (the footers, a query on the local
+# relation, a second read of the dictionaries); each column they answer spares the scan about
+# that much per 32 MiB of files (1M rows of the bench's table). So they run from this many bytes
+# of files divided by the columns they would answer: one column from 32 MiB, two from 16 MiB.
+MIN_FILE_BYTES = 32 * 1024 * 1024
 _TESTS = (Measure.INVALID, Measure.MISSING)
 _SERVED = {Measure.NULLS, *_TESTS}
 
@@ -95,8 +100,9 @@ def _condition(metric: Metric, now: float) -> Expr:
 def _counts(
     helper: Any, df: DataFrame, metrics: Sequence[Metric], columns: Sequence[str], now: float
 ) -> DictionaryCounts | None:
+    least = -(-MIN_FILE_BYTES // len(columns))  # bytes of files from which the passes pay
     found = helper.distinct(
-        df._jdf, list(columns), MAX_FILES, MAX_FOOTER_BYTES, MAX_VALUES, MAX_BYTES, MIN_FILE_BYTES
+        df._jdf, list(columns), MAX_FILES, MAX_FOOTER_BYTES, MAX_VALUES, MAX_BYTES, least
     )
     if found is None:
         return None
