@@ -2,7 +2,7 @@
 floor (a), with the driver's peak memory, into the section "Scaling: 1M to 100M rows" of
 BENCHMARKS.md (BENCHMARKS-spark4.md on SPARK=4).
 
-    .venv/bin/python bench/scaling.py [--sizes 1000000,10000000,100000000] [--repeats 7,3,2]
+    .venv/bin/python bench/scaling.py [--sizes 1000000,10000000,100000000] [--repeats 7,3,3]
         [--rulesets R10,R30,RU] [--warm-up 2] [--data bench/data] [--lock /tmp/heavy.lock]
         [--out BENCHMARKS.md]
     .venv/bin/python bench/scaling.py --render bench/results/scaling.json [--out BENCHMARKS.md]
@@ -83,8 +83,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000000,10000000,100000000")
     # 1M rows: a run takes ~0.2 s and two runs of the same code spread by +-7 %, more than the
-    # differences measured there; 7 runs cost a few seconds
-    parser.add_argument("--repeats", default="7,3,2", help="timed runs per size, in order")
+    # differences measured there; 7 runs cost a few seconds. 100M: with 2 runs floor (a)'s
+    # minimum moved by 10 % from one sitting to the next; a third costs ~1.5 min a line
+    parser.add_argument("--repeats", default="7,3,3", help="timed runs per size, in order")
     parser.add_argument("--rulesets", default="R10,R30,RU")
     parser.add_argument("--warm-up", type=int, default=2)
     parser.add_argument("--limit", type=float, default=1800.0)
