@@ -356,17 +356,25 @@ def test_small_files_are_scanned(spark: Any, folder: Path, monkeypatch: pytest.M
 
 
 def test_the_size_from_which_they_pay_is_shared_by_the_columns_answered(
-    spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # `code` written plain: asked for, but not answered on dictionaries
+    folder = _write(spark, tmp_path / "mixed", **{"parquet.enable.dictionary#code": "false"})
     files = sum(p.stat().st_size for p in folder.glob("*.parquet"))
     monkeypatch.setattr(dictionary_values, "MIN_FILE_BYTES", 2 * files)
     df = spark.read.parquet(str(folder))
     status = Metric(Measure.INVALID, "status", values=tuple(STATUSES))
     country = Metric(Measure.INVALID, "country", values=tuple(COUNTRIES))
+    code = Metric(Measure.INVALID, "code", pattern="^k[0-9]{1,2}$")
     one = [Metric(Measure.ROWS), status]
     assert dictionary_counts(df, one, ["status"], 0.0) is None  # 2x the files for one column
-    two = [*one, country]
+    # two asked, one of them found plain after the first pass: one column answered, not paying
+    assert dictionary_counts(df, [*one, code], ["status", "code"], 0.0) is None
     expected = _expected(_rows(ROWS))
-    assert dictionary_counts(df, two, ["status", "country"], 0.0) == DictionaryCounts(
+    assert dictionary_counts(df, [*one, country], ["status", "country"], 0.0) == DictionaryCounts(
         ROWS, {1: expected["status_listed"][1], 2: 0}
+    )
+    monkeypatch.setattr(dictionary_values, "MIN_FILE_BYTES", 0)  # `code` is plain indeed
+    assert dictionary_counts(df, [*one, code], ["status", "code"], 0.0) == DictionaryCounts(
+        ROWS, {1: expected["status_listed"][1]}
     )

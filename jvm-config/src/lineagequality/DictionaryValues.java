@@ -109,7 +109,9 @@ public final class DictionaryValues {
 
   /**
    * The distinct values of those `columns` that are dictionary-encoded in every chunk, or null
-   * when the files cannot stand for `df`'s scan or hold fewer than `minFileBytes`. A column with more than `maxValues` distinct
+   * when the files cannot stand for `df`'s scan or the passes would not pay: fewer than
+   * `minFileBytes` of files times the columns served (checked for all `columns` before a file is
+   * read, for those found servable after). A column with more than `maxValues` distinct
    * values or `maxBytes` of them is not served.
    */
   public static Found distinct(
@@ -122,7 +124,7 @@ public final class DictionaryValues {
       long minFileBytes)
       throws Exception {
     final ParquetFiles scanned = ParquetFiles.of(df, columns, maxFiles);
-    if (scanned == null || scanned.bytes() < minFileBytes) {
+    if (scanned == null || scanned.bytes() * columns.size() < minFileBytes) {
       return null; // small files: the scan reads them faster than the passes' fixed cost
     }
     for (String column : columns) {
@@ -179,6 +181,9 @@ public final class DictionaryValues {
       indices.add(i);
       values.add(found);
       fields.add(DataTypes.createStructField(columns.get(i), DataTypes.StringType, true));
+    }
+    if (scanned.bytes() * served.size() < minFileBytes) {
+      return null; // e.g. one column of values repeating, beside an id column stored plain
     }
     final List<Row> rowsOfFrame = new ArrayList<>();
     for (int j = 0; j < values.size(); j++) {

@@ -48,7 +48,8 @@ MAX_BYTES = 16 * 1024 * 1024  # of those values, held on the driver
 # The two passes cost ~25 ms on the driver whatever the size (the footers, a query on the local
 # relation, a second read of the dictionaries); each column they answer spares the scan about
 # that much per 32 MiB of files (1M rows of the bench's table). So they run from this many bytes
-# of files divided by the columns they would answer: one column from 32 MiB, two from 16 MiB.
+# of files divided by the columns they answer: one column from 32 MiB, two from 16 MiB (judged
+# on the columns asked before a file is read, on those found servable after the first pass).
 MIN_FILE_BYTES = 32 * 1024 * 1024
 _TESTS = (Measure.INVALID, Measure.MISSING)
 _SERVED = {Measure.NULLS, *_TESTS}
@@ -100,9 +101,8 @@ def _condition(metric: Metric, now: float) -> Expr:
 def _counts(
     helper: Any, df: DataFrame, metrics: Sequence[Metric], columns: Sequence[str], now: float
 ) -> DictionaryCounts | None:
-    least = -(-MIN_FILE_BYTES // len(columns))  # bytes of files from which the passes pay
     found = helper.distinct(
-        df._jdf, list(columns), MAX_FILES, MAX_FOOTER_BYTES, MAX_VALUES, MAX_BYTES, least
+        df._jdf, list(columns), MAX_FILES, MAX_FOOTER_BYTES, MAX_VALUES, MAX_BYTES, MIN_FILE_BYTES
     )
     if found is None:
         return None
