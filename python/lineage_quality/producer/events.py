@@ -208,6 +208,11 @@ def _lone_surrogate(value: object) -> str | None:
     return None
 
 
+def run_lane(run_id: str) -> str:
+    """The lane of a run's events (`lane_of`), from its run id."""
+    return "run:" + storable(run_id)
+
+
 def lane_of(event: Mapping[str, Any]) -> str:
     """The ordering key: events of one lane are forwarded in arrival order, lanes independently.
 
@@ -216,7 +221,7 @@ def lane_of(event: Mapping[str, Any]) -> str:
     """
     run = event.get("run")
     if _is_object(run) and isinstance(run.get("runId"), str):
-        return "run:" + storable(str(run["runId"]))
+        return run_lane(str(run["runId"]))
     for key in ("job", "dataset"):
         obj = event.get(key)
         if _is_object(obj):

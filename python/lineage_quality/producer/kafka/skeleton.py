@@ -25,11 +25,10 @@ from typing import Annotated, Any
 import attrs
 
 from lineage_quality.bounds import MAX_RUN_ID_CHARS
-from lineage_quality.producer.events import EVENT_TYPES, time_problem
+from lineage_quality.producer.events import EVENT_TYPES, run_lane, time_problem
 from lineage_quality.producer.kafka.keys import run_key
 from lineage_quality.producer.receiver.body import RejectedError, check_structure, shallow
 from lineage_quality.producer.run_verdicts import storable_ids
-from lineage_quality.rawjson import storable
 from lineage_quality.values.event import chain_run_ids
 
 
@@ -168,7 +167,7 @@ def _facts(event: Any, text: str) -> tuple[str, Facts] | None:
     facts = Facts(
         event_type=event_type or "",
         run_ids=storable_ids(chain_run_ids(*ids)),
-        lane="run:" + storable(run.runId),
+        lane=run_lane(run.runId),
         key=key,
         lists_datasets=bool(event.inputs or event.outputs),
     )
