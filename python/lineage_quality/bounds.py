@@ -74,10 +74,12 @@ class LineageBounds:
     wrote, with column lineage). Rows whose event time is older than `retention_days` (by the
     wall clock) expire; past `max_rows` rows or `max_bytes` bytes in a table its oldest rows go,
     1 % of the bound more at a time. The bounds are checked every `check_every` events a process
-    keeps (counting a table costs more than keeping an event): a table passes its bound by at
-    most that many events' rows. A dataset whose writes all expired is unknown again (`gate
-    --dataset` exits 2), never "healthy". One write keeps at most `max_marks` marks: past it the
-    marks of an upstream failure become one whole-dataset mark."""
+    keeps: a table passes its bound by at most that many events' rows. The check reads each
+    table's rows and bytes from `lq_lineage_totals`, kept by the database's triggers (schema 2,
+    lineage/schema.py), not a count of the table: its cost does not grow with the table. A
+    dataset whose writes all expired is unknown again (`gate --dataset` exits 2), never
+    "healthy". One write keeps at most `max_marks` marks: past it the marks of an upstream
+    failure become one whole-dataset mark."""
 
     max_rows: int = attrs.field(default=500_000, validator=attrs.validators.gt(0))
     max_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=attrs.validators.gt(0))

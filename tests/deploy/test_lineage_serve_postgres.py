@@ -33,7 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from marquez_server import start_postgres  # beside the e2e tests (the path above)
 from test_lineage_serve import AGG, CLEAN, NOT_NULL, RAW, Evaluator, Sink, _complete, _upstream
 
-TABLES = ("lq_lineage_writes", "lq_lineage_edges", "lq_lineage_schema", "lq_history")
+TABLES = (
+    "lq_lineage_writes", "lq_lineage_edges", "lq_lineage_schema", "lq_lineage_totals",
+    "lq_history",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")

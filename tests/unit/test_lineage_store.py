@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lineage_totals import exact, totals
 
 from lineage_quality.bounds import LineageBounds
 from lineage_quality.engine import verdict
@@ -169,6 +170,16 @@ def scenario_the_bounds_hold(where: str) -> None:
         _keep(store, _event(f"run-{i}", NOW - (100 - i) * 10, [f"/in-{i}"], f"/out-{i}"))
         writes, edges = store.counts()
         assert writes <= 20 + 10 and edges <= 20 + 2 * 10
+    assert totals(store) == exact(store)  # the check reads the totals the triggers keep
+    store.close()
+    # past `max_bytes` the oldest go as well, checked every event: never past it
+    store = open_lineage(where, LineageBounds(max_bytes=4_000, retention_days=1, check_every=1))
+    for i in range(100, 160):
+        _keep(store, _event(f"run-{i}", NOW - (160 - i) * 1000, [f"/in-{i}"], f"/out-{i}"))
+        sizes = exact(store)
+        assert totals(store) == sizes and all(b <= 4_000 for _, b in sizes.values())
+    assert all(b >= 3_500 for _, b in sizes.values())  # the bound reached: the oldest went
+    assert store.latest("file:/out-159") is not None and store.latest("file:/out-100") is None
     store.close()
 
 

@@ -9,12 +9,15 @@ shared by several producers): two tables beside `lq_history`, bounded by `Lineag
   wrote, the job, and the output's column lineage (JSON; past `MAX_COLUMNS_BYTES` left out and
   `truncated` said).
 
-Schema: `lq_lineage_schema` holds the version of these tables (1); a store written before them
-gains them when a producer opens it (nothing else changes: `lq_history` and its readers are
-untouched), and a store opened read-only without them reads as one where nothing was written.
+Schema (lineage/schema.py): `lq_lineage_schema` holds the version of these tables (2); a store
+written before them gains them when a producer opens it (nothing else changes: `lq_history` and
+its readers are untouched), one of version 1 gains `lq_lineage_totals` (each table's rows and
+bytes, kept by triggers), and a store opened read-only is never changed (one without the tables
+reads as one where nothing was written).
 Bounds, as the history's: rows older than the retention by the wall clock expire, past
-`max_rows` or `max_bytes` in a table the oldest go, a name past its bound is cut and hashed
-(history.store.key) and a time more than a day ahead of the clock is not kept.
+`max_rows` or `max_bytes` in a table the oldest go (the check reads the totals, not the table),
+a name past its bound is cut and hashed (history.store.key) and a time more than a day ahead of
+the clock is not kept.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, LineageBounds
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.database import Grouped, Statements, connect, made
 from lineage_quality.history.store import MAX_RUN_ID, key
+from lineage_quality.lineage import schema
 from lineage_quality.lineage.model import (
     Failure,
     Read,
@@ -43,7 +47,6 @@ from lineage_quality.lineage.model import (
 )
 from lineage_quality.lineage.step import Observed
 
-SCHEMA_VERSION = 1
 MAX_COLUMNS_BYTES = 256 * 1024  # an edge's column lineage kept at most (JSON bytes)
 MAX_TABLES = 16  # catalog table identities kept per write
 ROW_OVERHEAD = 64
@@ -52,39 +55,6 @@ _FUTURE_MS = MAX_FUTURE_SKEW_SECONDS * 1000
 _JSON = json.JSONEncoder(ensure_ascii=False)
 _TRUNCATED = json.dumps({"truncated": True})
 
-_TABLES = (
-    "CREATE TABLE IF NOT EXISTS lq_lineage_schema (version INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS lq_lineage_writes (
-    dataset TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    event_ms BIGINT NOT NULL,
-    version TEXT,
-    evaluated INTEGER NOT NULL,
-    state TEXT NOT NULL,
-    tables TEXT,
-    recorded_ms BIGINT NOT NULL,
-    row_bytes BIGINT NOT NULL,
-    PRIMARY KEY (dataset, run_id)
-)""",
-    "CREATE INDEX IF NOT EXISTS lq_lineage_writes_latest ON lq_lineage_writes (dataset, event_ms)",
-    "CREATE INDEX IF NOT EXISTS lq_lineage_writes_age ON lq_lineage_writes (event_ms, row_bytes)",
-    # the in-driver upstream guard asks what changed since it last looked
-    "CREATE INDEX IF NOT EXISTS lq_lineage_writes_recorded ON lq_lineage_writes (recorded_ms)",
-    """CREATE TABLE IF NOT EXISTS lq_lineage_edges (
-    run_id TEXT NOT NULL,
-    role TEXT NOT NULL,
-    dataset TEXT NOT NULL,
-    job TEXT NOT NULL,
-    version TEXT,
-    event_ms BIGINT NOT NULL,
-    columns TEXT,
-    recorded_ms BIGINT NOT NULL,
-    row_bytes BIGINT NOT NULL,
-    PRIMARY KEY (run_id, role, dataset)
-)""",
-    "CREATE INDEX IF NOT EXISTS lq_lineage_edges_dataset ON lq_lineage_edges (dataset, event_ms)",
-    "CREATE INDEX IF NOT EXISTS lq_lineage_edges_age ON lq_lineage_edges (event_ms, row_bytes)",
-)
 # A run's write kept again (the listener sends several COMPLETEs of one run): an evaluated write
 # is never replaced by a not evaluated one (its verdicts and marks stay).
 _NEWER = "excluded.evaluated = 1 OR lq_lineage_writes.evaluated = 0"
@@ -173,23 +143,13 @@ class LineageStore(Statements):
     # -- schema ---------------------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        """Create the tables a store without them lacks and note the schema version; a store
-        of a newer version than this code knows is refused (its tables may mean other things)."""
+        """Create the tables a store without them lacks, bring an older one to
+        `SCHEMA_VERSION` (schema.py); a store of a newer version than this code knows is
+        refused."""
         with self._transaction() as cur:
-            for statement in _TABLES:
-                cur.execute(statement)
-            cur.execute("SELECT MAX(version) FROM lq_lineage_schema")
-            found = cur.fetchone()[0]
-            if found is None:
-                cur.execute(
-                    self._sql("INSERT INTO lq_lineage_schema (version) VALUES (?)"),
-                    (SCHEMA_VERSION,),
-                )
-            elif int(found) > SCHEMA_VERSION:
-                raise ConfigError(
-                    f"the lineage tables are of schema {found}, newer than this version knows "
-                    f"({SCHEMA_VERSION}): upgrade lineage-quality"
-                )
+            if self.placeholder == "?" and not self._db.in_transaction:  # no writer meanwhile
+                cur.execute("BEGIN IMMEDIATE")
+            schema.migrate(cur, self.placeholder != "?", self._sql)
 
     def _has_tables(self) -> bool:
         try:
@@ -326,7 +286,7 @@ class LineageStore(Statements):
                 self._sql(f"DELETE FROM {table} WHERE event_ms < ? OR event_ms > ?"),
                 (oldest, now + _FUTURE_MS),
             )
-            cur.execute(f"SELECT COUNT(*), COALESCE(SUM(row_bytes), 0) FROM {table}")
+            cur.execute(self._sql(schema.READ), (table,))  # the triggers' totals: no walk
             count, total = (int(v) for v in cur.fetchone())
             rows, size = self.bounds.max_rows, self.bounds.max_bytes
             excess_rows = count - rows + rows // 100 if count > rows else 0
