@@ -92,11 +92,11 @@ def _together(*works: Callable[[], None]) -> None:
 
 def test_two_producers_writing_at_once_keep_the_totals_exact(url: str) -> None:
     _empty(url)
-    # One expires (past the bound and by age) while both write: two producers expiring the
-    # same oldest rows at once may deadlock on them (the rows' locks, not the totals': so
-    # before the totals too), a failure of its own, not what this test is about.
-    first = open_lineage(url, LineageBounds(max_rows=120, retention_days=1, check_every=5))
-    second = open_lineage(url, LineageBounds(max_rows=120, check_every=10**9))
+    # Both expire (past the bound and by age) while both write: two producers expiring the
+    # same oldest rows at once deadlock on them now and then (the rows' locks, not the
+    # totals'), and the transaction PostgreSQL rolls back is run again (history/database.py)
+    bounds = LineageBounds(max_rows=120, retention_days=1, check_every=5)
+    first, second = open_lineage(url, bounds), open_lineage(url, bounds)
     _together(
         lambda: totals_scenarios.run_mix(first, 1, 200, "first-"),
         lambda: totals_scenarios.run_mix(second, 2, 200, "second-"),

@@ -4,6 +4,7 @@ and a record that fails fails alone."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from pathlib import Path
@@ -64,3 +65,61 @@ def test_records_of_several_threads_share_commits_and_a_failure_fails_alone(
     with pytest.raises(ZeroDivisionError):
         grouped.run(lambda cur: 1 / 0)
     assert grouped.run(lambda cur: cur.execute("SELECT count(*) FROM t").fetchone()[0]) == 150
+
+
+class _RolledBack(Exception):
+    """What psycopg raises for a deadlock: its SQLSTATE on the exception."""
+
+    def __init__(self, sqlstate: str) -> None:
+        super().__init__(f"SQLSTATE {sqlstate}")
+        self.sqlstate = sqlstate
+
+
+class _Postgres(Statements):
+    """A store as on PostgreSQL (`%s`): each transaction's outcome recorded."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.placeholder = "%s"
+        self.outcomes: list[str] = []
+        outcomes = self.outcomes
+
+        class Connection:
+            def cursor(self) -> object:
+                return type("Cursor", (), {"close": lambda _self: None})()
+
+            def commit(self) -> None:
+                outcomes.append("commit")
+
+            def rollback(self) -> None:
+                outcomes.append("rollback")
+
+            def pipeline(self) -> Any:
+                return contextlib.nullcontext()
+
+        self._db = Connection()
+
+
+def test_a_transaction_postgresql_rolled_back_for_a_deadlock_is_run_again() -> None:
+    store = _Postgres()
+    failures = iter([_RolledBack("40P01"), _RolledBack("40001")])
+
+    def work(cur: Any) -> str:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return "kept"
+
+    assert Grouped(store).run(work) == "kept"
+    assert store.outcomes == ["rollback", "rollback", "commit"]
+
+
+def test_other_failures_and_a_deadlock_past_the_attempts_are_raised() -> None:
+    store = _Postgres()
+    with pytest.raises(_RolledBack):  # a constraint broken: not run again
+        Grouped(store).run(lambda cur: (_ for _ in ()).throw(_RolledBack("23505")))
+    assert store.outcomes == ["rollback"]
+    store.outcomes.clear()
+    with pytest.raises(_RolledBack):
+        Grouped(store).run(lambda cur: (_ for _ in ()).throw(_RolledBack("40P01")))
+    assert store.outcomes == ["rollback"] * 5

@@ -6,8 +6,10 @@ running statements on that connection under a lock (`Statements`)."""
 from __future__ import annotations
 
 import contextlib
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -137,6 +139,18 @@ class _Work:
         self.error: BaseException | None = None
 
 
+# PostgreSQL's "deadlock detected" and "could not serialize access": the database rolled the
+# transaction back whole, and running it again is the remedy it asks for (two producers
+# expiring the same oldest lineage rows at once deadlocked in ~1 run of 4 of a test).
+RETRIED_STATES = frozenset({"40P01", "40001"})
+ATTEMPTS = 5
+
+
+def retried(exc: BaseException) -> bool:
+    """Whether `exc` is a transaction the database rolled back to be run again."""
+    return getattr(exc, "sqlstate", None) in RETRIED_STATES
+
+
 class Grouped:
     """Transactions of several threads committed together on `owner`'s connection: on SQLite
     one commit -- one disk sync -- for what every thread queued while the one before ran (the
@@ -144,7 +158,8 @@ class Grouped:
     longer waits for a sync of its own behind the others). Each `run` still returns only once
     its statements are committed, and raises their error alone: when a batch fails, each of its
     works is run again in a transaction of its own. On PostgreSQL each runs in its own
-    transaction, pipelined (one round trip)."""
+    transaction, pipelined (one round trip), run again (up to `ATTEMPTS` times, after a short
+    random pause) when PostgreSQL rolled it back for a deadlock or a serialization failure."""
 
     def __init__(self, owner: Statements) -> None:
         self._owner = owner
@@ -155,8 +170,7 @@ class Grouped:
         """`work(cursor)` in a transaction committed with those queued meanwhile; its result."""
         owner = self._owner
         if owner.placeholder != "?":
-            with owner._transaction(batched=True) as cur:
-                return work(cur)
+            return self._alone(work)
         entry = _Work(work)
         with self._queue_lock:
             self._queued.append(entry)
@@ -168,6 +182,19 @@ class Grouped:
         if entry.error is not None:
             raise entry.error
         return entry.result  # type: ignore[no-any-return]
+
+    def _alone(self, work: Callable[[Any], T]) -> T:
+        """PostgreSQL: `work` in a transaction of its own, run again if rolled back to be."""
+        attempt = 1
+        while True:
+            try:
+                with self._owner._transaction(batched=True) as cur:
+                    return work(cur)
+            except Exception as exc:
+                if attempt == ATTEMPTS or not retried(exc):
+                    raise
+            time.sleep(random.uniform(0.005, 0.05) * attempt)  # the other transaction ends
+            attempt += 1
 
     def _commit(self, batch: list[_Work]) -> None:
         db = self._owner._db
