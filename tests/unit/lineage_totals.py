@@ -4,30 +4,31 @@ triggers' totals say and what the tables hold, on either backend."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from lineage_quality.lineage import schema
 from lineage_quality.lineage.store import LineageStore
 
 
-def totals(store: LineageStore) -> dict[str, tuple[int, int]]:
-    """Each table's (rows, bytes) as the totals keep them."""
+def _per_table(store: LineageStore, query: Callable[[str], str]) -> dict[str, tuple[int, int]]:
+    """Each table's (rows, bytes) as `query(table)` answers them (one row of two numbers)."""
     found = {}
     with store._reading() as cur:
         for table in schema.TABLES:
-            cur.execute(store._sql(schema.READ), (table,))
+            cur.execute(query(table))
             rows, size = cur.fetchone()
             found[table] = (int(rows), int(size))
     return found
+
+
+def totals(store: LineageStore) -> dict[str, tuple[int, int]]:
+    """Each table's (rows, bytes) as the totals keep them."""
+    return _per_table(store, lambda table: schema.READ.replace("?", f"'{table}'"))
 
 
 def exact(store: LineageStore) -> dict[str, tuple[int, int]]:
     """Each table's (rows, bytes) counted: a walk over it."""
-    found = {}
-    with store._reading() as cur:
-        for table in schema.TABLES:
-            cur.execute(f"SELECT COUNT(*), COALESCE(SUM(row_bytes), 0) FROM {table}")
-            rows, size = cur.fetchone()
-            found[table] = (int(rows), int(size))
-    return found
+    return _per_table(store, lambda t: f"SELECT COUNT(*), COALESCE(SUM(row_bytes), 0) FROM {t}")
 
 
 def version(store: LineageStore) -> int:
