@@ -134,3 +134,56 @@ def test_metric_states_are_shared_through_postgresql(url: str) -> None:
     assert first.get("file:/orders", f"v{state_store.PER_DATASET + 1}") is not None
     one.close()
     other.close()
+
+
+def _totals_and_exact(url: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    with psycopg.connect(url) as db:
+        kept = db.execute(
+            "SELECT COALESCE(SUM(row_count), 0), COALESCE(SUM(byte_count), 0) "
+            "FROM lq_history_totals WHERE tbl = 'lq_history'"
+        ).fetchone()
+        counted = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(row_bytes), 0) FROM lq_history"
+        ).fetchone()
+    assert kept is not None and counted is not None
+    return (int(kept[0]), int(kept[1])), (int(counted[0]), int(counted[1]))
+
+
+def test_the_totals_stay_exact_with_two_producers_expiring_at_once(url: str) -> None:
+    """The bound check reads totals kept by triggers (history/totals.py): counted once for a
+    store written before them, then exact while two producers append and expire the same oldest
+    rows at once (a transaction PostgreSQL rolls back for a deadlock is run again)."""
+    import threading
+
+    open_history(url).close()
+    with psycopg.connect(url) as db:  # as a version before the totals left the store
+        db.execute("DROP TRIGGER lq_history_count ON lq_history")
+        db.execute("DROP TABLE lq_history_totals")
+    stores = [open_history(url, HistoryBounds(max_points=200)) for _ in range(2)]
+    kept, counted = _totals_and_exact(url)
+    assert kept == counted and counted[0] > 0  # the earlier tests' rows, counted on open
+    failed: list[BaseException] = []
+
+    def write(k: int) -> None:
+        try:
+            for i in range(60):
+                stores[k].append(
+                    [
+                        Measured(f"file:/t{k}", f"r{j}", f"t{k}-{i}", "rowCount", i, "PASSED",
+                                 RECENT + i * 1000 + j)
+                        for j in range(5)
+                    ]
+                )  # fmt: skip
+        except BaseException as exc:  # reported by the test
+            failed.append(exc)
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failed, failed
+    kept, counted = _totals_and_exact(url)
+    assert kept == counted and counted[0] <= 200
+    for store in stores:
+        store.close()

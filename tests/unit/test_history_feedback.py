@@ -13,7 +13,7 @@ import pytest
 
 from lineage_quality.cli import main
 from lineage_quality.history import Action, Feedback, Measured, open_history
-from lineage_quality.history import store as store_module
+from lineage_quality.history import feedback_records as store_module
 from lineage_quality.history.judge import judge_and_record
 from lineage_quality.kinds import RuleKind
 from lineage_quality.results import RuleResult, Status

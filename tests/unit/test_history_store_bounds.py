@@ -19,7 +19,7 @@ from lineage_quality.history import HistoryBounds, Measured, open_history
 
 DAY = 86_400_000
 RECENT = (int(time.time() * 1000) // DAY - 10) * DAY
-MAX_NAME = 512  # store.MAX_NAME: a longer name is cut and ends in a hash
+MAX_NAME = 512  # names.MAX_NAME: a longer name is cut and ends in a hash
 ROW_OVERHEAD = 64  # store.ROW_OVERHEAD: what a row counts beyond its texts
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from lineage_quality.engine.states import States
 from lineage_quality.history.database import Statements
-from lineage_quality.history.store import SqlHistory, key
+from lineage_quality.history.names import key
+from lineage_quality.history.store import SqlHistory
 
 PER_DATASET = 4  # an append merges into the version just before it: a few are enough
 MAX_ROWS = 100_000

@@ -22,9 +22,7 @@ the masked text its readers (view, `history`, chart) show instead of the value a
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -36,10 +34,17 @@ import attrs
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS
 from lineage_quality.errors import ConfigError, HistoryUnreadable
 from lineage_quality.history import samples as history_samples
-from lineage_quality.history.database import Statements, connect, first_line, made
-from lineage_quality.history.feedback import Action, Feedback
+from lineage_quality.history.database import Grouped, connect, first_line, made
+from lineage_quality.history.feedback_records import (
+    FEEDBACK_INDEX,
+    FEEDBACK_NEEDED,
+    FEEDBACK_TABLE,
+    FeedbackRecords,
+)
+from lineage_quality.history.names import MAX_RUN_ID, cut, key
 from lineage_quality.history.points import Point
 from lineage_quality.history.rows import Row, unreadable
+from lineage_quality.history.totals import Totals
 from lineage_quality.results import NON_FINITE
 from lineage_quality.samples import Samples
 
@@ -85,41 +90,21 @@ _EXPIRE_OLDEST = (
     "SUM(row_bytes) OVER (ORDER BY event_ms ROWS UNBOUNDED PRECEDING) - row_bytes AS bytes_before "
     "FROM lq_history) AS oldest WHERE n <= ? OR bytes_before < ?)"
 )
-_FEEDBACK_TABLE = """CREATE TABLE IF NOT EXISTS lq_history_feedback (
-    dataset TEXT NOT NULL,
-    rule_id TEXT NOT NULL,
-    action TEXT NOT NULL,
-    run_id TEXT,
-    since_ms BIGINT,
-    by_whom TEXT NOT NULL,
-    why TEXT NOT NULL,
-    at_ms BIGINT NOT NULL
-)"""
-_FEEDBACK_INDEX = (
-    "CREATE INDEX IF NOT EXISTS lq_history_feedback_rule "
-    "ON lq_history_feedback (dataset, rule_id, at_ms)"
-)
-_FEEDBACK_COLUMNS = "dataset, rule_id, action, run_id, since_ms, by_whom, why, at_ms"
-MAX_FEEDBACK = 100_000  # feedback rows kept at most (the oldest go)
-MAX_WHY = 1000  # characters of a feedback's why (and 128 of its who)
 # The columns the readers select (the viewer reads a store of any version: `nonfinite`,
 # `row_bytes` and `shown` came later); a writer needs every one of its table's columns.
 _READ = {"dataset", "rule_id", "run_id", "metric", "value", "status", "event_ms"}
 _READ |= {"lower_bound", "upper_bound"}
 _WRITTEN = {c.strip() for c in _COLUMNS.split(",")}
-_FEEDBACK_NEEDED = {c.strip() for c in _FEEDBACK_COLUMNS.split(",")}
 _SERIES_COLUMNS = (
     "run_id", "event_ms", "value", "nonfinite", "status", "lower_bound", "upper_bound", "shown",
 )  # fmt: skip
 
-MAX_NAME = 512  # a dataset name or rule id longer than this is cut and ends in a hash
-MAX_RUN_ID = 128  # the receiver refuses run ids over 64 characters; in-driver ones are UUIDs
 ROW_OVERHEAD = 64  # bytes a row counts beyond its texts: its numbers, and some
+# The table's rows and bytes, kept by triggers: the bound check reads them, not the table
+TOTALS = Totals("lq_history_totals", "lq_history_count", ("lq_history",))
 MAX_FUTURE_MS = MAX_FUTURE_SKEW_SECONDS * 1000  # as the receiver's bound on event times
 _FROM_NAME = {name: float(name) for name in NON_FINITE.values()}
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL (PostgreSQL refuses it), lone surrogates
 MIB = 1024 * 1024
-_ACTIONS = frozenset(a.value for a in Action)
 
 
 @attrs.frozen
@@ -150,22 +135,7 @@ class Measured:
     shown: str | None = None  # a masked column's value as its readers show it (masked_values.py)
 
 
-def key(text: str, limit: int = MAX_NAME) -> str:
-    """`text` as the store keeps it: NUL and lone surrogates escaped (`\\x00`, `\\ud800`), and
-    past `limit` characters cut, ending in `#` and 16 hex digits of the whole text's SHA-256."""
-    if _UNSTORABLE.search(text):
-        text = _UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    if len(text) <= limit:
-        return text
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    return f"{text[: limit - 17]}#{digest}"
-
-
-def _cut(text: str | None, limit: int) -> str | None:
-    return None if text is None else key(text, 2**62)[:limit]
-
-
-class SqlHistory(Statements):
+class SqlHistory(FeedbackRecords):
     """The store over a DB-API connection (SQLite here); `?` placeholders, PostgreSQL's `%s`
     substituted. `read_only`: the store is only read (the `history` viewer): nothing is created,
     migrated or expired, and a database without the history's table is refused."""
@@ -185,6 +155,9 @@ class SqlHistory(Statements):
         self.read_only = read_only
         self.where = where  # named in every error a read raises (a URL's password masked)
         self._lock = threading.Lock()
+        # appends: grouped commits on SQLite; on PostgreSQL run again when rolled back for a
+        # deadlock (two producers expiring the same oldest rows)
+        self._grouped = Grouped(self)
         if not read_only:
             with self._transaction() as cur:
                 cur.execute(_TABLE.format(name="lq_history"))
@@ -195,8 +168,9 @@ class SqlHistory(Statements):
             with self._transaction() as cur:
                 for statement in _INDEXES:
                     cur.execute(statement)
-                cur.execute(_FEEDBACK_TABLE)
-                cur.execute(_FEEDBACK_INDEX)
+                cur.execute(FEEDBACK_TABLE)
+                cur.execute(FEEDBACK_INDEX)
+            TOTALS.keep(self)  # made once for a store written before them
         try:
             columns = self._columns()
         except Exception as exc:  # each DB-API module has its own classes: any is "cannot"
@@ -209,7 +183,7 @@ class SqlHistory(Statements):
                 + ")"
             )
         if self._has_feedback_table():
-            missing = _FEEDBACK_NEEDED - self._columns("lq_history_feedback")
+            missing = FEEDBACK_NEEDED - self._columns("lq_history_feedback")
             if missing:
                 raise ConfigError(
                     "not a history store: its lq_history_feedback table is another table (no "
@@ -296,9 +270,12 @@ class SqlHistory(Statements):
         params = [_params(r, now) for r in rows if self.why_not_kept(r.event_ms, now) is None]
         if not params:
             return 0
-        with self._transaction() as cur:
+
+        def work(cur: Any) -> None:
             cur.executemany(self._sql(_UPSERT), params)
             self._expire(cur, now)
+
+        self._grouped.run(work)
         return len(params)
 
     def _expire(self, cur: Any, now: int) -> None:
@@ -307,7 +284,7 @@ class SqlHistory(Statements):
             self._sql("DELETE FROM lq_history WHERE event_ms < ? OR event_ms > ?"),
             (oldest_kept, now + MAX_FUTURE_MS),  # the latter: written before times were bounded
         )
-        cur.execute("SELECT COUNT(*), COALESCE(SUM(row_bytes), 0) FROM lq_history")
+        cur.execute(self._sql(TOTALS.read), ("lq_history",))  # the triggers' totals: no walk
         count, total = (int(v) for v in cur.fetchone())
         rows, size = self.bounds.max_points, self.bounds.max_bytes
         excess_rows = count - rows + rows // 100 if count > rows else 0
@@ -366,85 +343,6 @@ class SqlHistory(Statements):
             row.optional_real("upper_bound"),
             row.optional_text("shown"),
         )
-
-    def record(self, feedback: Feedback) -> None:
-        """Keep one feedback record (accept, undo, rebaseline); the oldest past the bounds go."""
-        if self.read_only:
-            raise ConfigError("this history store was opened read-only")
-        row = (
-            key(feedback.dataset),
-            key(feedback.rule_id),
-            feedback.action.value,
-            None if feedback.run_id is None else key(feedback.run_id, MAX_RUN_ID),
-            feedback.since_ms,
-            _cut(feedback.by, 128) or "",
-            _cut(feedback.why, MAX_WHY) or "",
-            feedback.at_ms,
-        )
-        now = int(time.time() * 1000)
-        with self._transaction() as cur:
-            cur.execute(
-                self._sql(
-                    f"INSERT INTO lq_history_feedback ({_FEEDBACK_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                ),
-                row,
-            )
-            oldest_kept = now - int(self.bounds.retention_days * 86_400_000)
-            cur.execute(
-                self._sql("DELETE FROM lq_history_feedback WHERE at_ms < ?"), (oldest_kept,)
-            )
-            cur.execute("SELECT COUNT(*) FROM lq_history_feedback")
-            excess = int(cur.fetchone()[0]) - MAX_FEEDBACK
-            if excess > 0:
-                cur.execute(
-                    self._sql(
-                        "DELETE FROM lq_history_feedback WHERE at_ms <= (SELECT MAX(at_ms) FROM "
-                        "(SELECT at_ms FROM lq_history_feedback ORDER BY at_ms LIMIT ?) AS o)"
-                    ),
-                    (excess,),
-                )
-
-    def feedback(self, dataset: str, rule_id: str | None = None) -> list[Feedback]:
-        """The feedback records of the dataset's rule (every rule: None), oldest first; none
-        from a store written before feedback was kept."""
-        where, args = "dataset = ?", [key(dataset)]
-        if rule_id is not None:
-            where += " AND rule_id = ?"
-            args.append(key(rule_id))
-        if self.read_only and not self._has_feedback_table():
-            return []  # an older store, opened by the viewer: nothing was said
-        query = f"SELECT {_FEEDBACK_COLUMNS} FROM lq_history_feedback WHERE {where} ORDER BY at_ms"
-        columns = [c.strip() for c in _FEEDBACK_COLUMNS.split(",")]
-        records = []
-        for values in self._read("lq_history_feedback", query, args):
-            row = Row.of(
-                self.where, "lq_history_feedback", columns, values, ("dataset", "rule_id", "run_id")
-            )
-            action = row.text("action")
-            if action not in _ACTIONS:
-                continue  # a kind of record a later version may add
-            records.append(
-                Feedback(
-                    dataset=row.text("dataset"),
-                    rule_id=row.text("rule_id"),
-                    action=Action(action),
-                    run_id=row.optional_text("run_id"),
-                    since_ms=row.optional_whole("since_ms"),
-                    by=row.text("by_whom"),
-                    why=row.text("why"),
-                    at_ms=row.whole("at_ms"),
-                )
-            )
-        return records
-
-    def _has_feedback_table(self) -> bool:
-        try:
-            with self._transaction() as cur:
-                cur.execute("SELECT * FROM lq_history_feedback LIMIT 0")
-        except Exception:
-            return False
-        return True
 
     def rules(self, dataset: str) -> list[tuple[str, str, int]]:
         """(rule id, metric, points) of every rule kept for the dataset."""
@@ -565,11 +463,11 @@ def _params(r: Measured, now: int) -> tuple[Any, ...]:
         key(r.dataset),
         key(r.rule_id),
         key(r.run_id, MAX_RUN_ID),
-        _cut(r.metric, 64) or "",
-        _cut(r.status, 16) or "",
+        cut(r.metric, 64) or "",
+        cut(r.status, 16) or "",
     )
-    version = _cut(r.version, 256)
-    shown = _cut(r.shown, 64)
+    version = cut(r.version, 256)
+    shown = cut(r.shown, 64)
     optional = (version or "", marker or "", shown or "")
     size = ROW_OVERHEAD + sum(len(t.encode("utf-8")) for t in (*texts, *optional))
     return (

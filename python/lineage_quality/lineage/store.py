@@ -16,7 +16,7 @@ bytes, kept by triggers), and a store opened read-only is never changed (one wit
 reads as one where nothing was written).
 Bounds, as the history's: rows older than the retention by the wall clock expire, past
 `max_rows` or `max_bytes` in a table the oldest go (the check reads the totals, not the table),
-a name past its bound is cut and hashed (history.store.key) and a time more than a day ahead of
+a name past its bound is cut and hashed (history.names.key) and a time more than a day ahead of
 the clock is not kept.
 """
 
@@ -34,7 +34,7 @@ import attrs
 from lineage_quality.bounds import MAX_FUTURE_SKEW_SECONDS, LineageBounds
 from lineage_quality.errors import ConfigError
 from lineage_quality.history.database import Grouped, Statements, connect, made
-from lineage_quality.history.store import MAX_RUN_ID, key
+from lineage_quality.history.names import MAX_RUN_ID, key
 from lineage_quality.lineage import schema
 from lineage_quality.lineage.model import (
     Failure,
