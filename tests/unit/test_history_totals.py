@@ -36,6 +36,13 @@ def exact(store: SqlHistory) -> tuple[int, int]:
     return int(rows), int(size)
 
 
+def _written(where: Path, runs: int) -> None:
+    """A store at `where` holding `runs` points, closed."""
+    store = open_history(where)
+    store.append([_row(f"run-{i}") for i in range(runs)])
+    store.close()
+
+
 def test_the_totals_follow_inserts_upserts_and_expiry(tmp_path: Path) -> None:
     store = open_history(tmp_path / "h.db", HistoryBounds(max_points=50, retention_days=30))
     assert totals(store) == exact(store) == (0, 0)
@@ -70,9 +77,7 @@ def test_the_bound_check_reads_the_totals_not_the_table(tmp_path: Path) -> None:
 
 def test_a_store_written_before_the_totals_is_counted_once_on_open(tmp_path: Path) -> None:
     where = tmp_path / "h.db"
-    store = open_history(where)
-    store.append([_row(f"run-{i}") for i in range(7)])
-    store.close()
+    _written(where, 7)
     with sqlite3.connect(where) as raw:  # as an older version left it: no totals, no triggers
         for (name,) in raw.execute(
             "SELECT name FROM sqlite_master WHERE type = 'trigger'"
@@ -94,9 +99,7 @@ def test_a_store_written_before_the_totals_is_counted_once_on_open(tmp_path: Pat
 
 def test_a_table_dropped_and_made_again_is_counted_again(tmp_path: Path) -> None:
     where = tmp_path / "h.db"
-    store = open_history(where)
-    store.append([_row(f"run-{i}") for i in range(5)])
-    store.close()
+    _written(where, 5)
     with sqlite3.connect(where) as raw:  # its triggers go with it; the totals stay behind
         raw.execute("DROP TABLE lq_history")
     raw.close()
