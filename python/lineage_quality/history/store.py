@@ -170,7 +170,6 @@ class SqlHistory(FeedbackRecords):
                     cur.execute(statement)
                 cur.execute(FEEDBACK_TABLE)
                 cur.execute(FEEDBACK_INDEX)
-            TOTALS.keep(self)  # made once for a store written before them
         try:
             columns = self._columns()
         except Exception as exc:  # each DB-API module has its own classes: any is "cannot"
@@ -189,6 +188,8 @@ class SqlHistory(FeedbackRecords):
                     "not a history store: its lq_history_feedback table is another table (no "
                     "column " + ", ".join(sorted(missing)) + ")"
                 )
+        if not read_only:  # a table found to be the history's: made once for a store before them
+            TOTALS.keep(self)
         self._marker = "nonfinite" if "nonfinite" in columns else "NULL"
         self._shown = "shown" if "shown" in columns else "NULL"  # an older store: none masked
 
