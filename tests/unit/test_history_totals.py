@@ -64,14 +64,18 @@ def test_the_totals_follow_inserts_upserts_and_expiry(tmp_path: Path) -> None:
     store.close()
 
 
-def test_the_bound_check_reads_the_totals_not_the_table(tmp_path: Path) -> None:
+def test_the_bound_check_reads_the_totals_and_counts_only_past_a_bound(tmp_path: Path) -> None:
     store = open_history(tmp_path / "h.db", HistoryBounds(max_points=1000))
     store.append([_row(f"run-{i}", NOW - DAY + i) for i in range(10)])
-    with store._transaction() as cur:  # the totals say the store is full
+    with store._transaction() as cur:  # totals gone stale, as a TRUNCATE leaves them
         cur.execute(f"UPDATE {TOTALS.name} SET row_count = 5000")
     store.append([_row("one-more")])
-    # 10 + 1 rows held, but the totals said 5,001: the check expired the oldest as told
-    assert exact(store)[0] == 0
+    # past the bound by the totals: the table counted, nothing expired, the totals set right
+    assert totals(store) == exact(store) and exact(store)[0] == 11
+    with store._transaction() as cur:  # below the bound, the totals are what the check reads
+        cur.execute(f"UPDATE {TOTALS.name} SET row_count = 500")
+    store.append([_row("and-one-more")])
+    assert totals(store) == (501, exact(store)[1])
     store.close()
 
 

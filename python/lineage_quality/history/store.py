@@ -285,9 +285,8 @@ class SqlHistory(FeedbackRecords):
             self._sql("DELETE FROM lq_history WHERE event_ms < ? OR event_ms > ?"),
             (oldest_kept, now + MAX_FUTURE_MS),  # the latter: written before times were bounded
         )
-        cur.execute(self._sql(TOTALS.read), ("lq_history",))  # the triggers' totals: no walk
-        count, total = (int(v) for v in cur.fetchone())
         rows, size = self.bounds.max_points, self.bounds.max_bytes
+        count, total = TOTALS.size(cur, "lq_history", self._sql, rows, size)  # no walk
         excess_rows = count - rows + rows // 100 if count > rows else 0
         excess_bytes = total - size + size // 100 if total > size else 0
         if excess_rows or excess_bytes:

@@ -11,6 +11,7 @@ its lock. SQLite has one writer at a time: shard 0. Used by the lineage tables
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -104,6 +105,41 @@ class Totals:
                     f"BEGIN {change}; END"
                 )
         return ddl
+
+    def size(
+        self, cur: Any, table: str, sql: Callable[[str], str], rows: int, size: int
+    ) -> tuple[int, int]:
+        """`table`'s (rows, bytes) for a bound check of `rows` and `size`: the totals, but where
+        they pass a bound, a count of the table, the totals corrected by the difference. Totals
+        gone stale -- a TRUNCATE, or triggers switched off on PostgreSQL, fire no row trigger --
+        must never expire rows that do not pass the bound: left high, every check would expire
+        the newest rows too. The count runs once per excess (the oldest 1 % of the bound then
+        go), not per check."""
+        cur.execute(sql(self.read), (table,))
+        found, total = (int(v) for v in cur.fetchone())
+        if found <= rows and total <= size:
+            return found, total
+        postgres = sql("?") != "?"
+        shard = f"mod(pg_backend_pid(), {SHARDS})" if postgres else "0"
+        # One statement, one snapshot: the table and the totals as the same transactions left
+        # them (this one's own writes in both, others' uncommitted in neither), so the difference
+        # is the drift alone, added to this session's shard: no lock, no other shard touched.
+        cur.execute(
+            sql(
+                f"INSERT INTO {self.name} (tbl, shard, row_count, byte_count) "
+                f"SELECT ?, {shard}, c.n - COALESCE(k.n, 0), c.b - COALESCE(k.b, 0) FROM "
+                f"(SELECT COUNT(*) AS n, COALESCE(SUM(row_bytes), 0) AS b FROM {table}) AS c, "
+                f"(SELECT SUM(row_count) AS n, SUM(byte_count) AS b FROM {self.name} "
+                "WHERE tbl = ?) AS k WHERE TRUE "
+                f"ON CONFLICT (tbl, shard) DO UPDATE SET "
+                f"row_count = {self.name}.row_count + excluded.row_count, "
+                f"byte_count = {self.name}.byte_count + excluded.byte_count"
+            ),
+            (table, table),
+        )
+        cur.execute(sql(self.read), (table,))
+        found, total = (int(v) for v in cur.fetchone())
+        return found, total
 
     def recount(self, cur: Any) -> None:
         """The totals from one count of each table: the caller keeps every other writer out

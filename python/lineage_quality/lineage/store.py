@@ -286,9 +286,8 @@ class LineageStore(Statements):
                 self._sql(f"DELETE FROM {table} WHERE event_ms < ? OR event_ms > ?"),
                 (oldest, now + _FUTURE_MS),
             )
-            cur.execute(self._sql(schema.READ), (table,))  # the triggers' totals: no walk
-            count, total = (int(v) for v in cur.fetchone())
             rows, size = self.bounds.max_rows, self.bounds.max_bytes
+            count, total = schema.TOTALS.size(cur, table, self._sql, rows, size)  # no walk
             excess_rows = count - rows + rows // 100 if count > rows else 0
             excess_bytes = total - size + size // 100 if total > size else 0
             if excess_rows or excess_bytes:
