@@ -25,6 +25,7 @@ from lineage_quality.rules import Operator, Rule, Threshold
 pytestmark = pytest.mark.spark
 
 SLOT_MIX = 0xFF51AFD7ED558CCD  # HashCounts' table multiplier, to craft hashes that share slots
+BUCKET_MIX = 0xC2B2AE3D27D4EB4F  # HashCounts' bucket multiplier, to put them in one bucket
 U64 = 1 << 64
 
 
@@ -117,6 +118,28 @@ def test_hashes_crafted_to_share_table_slots_are_still_counted_exactly(spark: An
     counted = _counted(spark, *args)
     assert counted == _expected(*args)
     assert counted[1] == [4_000] and len(counted[3]) == 1_000
+
+
+def test_a_bucket_given_up_leaves_the_next_buckets_counted_exactly(spark: Any) -> None:
+    """One bucket of crafted hashes that share a table slot (given up on, sorted) among buckets
+    of random hashes counted in the same table after it: every count as in Python."""
+    inverse = pow(SLOT_MIX, -1, U64)
+    total = 8_192  # 32 buckets of about 256 (HashCounts.count)
+    shift = 64 - 5
+
+    def bucket(k: int) -> int:
+        return ((k * BUCKET_MIX) % U64) >> shift
+
+    crafted = [k for j in range(1, 60_000) if bucket(k := (inverse * (j << 20)) % U64) == 0]
+    crafted = crafted[:600]
+    rng = random.Random(11)
+    others = [rng.getrandbits(64) for _ in range(total - len(crafted) - 400)]
+    keys = crafted + others + crafted[:200] + others[:200]  # repeated in both kinds of bucket
+    rng.shuffle(keys)
+    args = (keys, 0, 1, 1_000_000)
+    counted = _counted(spark, *args)
+    assert counted == _expected(*args)
+    assert counted[1] == [len(crafted) + len(others)] and len(counted[3]) == 400
 
 
 def _rules() -> list[Rule]:

@@ -33,6 +33,10 @@ public final class HashCounts {
   private int found;
   private long[] table = new long[0];
   private int[] times = new int[0]; // 0: an empty slot
+  // the slots a bucket filled, in the order it filled them: read back instead of sweeping the
+  // whole table (2-4 slots per hash), which took ~45 % of the counting
+  // (bench/profile_hash_counts.py: 9-11 ms -> 5-6 ms for 625,000 hashes)
+  private int[] filled = new int[0];
 
   private HashCounts(int bits, long listed, int limit) {
     this.bits = bits;
@@ -92,30 +96,43 @@ public final class HashCounts {
       table = new long[capacity];
       times = new int[capacity];
     }
+    if (filled.length < size) {
+      filled = new int[Math.max(size, 2 * filled.length)];
+    }
     final int mask = capacity - 1;
     final int tableShift = 64 - Integer.numberOfTrailingZeros(capacity);
     long probes = 0;
     final long maxProbes = (long) MAX_PROBES_PER_HASH * size;
+    int used = 0;
     for (int i = from; i < to; i++) {
       long k = keys[i];
       int slot = (int) ((k * SLOT_MIX) >>> tableShift);
       while (times[slot] != 0 && table[slot] != k) {
         slot = (slot + 1) & mask;
         if (++probes > maxProbes) {
-          Arrays.fill(times, 0, capacity, 0);
+          clear(used);
           return false;
         }
       }
-      table[slot] = k;
+      if (times[slot] == 0) {
+        table[slot] = k;
+        filled[used++] = slot;
+      }
       times[slot]++;
     }
-    for (int slot = 0; slot < capacity; slot++) {
-      if (times[slot] != 0) {
-        add(table[slot], times[slot]);
-        times[slot] = 0;
-      }
+    for (int j = 0; j < used; j++) {
+      int slot = filled[j];
+      add(table[slot], times[slot]);
+      times[slot] = 0;
     }
     return true;
+  }
+
+  /** The table empty again, given up on: only the `used` slots the bucket filled are reset. */
+  private void clear(int used) {
+    for (int j = 0; j < used; j++) {
+      times[filled[j]] = 0;
+    }
   }
 
   private void sorted(long[] keys, int from, int to) {
