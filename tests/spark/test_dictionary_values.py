@@ -378,3 +378,40 @@ def test_the_size_from_which_they_pay_is_shared_by_the_columns_answered(
     assert dictionary_counts(df, [*one, code], ["status", "code"], 0.0) == DictionaryCounts(
         ROWS, {1: expected["status_listed"][1]}
     )
+
+
+def test_the_predicates_answers_are_read_off_the_optimized_plan_as_collected(spark: Any) -> None:
+    """`DictionaryValues.answers`: the rows Spark's optimizer folded the predicates into, the
+    same as collecting them (true, false and null answers, in the values' order)."""
+    from pyspark.sql import functions as F
+
+    # a local relation, as the helper's frame of distinct values is
+    frame = spark.sql("SELECT * FROM VALUES ('a'), ('bb'), ('ccc'), ('') AS t(v)")
+    selected = frame.select(
+        F.col("v").isin("a", "ccc").alias("t0"),
+        F.when(F.length("v") > 1, F.lit(True)).alias("t1"),  # null where not longer than 1
+        F.col("v").rlike("^b+$").alias("t2"),
+    )
+    helper = spark._jvm.lineagequality.DictionaryValues
+    encoded = helper.answers(selected._jdf)
+    expected = [[value is True for value in row] for row in selected.collect()]
+    assert encoded == "1n0" + "011" + "110" + "0n0"
+    assert dictionary_values._answers(helper, selected) == expected
+
+
+def test_without_the_optimizers_folding_the_predicates_are_collected(
+    spark: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With Spark's ConvertToLocalRelation switched off, the plan is a projection still: the
+    helper declines and the answers are collected, the counts the same."""
+    rule = "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation"
+    helper = spark._jvm.lineagequality.DictionaryValues
+    frame = spark.sql("SELECT * FROM VALUES ('a') AS t(v)")
+    spark.conf.set("spark.sql.optimizer.excludedRules", rule)
+    try:
+        assert helper.answers(frame.select((frame.v == "a").alias("t0"))._jdf) is None
+        fast, slow, scanned = _both_ways(spark.read.parquet(str(folder)), monkeypatch)
+    finally:
+        spark.conf.unset("spark.sql.optimizer.excludedRules")
+    assert scanned[0] == {"id"}
+    assert fast == slow == _expected(_rows(ROWS))

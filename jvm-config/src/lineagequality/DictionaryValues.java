@@ -19,6 +19,9 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.util.SerializableConfiguration;
@@ -206,6 +209,38 @@ public final class DictionaryValues {
    * "column:value,value,..." where column is the metric's served column (its position in
    * `layout`) and the values are the indices of that column's values that fail the metric.
    */
+  /**
+   * The rules' predicates on the distinct values (`selected`: their projection of {@link
+   * Found#frame}) as Spark's optimizer has already evaluated them: it folds a projection of a
+   * local relation into a local relation of its results (ConvertToLocalRelation), the rows a
+   * `collect` then returns, so they are read here without planning and running the query or
+   * sending the rows to Python (~4 ms of the ~20 the dictionaries take at 1M rows). Per row, its values
+   * in order, one character each: '1' true, '0' false, 'n' null. Null where the optimized plan is
+   * anything else (the rule switched off, a predicate it cannot evaluate): the caller collects.
+   */
+  public static String answers(Dataset<Row> selected) {
+    final LogicalPlan plan = selected.queryExecution().optimizedPlan();
+    if (!(plan instanceof LocalRelation)) {
+      return null;
+    }
+    final LocalRelation local = (LocalRelation) plan;
+    final int width = local.output().size();
+    for (int k = 0; k < width; k++) {
+      if (!DataTypes.BooleanType.equals(local.output().apply(k).dataType())) {
+        return null;
+      }
+    }
+    final StringBuilder out = new StringBuilder();
+    final scala.collection.Iterator<InternalRow> rows = local.data().iterator();
+    while (rows.hasNext()) {
+      final InternalRow row = rows.next();
+      for (int k = 0; k < width; k++) {
+        out.append(row.isNullAt(k) ? 'n' : row.getBoolean(k) ? '1' : '0');
+      }
+    }
+    return out.toString();
+  }
+
   public static String count(Dataset<Row> df, Found found, String tests) throws Exception {
     final String[] items = tests.isEmpty() ? new String[0] : tests.split("/", -1);
     final int metrics = items.length;

@@ -98,6 +98,18 @@ def _condition(metric: Metric, now: float) -> Expr:
     return condition
 
 
+def _answers(helper: Any, selected: DataFrame) -> list[list[bool]]:
+    """Per distinct value, whether each predicate of `selected` is true of it (a null answer is
+    not true). Read off the plan Spark's optimizer made of it (`DictionaryValues.answers`: the
+    same rows a `collect` returns, without running the query), else collected."""
+    width = len(selected.columns)
+    encoded = helper.answers(selected._jdf)
+    if encoded is None:
+        return [[value is True for value in row] for row in selected.collect()]
+    text = str(encoded)
+    return [[c == "1" for c in text[at : at + width]] for at in range(0, len(text), width)]
+
+
 def _counts(
     helper: Any, df: DataFrame, metrics: Sequence[Metric], columns: Sequence[str], now: float
 ) -> DictionaryCounts | None:
@@ -117,13 +129,13 @@ def _counts(
     # each test's own predicate, as the scan counts it, on each distinct value (a local
     # relation: evaluated on the driver, no job)
     predicates = [column(_condition(metrics[i], now)).alias(f"t{k}") for k, i in enumerate(tests)]
-    answers = frame.select(*predicates).collect() if tests else []
+    fails = _answers(helper, frame.select(*predicates)) if tests else []
     owners: list[int] = []
     items: list[str] = []
     for k, i in enumerate(tests):
         j = served.index(metrics[i].column or "")
         owners.append(j)
-        failing = [v for v in range(sizes[j]) if answers[starts[j] + v][k] is True]
+        failing = [v for v in range(sizes[j]) if fails[starts[j] + v][k]]
         items.append(f"{j}:{','.join(map(str, failing))}")
     # plain strings both ways: a py4j list costs a round trip per element
     counted = helper.count(df._jdf, found, "/".join(items))
