@@ -396,7 +396,7 @@ def test_the_predicates_answers_are_read_off_the_optimized_plan_as_collected(spa
     encoded = helper.answers(selected._jdf)
     expected = [[value is True for value in row] for row in selected.collect()]
     assert encoded == "1n0" + "011" + "110" + "0n0"
-    assert dictionary_values._answers(helper, selected) == expected
+    assert dictionary_values._answers(helper, selected, 3) == expected
 
 
 def test_without_the_optimizers_folding_the_predicates_are_collected(

@@ -203,20 +203,14 @@ public final class DictionaryValues {
   }
 
   /**
-   * "rows,failing rows of each metric...,nulls of each served column..." of the files `found` read,
-   * or null when they no longer answer as they did (a file replaced since: a value or an
-   * encoding `distinct` did not see). `tests` holds one item per metric, separated by "/":
-   * "column:value,value,..." where column is the metric's served column (its position in
-   * `layout`) and the values are the indices of that column's values that fail the metric.
-   */
-  /**
    * The rules' predicates on the distinct values (`selected`: their projection of {@link
    * Found#frame}) as Spark's optimizer has already evaluated them: it folds a projection of a
    * local relation into a local relation of its results (ConvertToLocalRelation), the rows a
    * `collect` then returns, so they are read here without planning and running the query or
-   * sending the rows to Python (~4 ms of the ~20 the dictionaries take at 1M rows). Per row, its values
-   * in order, one character each: '1' true, '0' false, 'n' null. Null where the optimized plan is
-   * anything else (the rule switched off, a predicate it cannot evaluate): the caller collects.
+   * sending the rows to Python (~4 ms of the ~20 the dictionaries take at 1M rows). Per row,
+   * its values in order, one character each: '1' true, '0' false, 'n' null. Null where the
+   * optimized plan is anything else (the rule switched off, a predicate it cannot evaluate): the
+   * caller collects.
    */
   public static String answers(Dataset<Row> selected) {
     final LogicalPlan plan = selected.queryExecution().optimizedPlan();
@@ -241,6 +235,13 @@ public final class DictionaryValues {
     return out.toString();
   }
 
+  /**
+   * "rows,failing rows of each metric...,nulls of each served column..." of the files `found` read,
+   * or null when they no longer answer as they did (a file replaced since: a value or an
+   * encoding `distinct` did not see). `tests` holds one item per metric, separated by "/":
+   * "column:value,value,..." where column is the metric's served column (its position in
+   * `layout`) and the values are the indices of that column's values that fail the metric.
+   */
   public static String count(Dataset<Row> df, Found found, String tests) throws Exception {
     final String[] items = tests.isEmpty() ? new String[0] : tests.split("/", -1);
     final int metrics = items.length;

@@ -98,11 +98,11 @@ def _condition(metric: Metric, now: float) -> Expr:
     return condition
 
 
-def _answers(helper: Any, selected: DataFrame) -> list[list[bool]]:
-    """Per distinct value, whether each predicate of `selected` is true of it (a null answer is
-    not true). Read off the plan Spark's optimizer made of it (`DictionaryValues.answers`: the
-    same rows a `collect` returns, without running the query), else collected."""
-    width = len(selected.columns)
+def _answers(helper: Any, selected: DataFrame, width: int) -> list[list[bool]]:
+    """Per distinct value, whether each of the `width` predicates of `selected` is true of it (a
+    null answer is not true). Read off the plan Spark's optimizer made of it
+    (`DictionaryValues.answers`: the same rows a `collect` returns, without running the query),
+    else collected."""
     encoded = helper.answers(selected._jdf)
     if encoded is None:
         return [[value is True for value in row] for row in selected.collect()]
@@ -129,7 +129,7 @@ def _counts(
     # each test's own predicate, as the scan counts it, on each distinct value (a local
     # relation: evaluated on the driver, no job)
     predicates = [column(_condition(metrics[i], now)).alias(f"t{k}") for k, i in enumerate(tests)]
-    fails = _answers(helper, frame.select(*predicates)) if tests else []
+    fails = _answers(helper, frame.select(*predicates), len(tests)) if tests else []
     owners: list[int] = []
     items: list[str] = []
     for k, i in enumerate(tests):
