@@ -7,10 +7,13 @@ to compare timings."""
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
 from pyspark import SparkContext
+
+log = logging.getLogger(__name__)
 
 ENGINE_JAR_NAME = "lineage-quality-engine.jar"
 
@@ -33,7 +36,24 @@ def jvm_helper(class_name: str, switch: str) -> Any:
             from py4j.java_gateway import JavaClass
 
             jvm: Any = sc._jvm
+            if not any(k[0] == id(sc) for k in _found):
+                _py4j_no_delay(sc)
             found = getattr(jvm.lineagequality, class_name, None)
             helper = found if isinstance(found, JavaClass) else None
         _found[key] = helper
     return _found[key]
+
+
+def _py4j_no_delay(sc: SparkContext) -> None:
+    """TCP_NODELAY on py4j's sockets (JVM helper `lineagequality.Py4jSockets`): without it every
+    py4j answer past 8 KiB (a wide table's schema, a long file listing) waits ~40 ms on Nagle's
+    algorithm. Once per SparkContext; `LINEAGE_QUALITY_PY4J_NODELAY=0` leaves the sockets as
+    py4j set them, to compare timings."""
+    if os.environ.get("LINEAGE_QUALITY_PY4J_NODELAY", "1") == "0":
+        return
+    try:
+        jvm: Any = sc._jvm
+        gateway: Any = sc._gateway
+        jvm.lineagequality.Py4jSockets.noDelay(gateway.java_gateway_server)
+    except Exception as exc:  # an older engine jar, another gateway: only slower
+        log.debug("py4j sockets left as they are: %s", exc)
