@@ -45,6 +45,10 @@ def main(base: str) -> None:
     # TRUNCATE; DROP and re-create under the same name
     rows(4, 1).write.saveAsTable("default.modes_gone")
     spark.sql("TRUNCATE TABLE default.modes_gone")
+    # The OpenLineage listener describes the TRUNCATE from the catalog when it handles the
+    # statement's end on Spark's listener bus: let it, before the table is dropped (on a slow host
+    # the DROP came first and the TRUNCATE's event had no output).
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60000)
     spark.sql("DROP TABLE default.modes_gone")
     rows(9, 1).write.saveAsTable("default.modes_gone")
     spark.stop()
