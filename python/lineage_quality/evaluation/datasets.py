@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from lineage_quality.contracts.binding import normalize_name, pattern_from_location
 from lineage_quality.engine.run import short_error
 from lineage_quality.errors import DatasetError
+from lineage_quality.evaluation.parquet_schema import with_footer_schema
 from lineage_quality.evaluation.spark_line import line_of
 from lineage_quality.values.refs import table_identities
 
@@ -196,9 +197,15 @@ def read_dataset(
         if files is not None and fmt not in VERSIONED:
             if not files:
                 raise DatasetError(f"no file of {location} to read")
+            base = None
             if list(files) != [location]:
                 reader = reader.option("basePath", location)
+                base = location
+            if fmt == "parquet":
+                reader = with_footer_schema(spark, reader, files, base)
             return reader.load(list(files))
+        if fmt == "parquet" and as_of is None:
+            reader = with_footer_schema(spark, reader, [location], None)
         return reader.load(location)
     except DatasetError:
         raise

@@ -1,10 +1,20 @@
 package lineagequality;
 
+import java.io.IOException;
 import java.util.List;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.parquet.format.converter.ParquetMetadataConverter;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFooterReader;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter$;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataType;
 
@@ -60,5 +70,27 @@ final class Line {
         true,
         true,
         true);
+  }
+
+  /**
+   * A Parquet file's footer without its row groups, read as Spark's schema inference reads it
+   * (ParquetFileFormat.readParquetFootersInParallel).
+   */
+  static ParquetMetadata footer(Configuration conf, FileStatus file) throws IOException {
+    return ParquetFooterReader.readFooter(conf, file, ParquetMetadataConverter.SKIP_ROW_GROUPS);
+  }
+
+  /**
+   * The converter Spark's schema inference makes of a footer's Parquet schema (the one in
+   * ParquetFileFormat.mergeSchemasInParallel): these settings of the session, the constructor's
+   * defaults for the rest.
+   */
+  static ParquetToSparkSchemaConverter schemaConverter(SQLConf conf) {
+    return new ParquetToSparkSchemaConverter(
+        conf.isParquetBinaryAsString(),
+        conf.isParquetINT96AsTimestamp(),
+        ParquetToSparkSchemaConverter$.MODULE$.$lessinit$greater$default$3(),
+        conf.parquetInferTimestampNTZEnabled(),
+        conf.legacyParquetNanosAsLong());
   }
 }

@@ -1,0 +1,231 @@
+package lineagequality;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.parquet.hadoop.Footer;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The data schema `spark.read.parquet(paths)` would infer, read in the driver. Without a schema,
+ * Spark's reader starts a Spark job to read one footer (ParquetFileFormat.mergeSchemasInParallel
+ * parallelizes even a single file): ~40 ms of every evaluation of a plain Parquet dataset,
+ * whatever its size. This reads the same footer the same way (the first data file by path, the
+ * session's conversion settings, the schema Spark wrote into the footer where there is one) and
+ * the caller hands the schema to the reader.
+ *
+ * <p>Where it could differ from Spark's own inference it answers null and the caller lets Spark
+ * infer: schema merging on, glob patterns, summary files (`_metadata`, `_common_metadata`) or a
+ * streaming sink's log (`_spark_metadata`), which Spark reads instead of the data files; a
+ * partition directory named like a column of the file (Spark places such a column differently
+ * when the schema is given); a filesystem other than the local one or HDFS (an object store's
+ * listing and status requests cost more than the job); any footer that does not read (Spark then
+ * reports it, or skips it under ignoreCorruptFiles, as it would have).
+ */
+public final class ParquetSchema {
+  private ParquetSchema() {}
+
+  private static final String GLOB = "{}[]*?\\";
+
+  /**
+   * The schema of `paths` as given to the reader: one folder, or data files (`base`, the
+   * reader's basePath or null, is where their partition directories start). `paths` comes in one
+   * string, each path as {@code LENGTH:path} (its length in code points): one py4j call
+   * whatever their number.
+   */
+  public static StructType of(SparkSession session, String paths, String base) {
+    try {
+      return inferred(session, decoded(paths), base);
+    } catch (IOException | RuntimeException e) {
+      return null; // Spark infers it, and reports what is wrong with its own words
+    }
+  }
+
+  static String[] decoded(String paths) {
+    final List<String> out = new ArrayList<>();
+    int at = 0;
+    while (at < paths.length()) {
+      final int colon = paths.indexOf(':', at);
+      final int count = Integer.parseInt(paths.substring(at, colon));
+      final int end = paths.offsetByCodePoints(colon + 1, count);
+      out.add(paths.substring(colon + 1, end));
+      at = end;
+    }
+    return out.toArray(new String[0]);
+  }
+
+  private static StructType inferred(SparkSession session, String[] paths, String base)
+      throws IOException {
+    final SQLConf conf = session.sessionState().conf();
+    if (paths.length == 0 || conf.isParquetSchemaMergingEnabled()) {
+      return null;
+    }
+    for (String p : paths) {
+      if (globbed(p)) {
+        return null;
+      }
+    }
+    if (base != null && globbed(base)) {
+      return null;
+    }
+    final Configuration hadoop = session.sessionState().newHadoopConf();
+    // The first path by its qualified name, as Spark sorts the files it lists: only that one is
+    // looked at (a file's status is a request of its own on some filesystems). A file given
+    // sorts before every file below a folder that sorts after it; a folder first among several
+    // paths is left to Spark.
+    Path least = null;
+    FileSystem leastFs = null;
+    for (String p : paths) {
+      final Path path = new Path(p);
+      final FileSystem fs = path.getFileSystem(hadoop);
+      final String scheme = fs.getUri().getScheme();
+      if (!"file".equals(scheme) && !"hdfs".equals(scheme)) {
+        return null; // an object store: its requests cost more than the job
+      }
+      final Path qualified = fs.makeQualified(path);
+      if (least == null || qualified.toString().compareTo(least.toString()) < 0) {
+        least = qualified;
+        leastFs = fs;
+      }
+    }
+    final FileStatus top = leastFs.getFileStatus(least);
+    FileStatus first = top;
+    Path root = null;
+    if (top.isDirectory()) {
+      if (paths.length > 1) {
+        return null;
+      }
+      root = top.getPath();
+      first = firstBelow(leastFs, root);
+      if (first == null) {
+        return null;
+      }
+    } else if (!top.isFile() || hidden(top.getPath().getName())) {
+      return null;
+    }
+    final Path partitionsFrom;
+    if (base != null) {
+      final Path b = new Path(base);
+      partitionsFrom = b.getFileSystem(hadoop).makeQualified(b);
+    } else {
+      partitionsFrom = root;
+    }
+    final StructType schema =
+        ParquetFileFormat.readSchemaFromFooter(
+            new Footer(first.getPath(), Line.footer(hadoop, first)), Line.schemaConverter(conf));
+    if (partitionsFrom != null && sharesAPartitionName(schema, first.getPath(), partitionsFrom)) {
+      return null;
+    }
+    return schema;
+  }
+
+  /**
+   * The first data file below a folder by path, as Spark's file index lists it (names starting
+   * with '.', or with '_' and no '=', left out, with their folders); null where Spark would read
+   * a summary file or a streaming sink's log instead. Listed folder by folder with plain
+   * statuses, as Spark lists a local folder: the located statuses of `listFiles` read each
+   * file's permissions, a process of its own per file without Hadoop's native library.
+   */
+  private static FileStatus firstBelow(FileSystem fs, Path root) throws IOException {
+    FileStatus first = null;
+    final ArrayDeque<Path> folders = new ArrayDeque<>();
+    folders.add(root);
+    while (!folders.isEmpty()) {
+      final FileStatus[] children;
+      try {
+        children = fs.listStatus(folders.poll());
+      } catch (FileNotFoundException gone) {
+        return null; // deleted meanwhile: Spark decides what that means
+      }
+      for (FileStatus child : children) {
+        final String name = child.getPath().getName();
+        if (name.startsWith("_metadata")
+            || name.startsWith("_common_metadata")
+            || name.equals("_spark_metadata")) {
+          return null;
+        }
+        if (hidden(name)) {
+          continue;
+        }
+        if (child.isDirectory()) {
+          folders.add(child.getPath());
+        } else if (first == null
+            || child.getPath().toString().compareTo(first.getPath().toString()) < 0) {
+          first = child;
+        }
+      }
+    }
+    return first;
+  }
+
+  /** Whether Spark's file index leaves out a file or folder of this name. */
+  private static boolean hidden(String name) {
+    return name.startsWith(".")
+        || name.endsWith("._COPYING_")
+        || (name.startsWith("_") && !name.contains("="));
+  }
+
+  private static boolean globbed(String path) {
+    for (int i = 0; i < path.length(); i++) {
+      if (GLOB.indexOf(path.charAt(i)) >= 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether a partition directory between `from` and `file` is named like a column. */
+  private static boolean sharesAPartitionName(StructType schema, Path file, Path from) {
+    final String dir = file.getParent().toString();
+    final String prefix = from.toString();
+    if (!dir.startsWith(prefix)) {
+      return true; // outside its base: Spark's partition discovery decides, not this
+    }
+    final List<String> keys = new ArrayList<>();
+    for (String part : dir.substring(prefix.length()).split("/")) {
+      final int eq = part.indexOf('=');
+      if (eq > 0) {
+        final String key = part.substring(0, eq);
+        keys.add(key.toLowerCase(Locale.ROOT));
+        keys.add(unescaped(key).toLowerCase(Locale.ROOT));
+      }
+    }
+    for (StructField field : schema.fields()) {
+      if (keys.contains(field.name().toLowerCase(Locale.ROOT))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A partition directory's name part with its %XX escapes decoded, as Spark decodes it. */
+  private static String unescaped(String part) {
+    final StringBuilder out = new StringBuilder();
+    for (int i = 0; i < part.length(); i++) {
+      final char c = part.charAt(i);
+      if (c == '%' && i + 2 < part.length()) {
+        try {
+          out.append((char) Integer.parseInt(part.substring(i + 1, i + 3), 16));
+          i += 2;
+          continue;
+        } catch (NumberFormatException notHex) {
+          // kept as it is
+        }
+      }
+      out.append(c);
+    }
+    return out.toString();
+  }
+}
