@@ -208,6 +208,47 @@ def test_a_partition_folder_named_like_a_column_is_left_to_spark(
     _same(ours, _spark_infers(spark, [str(folder)]))
 
 
+def test_a_folder_that_is_no_partition_is_left_to_spark(spark: Any, tmp_path: Path) -> None:
+    """Spark reads only the top folder's files of an unpartitioned dataset: with files only in
+    a subfolder it finds none (an error, never an empty read), and beside the top's files a
+    subfolder's schema does not count, though its file sorts first."""
+    nested = tmp_path / "nested"
+    spark.range(3).selectExpr("id AS x").write.parquet(str(nested / "2024" / "01"))
+    for helper in ("1", "0"):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("LINEAGE_QUALITY_PARQUET_SCHEMA", helper)
+            with pytest.raises(DatasetError, match=r"(?i)unable to infer schema"):
+                read_dataset(spark, "file", str(nested))
+    beside = tmp_path / "beside"
+    spark.range(3).selectExpr("id AS x").write.parquet(str(beside))
+    spark.range(3).selectExpr("id AS x", "id AS y").write.parquet(str(beside / "archive"))
+    ours = read_dataset(spark, "file", str(beside))
+    assert ours.columns == ["x"]
+    _same(ours, _spark_infers(spark, [str(beside)]))
+
+
+@pytest.mark.parametrize("folder_name", ["k", "K"])
+def test_a_column_named_like_any_partition_folder_is_left_to_spark(
+    spark: Any, tmp_path: Path, folder_name: str
+) -> None:
+    """The first file by path lies at the top, beside the partition folders: their name
+    counts all the same (in either case), for the folder and for files with a base."""
+    folder = tmp_path / "top-and-partitions"
+    spark.sql("SELECT id AS k, id AS v FROM range(3)").write.parquet(str(folder / "tmp"))
+    next((folder / "tmp").glob("*.parquet")).rename(folder / "a-first.parquet")
+    spark.sql("SELECT id + 10 AS k, id AS v FROM range(3)").write.parquet(
+        str(folder / f"{folder_name}=7")
+    )
+    for leftover in (folder / "tmp").iterdir():
+        leftover.unlink()
+    (folder / "tmp").rmdir()
+    ours = read_dataset(spark, "file", str(folder))
+    _same(ours, _spark_infers(spark, [str(folder)]))
+    files = sorted(str(f) for f in folder.glob("**/*.parquet"))
+    ours = read_dataset(spark, "file", str(folder), files=files)
+    _same(ours, _spark_infers(spark, files, base=str(folder)))
+
+
 def test_schema_merging_is_left_to_spark(
     spark: Any, tmp_path: Path, conf: Callable[[str, str], None]
 ) -> None:
