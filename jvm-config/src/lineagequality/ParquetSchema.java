@@ -15,6 +15,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.parquet.hadoop.Footer;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils;
 import org.apache.spark.sql.catalyst.util.CharVarcharUtils;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.internal.SQLConf;
@@ -124,7 +125,7 @@ public final class ParquetSchema {
       }
       first = firstBelow(leastFs, top.getPath(), keys);
     } else if (top.isFile()
-        && !hidden(top.getPath().getName())
+        && !FileListing.hidden(top.getPath().getName())
         && partitions(qualified, base, hadoop, keys)) {
       first = top;
     } else {
@@ -181,7 +182,7 @@ public final class ParquetSchema {
         if (summary(name) || name.equals("_spark_metadata")) {
           return null;
         }
-        if (hidden(name)) {
+        if (FileListing.hidden(name)) {
           continue;
         }
         if (child.isDirectory()) {
@@ -231,20 +232,13 @@ public final class ParquetSchema {
     }
     final String key = folder.substring(0, eq);
     keys.add(key.toLowerCase(Locale.ROOT));
-    keys.add(unescaped(key).toLowerCase(Locale.ROOT));
+    keys.add(ExternalCatalogUtils.unescapePathName(key).toLowerCase(Locale.ROOT));
     return true;
   }
 
   /** Parquet summary files, which Spark lists and prefers for the schema. */
   private static boolean summary(String name) {
     return name.startsWith("_metadata") || name.startsWith("_common_metadata");
-  }
-
-  /** Whether Spark's file index leaves out a file or folder of this name. */
-  private static boolean hidden(String name) {
-    return name.startsWith(".")
-        || name.endsWith("._COPYING_")
-        || (name.startsWith("_") && !name.contains("="));
   }
 
   private static boolean globbed(String path) {
@@ -254,24 +248,5 @@ public final class ParquetSchema {
       }
     }
     return false;
-  }
-
-  /** A partition directory's name part with its %XX escapes decoded, as Spark decodes it. */
-  private static String unescaped(String part) {
-    final StringBuilder out = new StringBuilder();
-    for (int i = 0; i < part.length(); i++) {
-      final char c = part.charAt(i);
-      if (c == '%' && i + 2 < part.length()) {
-        try {
-          out.append((char) Integer.parseInt(part.substring(i + 1, i + 3), 16));
-          i += 2;
-          continue;
-        } catch (NumberFormatException notHex) {
-          // kept as it is
-        }
-      }
-      out.append(c);
-    }
-    return out.toString();
   }
 }
