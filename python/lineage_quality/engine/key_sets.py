@@ -287,7 +287,7 @@ def packed_key_counts(
     listed = sum(1 << at for at, s in enumerate(p.slots) if s.checked)
     limit = uniqueness.MAX_CANDIDATES
     gateway = df.sparkSession.sparkContext._gateway
-    partitions = uniqueness.partitions(df, total)
+    partitions = uniqueness.partitions(df, None if rows is None else total)
     summary = None
     if columnar():  # hashed off the scan's column batches, where it is a plain columnar scan
         names, kinds, starts, flat = _by_columns(df, key_sets, p)

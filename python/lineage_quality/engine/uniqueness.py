@@ -27,6 +27,7 @@ from lineage_quality.engine.jvm_helpers import jvm_helper
 HASHED_FROM_ROWS = 500_000  # below it the hashed path's extra jobs cost more than they save
 MAX_CANDIDATES = 1_000_000  # repeated hashes checked by a broadcast join; past it, plain path
 ROWS_PER_PARTITION = 4_000_000  # bounds each partition's sorted hashes (32 MiB, 64 growing)
+ROWS_PER_TASK = 1_000_000  # below it a reduce task's scheduling outweighs its counting
 # Types whose Spark hash agrees with grouping equality (Spark hashes -0.0 as 0.0 and every NaN
 # alike, as grouping does); others (arrays, structs, maps) take the plain path.
 _HASHABLE = (
@@ -111,8 +112,21 @@ def hashable(df: DataFrame, columns: Sequence[str]) -> bool:
 
 
 def partitions(df: DataFrame, rows: int | None) -> int:
-    configured = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
-    return max(configured, math.ceil((rows or 0) / ROWS_PER_PARTITION), 1)
+    """The pass's partitions for `rows` hashes (None: not known): enough that none holds more
+    than ROWS_PER_PARTITION; otherwise about ROWS_PER_TASK each, at least one per core and at
+    most `spark.sql.shuffle.partitions`. A session's default of 200 would give a million rows
+    200 tasks of 5,000 hashes, each costing more to schedule than to count."""
+    spark = df.sparkSession
+    configured = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    return sized(rows, configured, spark.sparkContext.defaultParallelism)
+
+
+def sized(rows: int | None, configured: int, cores: int) -> int:
+    """`partitions` from its numbers (pure, for the tests)."""
+    if rows is None:
+        return max(configured, 1)
+    wanted = min(configured, max(cores, math.ceil(rows / ROWS_PER_TASK)))
+    return max(wanted, math.ceil(rows / ROWS_PER_PARTITION), 1)
 
 
 def hashed_duplicate_count(
