@@ -16,7 +16,6 @@ import argparse
 import math
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 import floor_a  # noqa: E402
 import ours  # noqa: E402
 from rulesets import ruleset  # noqa: E402
-from settings import session  # noqa: E402
+from settings import interleaved, session  # noqa: E402
 
 from lineage_quality.engine import uniqueness  # noqa: E402
 
@@ -70,21 +69,7 @@ def main() -> None:
         "RU by setting": sized_as(by_setting, ru),
         "RU by rows": sized_as(SIZED, ru),
     }
-    data = str(Path(args.data) / f"orders_{args.rows}")
-
-    def once(run: Callable[[Any], Any]) -> float:
-        df = spark.read.parquet(data)
-        start = time.perf_counter()
-        run(df)
-        return time.perf_counter() - start
-
-    for _ in range(2):
-        for run in systems.values():
-            once(run)
-    wall: dict[str, list[float]] = {k: [] for k in systems}
-    for _ in range(args.repeat):
-        for name, run in systems.items():
-            wall[name].append(once(run))
+    wall = interleaved(spark, str(Path(args.data) / f"orders_{args.rows}"), systems, args.repeat)
     floor = wall["floor (a)"]
     print(
         f"{args.rows:,} rows, Spark {spark.version}, spark.sql.shuffle.partitions"
