@@ -283,11 +283,11 @@ def packed_key_counts(
         key_of.append(len(hashes) + len(key_columns) if at in keys else -1)
         fields.append(len(keys.get(at, [])))
         key_columns += [c.alias(f"lq_k{at}_{j}") for j, c in enumerate(keys.get(at, []))]
-    total = (rows or 0) * len(key_sets)
+    total = None if rows is None else rows * len(key_sets)  # hashes, when the rows are known
     listed = sum(1 << at for at, s in enumerate(p.slots) if s.checked)
     limit = uniqueness.MAX_CANDIDATES
     gateway = df.sparkSession.sparkContext._gateway
-    partitions = uniqueness.partitions(df, None if rows is None else total)
+    partitions = uniqueness.partitions(df, total)
     summary = None
     if columnar():  # hashed off the scan's column batches, where it is a plain columnar scan
         names, kinds, starts, flat = _by_columns(df, key_sets, p)
